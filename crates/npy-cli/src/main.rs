@@ -1,0 +1,5 @@
+//! The `npy` command-line tool.
+
+fn main() {
+    println!("npy: not yet implemented");
+}

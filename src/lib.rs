@@ -1,0 +1,1 @@
+//! Workspace root package: owns the top-level examples and tests.
