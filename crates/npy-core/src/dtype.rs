@@ -328,7 +328,7 @@ impl DType {
     pub fn parse(descr: &str) -> Result<DType> {
         let text = descr.trim_matches(|c: char| c.is_ascii_whitespace());
         let prefix_len = text.bytes().take_while(u8::is_ascii_alphabetic).count();
-        let looks_literal = matches!(text.as_bytes().first(), Some(b'(' | b'[' | b'#'))
+        let looks_literal = matches!(text.as_bytes().first(), Some(b'(' | b'[' | b'{' | b'#'))
             || matches!(text.as_bytes().get(prefix_len), Some(b'\'' | b'"'));
         if !looks_literal {
             return parse_type_str(text);

@@ -611,25 +611,20 @@ impl Parser<'_> {
                     continue 'value;
                 }
                 Token::Close(bracket) if may_close => self.close(bracket, at)?,
-                Token::Atom(Value::Str(mut s)) => {
+                Token::Atom(first @ (Value::Str(_) | Value::Bytes(_))) => {
+                    // Implicit concatenation: 'a' "b" is 'ab'.
+                    let mut joined = first;
                     while self.lexer.string_follows() {
                         let at = self.lexer.pos;
-                        match self.lexer.next()?.0 {
-                            Token::Atom(Value::Str(more)) => s.push_str(&more),
+                        match (&mut joined, self.lexer.next()?.0) {
+                            (Value::Str(s), Token::Atom(Value::Str(more))) => s.push_str(&more),
+                            (Value::Bytes(b), Token::Atom(Value::Bytes(more))) => {
+                                b.extend_from_slice(&more)
+                            }
                             _ => return err("cannot mix bytes and nonbytes literals", at),
                         }
                     }
-                    Value::Str(s)
-                }
-                Token::Atom(Value::Bytes(mut b)) => {
-                    while self.lexer.string_follows() {
-                        let at = self.lexer.pos;
-                        match self.lexer.next()?.0 {
-                            Token::Atom(Value::Bytes(more)) => b.extend_from_slice(&more),
-                            _ => return err("cannot mix bytes and nonbytes literals", at),
-                        }
-                    }
-                    Value::Bytes(b)
+                    joined
                 }
                 Token::Atom(v) => v,
                 Token::Plus | Token::Minus => {
