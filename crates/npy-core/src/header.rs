@@ -168,16 +168,15 @@ impl Preamble {
             expected: field_len,
             got: bytes.len() - 8,
         })?;
-        let header_len = match *field {
-            [a, b] => usize::from(u16::from_le_bytes([a, b])),
-            [a, b, c, d] => usize::try_from(u32::from_le_bytes([a, b, c, d])).map_err(|_| {
-                Error::HeaderTooLarge {
-                    length: usize::MAX,
-                    max: usize::MAX,
-                }
-            })?,
-            _ => unreachable!("the length field is 2 or 4 bytes"),
-        };
+        // Little-endian u16 (1.0) or u32 (2.0, 3.0).
+        let header_len = field
+            .iter()
+            .rev()
+            .fold(0u64, |len, &byte| len << 8 | u64::from(byte));
+        let header_len = usize::try_from(header_len).map_err(|_| Error::HeaderTooLarge {
+            length: usize::MAX,
+            max: usize::MAX,
+        })?;
         // The data offset must be representable (only a concern below 64 bits).
         header_len
             .checked_add(version.prefix_len())
@@ -339,7 +338,7 @@ impl Header {
             literal::parse(&text, literal_options).map_err(|e| Error::CannotParseHeader {
                 header: str_repr(&text),
                 reason: e.reason,
-                position: text[..e.offset].chars().count(),
+                position: text.get(..e.offset).map_or(e.offset, |t| t.chars().count()),
             })?;
         let header = Header::from_dict(value)?;
         let data_len = header.data_len()?;
