@@ -800,3 +800,40 @@ fn top_level_subarray_descr_is_kept() {
     assert_eq!(header.element_count().unwrap(), 3);
     assert_eq!(layout.data_len, 24);
 }
+
+#[test]
+fn mutated_and_truncated_headers_never_panic() {
+    let dtype = DType::parse(
+        r#"[('a', '|u1'), ('', '|V3'), (('t', "it's"), '>i4', (2, 3)), ('c', [('d', '<M8[10s]')], 2)]"#,
+    )
+    .unwrap();
+    let headers = [
+        Header::new(dtype.clone(), Order::C, vec![3, 4]),
+        Header::new(dtype, Order::Fortran, vec![]),
+        Header::new(f8(), Order::C, vec![0]),
+    ];
+    let interesting = [
+        0u8, b' ', b'\'', b'"', b'(', b')', b'[', b']', b'{', b'}', b',', b':', b'\\', b'#', b'\n',
+        b'\r', b'0', b'9', b'-', b'L', b'x', b'u', b'b', b'r', 0x80, 0xe9, 0xff,
+    ];
+    let mut outcomes = [0usize; 2];
+    for header in &headers {
+        for version in [Version::V1, Version::V3] {
+            let bytes = header.to_bytes(Some(version)).unwrap();
+            for cut in 0..bytes.len() {
+                // Every strict prefix is missing its newline at least.
+                assert!(parse(&bytes[..cut]).is_err(), "prefix {cut}");
+            }
+            for at in 0..bytes.len() {
+                for &value in &interesting {
+                    let mut mutated = bytes.clone();
+                    mutated[at] = value;
+                    outcomes[usize::from(parse(&mutated).is_ok())] += 1;
+                    let _ = Header::read_from(&mut &mutated[..], &ParseOptions::default());
+                }
+            }
+        }
+    }
+    // Both outcomes happen: mutations in the padding are harmless.
+    assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
+}
