@@ -317,6 +317,18 @@ fn writing_refuses_what_cannot_be_read_back() {
             .to_bytes(None)
             .is_ok()
     );
+    for (kind, itemsize) in [
+        (ScalarKind::Int, 3),
+        (ScalarKind::Unicode, 5),
+        (ScalarKind::DateTime(None), 4),
+        (ScalarKind::Float, 1),
+    ] {
+        let odd = DType::Scalar(Scalar::new(kind, ByteOrder::Little, itemsize));
+        let err = Header::new(odd, Order::C, vec![1])
+            .to_bytes(None)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidDType { .. }), "{err}");
+    }
     let overlapping = DType::Record(Record {
         fields: vec![
             Field {
