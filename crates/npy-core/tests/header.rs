@@ -849,3 +849,25 @@ fn mutated_and_truncated_headers_never_panic() {
     // Both outcomes happen: mutations in the padding are harmless.
     assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
 }
+
+#[test]
+fn huge_dicts_are_checked_in_linear_time() {
+    // 200,000 distinct extra keys (or one key repeated) under a raised limit:
+    // a quadratic key check would take minutes.
+    let big = ParseOptions {
+        max_header_size: 8_000_000,
+    };
+    let extra: String = (0..200_000).map(|i| format!("'k{i}': 0, ")).collect();
+    let text = format!("{{{extra}'descr': '<f8', 'fortran_order': False, 'shape': ()}}");
+    let err = Header::parse(&v3(&text), &big).unwrap_err();
+    assert!(err.to_string().starts_with(
+        "Header does not contain the correct keys: ['descr', 'fortran_order', 'k0', 'k1', 'k10'"
+    ));
+    let repeated = "'shape': (), ".repeat(200_000);
+    let text = format!("{{{repeated}'descr': '<f8', 'fortran_order': False}}");
+    let err = Header::parse(&v3(&text), &big).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Header contains the key 'shape' more than once"
+    );
+}
