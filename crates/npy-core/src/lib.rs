@@ -27,5 +27,6 @@ pub use header::{Header, Layout, Order, ParseOptions, Preamble, Version};
 
 pub use record::{FieldRef, RecordRef, RecordView};
 
-pub use view::{ArrayView, ArrayViewMut};
 pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_npy, write_slice};
+pub use value::Value;
+pub use view::{ArrayView, ArrayViewMut};

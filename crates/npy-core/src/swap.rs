@@ -118,7 +118,13 @@ fn plan(dtype: &DType, offset: usize, to: ByteOrder) -> Vec<Step> {
             match steps.as_slice() {
                 [] => Vec::new(),
                 // A base that is one run covering itself just makes a longer run.
-                [Step::Reverse { offset: 0, width, count: n }] if width * n == stride => {
+                [
+                    Step::Reverse {
+                        offset: 0,
+                        width,
+                        count: n,
+                    },
+                ] if width * n == stride => {
                     vec![Step::Reverse {
                         offset,
                         width: *width,
@@ -194,11 +200,13 @@ pub fn convert_byte_order(dtype: &DType, data: &mut [u8], to: ByteOrder) -> DTyp
         [] => {}
         // The common case (plain numbers, U strings): one run covering each
         // element, so the whole buffer is a sequence of units to reverse.
-        [Step::Reverse {
-            offset: 0,
-            width,
-            count,
-        }] if width * count == itemsize => {
+        [
+            Step::Reverse {
+                offset: 0,
+                width,
+                count,
+            },
+        ] if width * count == itemsize => {
             let whole = data.len() - data.len() % itemsize;
             swap_units(&mut data[..whole], *width);
         }
