@@ -1,0 +1,26 @@
+# Everyday commands; each is a thin alias so CI and humans run the same thing.
+
+# Run the test suite (no Python needed).
+test:
+    cargo test --workspace
+
+# Live numpy interop: creates .venv with numpy from PyPI, then runs the ignored interop tests.
+interop:
+    NPY_PYTHON="$(scripts/setup-venv.sh)" cargo test --workspace -- --ignored
+
+# Format check and clippy with warnings as errors.
+lint:
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+# The main job: preallocate, fill from worker processes, verify, random reads.
+tour *ARGS:
+    cargo run --release --example tour -- {{ARGS}}
+
+# Criterion benchmarks.
+bench *ARGS:
+    cargo bench --workspace {{ARGS}}
+
+# Everything CI runs.
+ci:
+    .ci/run
