@@ -688,7 +688,7 @@ class Generator:
         self.bad_file("shape_list.npy", hdr(dict_text(shape=[2, 3])), "shape is a list", ["shape is not valid"])
         self.bad_file("shape_float.npy", hdr(dict_text(shape=(2.0, 3))), "shape has a float", ["shape is not valid"])
         self.bad_file("shape_overflow.npy", header_bytes(dict_text(shape=(2**62, 2**62))),
-                      "element count overflows 64 bits (no data)", None)
+                      "element count overflows 64 bits (no data)", ["array is too big"])
         self.bad_file("fortran_order_not_bool.npy", hdr(dict_text(fortran_order=0)), "fortran_order is 0",
                       ["fortran_order is not a valid bool"])
         self.bad_file("descr_unknown.npy", hdr(dict_text(descr="<x4")), "unknown type code",
@@ -699,7 +699,7 @@ class Generator:
                       "unclosed dict: numpy's Python-2 retry raises tokenize.TokenError", ["Cannot parse header"])
         v3 = header_bytes("{'descr': [('ZZZ', '<i4')], 'fortran_order': False, 'shape': (2, 3), }", (3, 0))
         self.bad_file("v3_invalid_utf8.npy", v3.replace(b"ZZZ", b"\xff\xfe\xfd") + data,
-                      "v3 header with invalid UTF-8", None)
+                      "v3 header with invalid UTF-8", ["UTF-8", "utf-8"])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             buf = io.BytesIO()

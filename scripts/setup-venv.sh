@@ -28,10 +28,10 @@ have_numpy() {
 if ! have_numpy; then
     if [[ ! -x "$python_bin" ]]; then
         echo "setup-venv: creating $venv" >&2
-        "${PYTHON:-python3}" -m venv "$venv"
+        "${PYTHON:-python3}" -m venv "$venv" >&2
     fi
     echo "setup-venv: installing numpy==$wanted into $venv" >&2
-    "$python_bin" -m pip install --disable-pip-version-check --quiet -r "$requirements"
+    "$python_bin" -m pip install --disable-pip-version-check --quiet -r "$requirements" >&2
     if ! have_numpy; then
         echo "setup-venv: numpy $wanted is not importable from $python_bin after install" >&2
         exit 1
