@@ -9,9 +9,9 @@ mod support;
 use std::fmt::Debug;
 use std::io::Cursor;
 
-use npy_core::{ByteOrder, DType, Header, Layout, Order, ParseOptions, Version};
+use npy_core::{DType, Header, Layout, Order, ParseOptions, Version};
 use serde_json::Value;
-use support::{fixture_bytes, fixtures_dir, manifest, to_hex};
+use support::{fixture_bytes, fixtures_dir, has_big_endian, manifest, to_hex};
 
 /// Disagreements between npy-core and numpy, gathered across fixtures.
 #[derive(Default)]
@@ -355,14 +355,6 @@ fn layout_locates_numpys_data() {
         );
     }
     m.finish("Layout");
-}
-
-fn has_big_endian(dtype: &DType) -> bool {
-    match dtype {
-        DType::Scalar(s) => s.byte_order == ByteOrder::Big,
-        DType::Record(r) => r.fields.iter().any(|f| has_big_endian(&f.dtype)),
-        DType::SubArray(base, _) => has_big_endian(base),
-    }
 }
 
 /// True when `message` holds one of numpy's key phrases (or any message, for `null`).

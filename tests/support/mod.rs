@@ -113,3 +113,13 @@ pub fn from_hex(hex: &str) -> Vec<u8> {
         .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex digit"))
         .collect()
 }
+
+/// Whether any scalar inside `dtype` is stored big-endian.
+pub fn has_big_endian(dtype: &npy_core::DType) -> bool {
+    use npy_core::{ByteOrder, DType};
+    match dtype {
+        DType::Scalar(s) => s.byte_order == ByteOrder::Big,
+        DType::Record(r) => r.fields.iter().any(|f| has_big_endian(&f.dtype)),
+        DType::SubArray(base, _) => has_big_endian(base),
+    }
+}
