@@ -107,7 +107,7 @@ pub fn to_hex(bytes: &[u8]) -> String {
 
 /// Bytes from hex text; panics on malformed input (manifest data is generated).
 pub fn from_hex(hex: &str) -> Vec<u8> {
-    assert!(hex.len() % 2 == 0, "odd-length hex");
+    assert!(hex.len().is_multiple_of(2), "odd-length hex");
     (0..hex.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex digit"))
