@@ -123,3 +123,11 @@ pub fn has_big_endian(dtype: &npy_core::DType) -> bool {
         DType::SubArray(base, _) => has_big_endian(base),
     }
 }
+
+/// Whether the array's stored bytes already are its little-endian C-order bytes
+/// (the manifest's `c_le_hex`): no big-endian scalar, and no transposition.
+pub fn data_is_c_le(header: &npy_core::Header) -> bool {
+    let transposed = header.order == npy_core::Order::Fortran
+        && header.shape.iter().filter(|&&d| d > 1).count() > 1;
+    !transposed && !has_big_endian(&header.dtype)
+}
