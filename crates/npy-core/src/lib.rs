@@ -13,6 +13,8 @@
 pub mod dtype;
 pub mod error;
 pub mod header;
+mod literal;
+mod pyrepr;
 
 pub use dtype::{ByteOrder, DType, DateTimeUnit, Field, Record, Scalar, ScalarKind, TimeUnit};
 pub use error::{Error, Result};
