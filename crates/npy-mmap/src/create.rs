@@ -162,11 +162,16 @@ impl CreateOptions {
             }
         })?;
 
-        let written = lock_exclusive(&file, path, self.locking)
-            .and_then(|()| self.write_locked(&file, path, &header_bytes, file_len));
-        if let Err(error) = written {
-            // Leave nothing half-made behind. The lock (if taken) is still
-            // held, so no cooperating process is using the path.
+        if let Err(error) = lock_exclusive(&file, path, self.locking) {
+            // Someone else's file is left alone; a file we just made is ours.
+            if !self.overwrite {
+                drop(std::fs::remove_file(path));
+            }
+            return Err(error);
+        }
+        if let Err(error) = self.write_locked(&file, path, &header_bytes, file_len) {
+            // Leave nothing half-made behind. The exclusive lock is still
+            // held, so no cooperating process is using the file.
             drop(std::fs::remove_file(path));
             return Err(error);
         }
