@@ -31,12 +31,21 @@ fn an_8_gib_sparse_file_opens_without_reading_it() {
     let dir = TempDir::new("sparse8g");
     let path = dir.join("big.npy");
     let len: usize = (8 << 30) / 8 + 3; // just over 8 GiB of f8
-    let dtype = DType::parse(if cfg!(target_endian = "little") { "<f8" } else { ">f8" }).unwrap();
+    let dtype = DType::parse(if cfg!(target_endian = "little") {
+        "<f8"
+    } else {
+        ">f8"
+    })
+    .unwrap();
     let created = CreateOptions::new(dtype, [len]).preallocate(&path).unwrap();
     let meta = std::fs::metadata(&path).unwrap();
     assert_eq!(meta.len(), created.data_end() as u64);
     assert!(meta.len() > 8 << 30);
-    assert!(meta.blocks() * 512 < 1 << 20, "no disk used: {} blocks", meta.blocks());
+    assert!(
+        meta.blocks() * 512 < 1 << 20,
+        "no disk used: {} blocks",
+        meta.blocks()
+    );
 
     let before = rss_kib();
     // Random: no read-around; on a disk with an 8 MiB read-ahead every
@@ -82,5 +91,9 @@ fn an_8_gib_sparse_file_opens_without_reading_it() {
     }
     assert_eq!(get(reopened.bytes(), 2), 0.0);
     let meta = std::fs::metadata(&path).unwrap();
-    assert!(meta.blocks() * 512 < 64 << 20, "still sparse: {} blocks", meta.blocks());
+    assert!(
+        meta.blocks() * 512 < 64 << 20,
+        "still sparse: {} blocks",
+        meta.blocks()
+    );
 }
