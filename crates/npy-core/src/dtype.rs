@@ -328,7 +328,7 @@ impl DType {
     pub fn parse(descr: &str) -> Result<DType> {
         let text = descr.trim_matches(|c: char| c.is_ascii_whitespace());
         let prefix_len = text.bytes().take_while(u8::is_ascii_alphabetic).count();
-        let looks_literal = matches!(text.as_bytes().first(), Some(b'(' | b'[' | b'#'))
+        let looks_literal = matches!(text.as_bytes().first(), Some(b'(' | b'[' | b'{' | b'#'))
             || matches!(text.as_bytes().get(prefix_len), Some(b'\'' | b'"'));
         if !looks_literal {
             return parse_type_str(text);
@@ -482,7 +482,14 @@ impl DType {
             return Err(too_big_itemsize());
         }
         match self {
-            DType::Scalar(_) => Ok(()),
+            // A hand-built scalar must be one the reader understands back
+            // (no `<i3`, no `U` of 5 bytes, no 4-byte datetime).
+            DType::Scalar(s) => match parse_type_str(&s.type_str()) {
+                Ok(DType::Scalar(back)) if back == s.normalized() => Ok(()),
+                _ => Err(Error::InvalidDType {
+                    reason: format!("no descr describes {s:?}"),
+                }),
+            },
             DType::SubArray(base, _) => base.check_writable(),
             DType::Record(record) => {
                 let mut end = 0usize;

@@ -168,16 +168,15 @@ impl Preamble {
             expected: field_len,
             got: bytes.len() - 8,
         })?;
-        let header_len = match *field {
-            [a, b] => usize::from(u16::from_le_bytes([a, b])),
-            [a, b, c, d] => usize::try_from(u32::from_le_bytes([a, b, c, d])).map_err(|_| {
-                Error::HeaderTooLarge {
-                    length: usize::MAX,
-                    max: usize::MAX,
-                }
-            })?,
-            _ => unreachable!("the length field is 2 or 4 bytes"),
-        };
+        // Little-endian u16 (1.0) or u32 (2.0, 3.0).
+        let header_len = field
+            .iter()
+            .rev()
+            .fold(0u64, |len, &byte| len << 8 | u64::from(byte));
+        let header_len = usize::try_from(header_len).map_err(|_| Error::HeaderTooLarge {
+            length: usize::MAX,
+            max: usize::MAX,
+        })?;
         // The data offset must be representable (only a concern below 64 bits).
         header_len
             .checked_add(version.prefix_len())
@@ -339,7 +338,7 @@ impl Header {
             literal::parse(&text, literal_options).map_err(|e| Error::CannotParseHeader {
                 header: str_repr(&text),
                 reason: e.reason,
-                position: text[..e.offset].chars().count(),
+                position: text.get(..e.offset).map_or(e.offset, |t| t.chars().count()),
             })?;
         let header = Header::from_dict(value)?;
         let data_len = header.data_len()?;
@@ -366,35 +365,28 @@ impl Header {
                 found: value.repr(),
             });
         };
-        let key_named = |name: &str| {
-            let mut found = items
-                .iter()
-                .filter(|(k, _)| matches!(k, Value::Str(s) if s == name));
-            (found.next(), found.next().is_some())
-        };
-        let (descr, descr_twice) = key_named("descr");
-        let (fortran, fortran_twice) = key_named("fortran_order");
-        let (shape, shape_twice) = key_named("shape");
-        let (Some((_, descr)), Some((_, fortran)), Some((_, shape))) = (descr, fortran, shape)
-        else {
-            return Err(wrong_keys(&items));
-        };
-        let distinct_keys = items
-            .iter()
-            .enumerate()
-            .filter(|(i, (k, _))| !items[..*i].iter().any(|(prev, _)| prev == k))
-            .count();
-        if distinct_keys != 3 {
-            return Err(wrong_keys(&items));
-        }
-        for (twice, key) in [
-            (descr_twice, "descr"),
-            (fortran_twice, "fortran_order"),
-            (shape_twice, "shape"),
-        ] {
-            if twice {
-                return Err(Error::DuplicateKey { key: str_repr(key) });
+        // One pass, so that a huge dict (allowed by a raised size limit)
+        // costs linear time.
+        const KEYS: [&str; 3] = ["descr", "fortran_order", "shape"];
+        let mut found: [Option<&Value>; 3] = [None; 3];
+        let mut twice: Option<&str> = None;
+        for (key, value) in &items {
+            let slot = match key {
+                Value::Str(s) => KEYS.iter().position(|k| k == s),
+                _ => None,
+            };
+            let Some(slot) = slot else {
+                return Err(wrong_keys(&items));
+            };
+            if found[slot].replace(value).is_some() {
+                twice = twice.or(Some(KEYS[slot]));
             }
+        }
+        let [Some(descr), Some(fortran), Some(shape)] = found else {
+            return Err(wrong_keys(&items));
+        };
+        if let Some(key) = twice {
+            return Err(Error::DuplicateKey { key: str_repr(key) });
         }
 
         let invalid_shape = || Error::InvalidShape {
@@ -558,19 +550,18 @@ impl Header {
 
 /// NumPy's message for a wrong key set: the sorted keys.
 fn wrong_keys(items: &[(Value, Value)]) -> Error {
-    let mut keys: Vec<&Value> = Vec::new();
-    for (k, _) in items {
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
     // Python sorts str keys by code point (= UTF-8 byte order); other key
     // types (which make Python's sort fail) go last, by their repr.
-    keys.sort_by_cached_key(|k| match k {
-        Value::Str(s) => (0, s.clone()),
-        other => (1, other.repr()),
-    });
-    let list = Value::List(keys.into_iter().cloned().collect());
+    let mut keys: Vec<(u8, String, &Value)> = items
+        .iter()
+        .map(|(k, _)| match k {
+            Value::Str(s) => (0, s.clone(), k),
+            other => (1, other.repr(), k),
+        })
+        .collect();
+    keys.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    keys.dedup_by(|a, b| (a.0, &a.1) == (b.0, &b.1));
+    let list = Value::List(keys.into_iter().map(|(_, _, k)| k.clone()).collect());
     Error::WrongKeys { keys: list.repr() }
 }
 

@@ -594,6 +594,7 @@ impl Parser<'_> {
         // True where a closing bracket may come instead of a value: right after
         // an opening bracket or a comma.
         let mut may_close = false;
+        self.reject_leading_indent()?;
         'value: loop {
             let (token, at) = self.lexer.next()?;
             let mut value = match token {
@@ -610,25 +611,20 @@ impl Parser<'_> {
                     continue 'value;
                 }
                 Token::Close(bracket) if may_close => self.close(bracket, at)?,
-                Token::Atom(Value::Str(mut s)) => {
+                Token::Atom(first @ (Value::Str(_) | Value::Bytes(_))) => {
+                    // Implicit concatenation: 'a' "b" is 'ab'.
+                    let mut joined = first;
                     while self.lexer.string_follows() {
                         let at = self.lexer.pos;
-                        match self.lexer.next()?.0 {
-                            Token::Atom(Value::Str(more)) => s.push_str(&more),
+                        match (&mut joined, self.lexer.next()?.0) {
+                            (Value::Str(s), Token::Atom(Value::Str(more))) => s.push_str(&more),
+                            (Value::Bytes(b), Token::Atom(Value::Bytes(more))) => {
+                                b.extend_from_slice(&more)
+                            }
                             _ => return err("cannot mix bytes and nonbytes literals", at),
                         }
                     }
-                    Value::Str(s)
-                }
-                Token::Atom(Value::Bytes(mut b)) => {
-                    while self.lexer.string_follows() {
-                        let at = self.lexer.pos;
-                        match self.lexer.next()?.0 {
-                            Token::Atom(Value::Bytes(more)) => b.extend_from_slice(&more),
-                            _ => return err("cannot mix bytes and nonbytes literals", at),
-                        }
-                    }
-                    Value::Bytes(b)
+                    joined
                 }
                 Token::Atom(v) => v,
                 Token::Plus | Token::Minus => {
@@ -692,6 +688,19 @@ impl Parser<'_> {
                 }
             }
         }
+    }
+
+    /// Python strips spaces and tabs before the first line only: a literal
+    /// that starts on a later line must not be indented.
+    fn reject_leading_indent(&mut self) -> Result<(), SyntaxError> {
+        self.lexer.skip_trivia();
+        let before = &self.lexer.src[..self.lexer.pos];
+        if let Some(newline) = before.rfind(['\n', '\r'])
+            && newline + 1 < before.len()
+        {
+            return err("unexpected indent", self.lexer.pos);
+        }
+        Ok(())
     }
 
     /// Pops the innermost container, which `bracket` closes.
@@ -848,6 +857,7 @@ mod tests {
             "# c\n{'a': 1 # x\n}  # y",
             "\\\n{'a': 1}",
             "\x0c{'a': 1}\x0c",
+            "# c\n  # indented comment\n{'a': 1}",
             "{'a': 1}                                                     \n",
         ] {
             assert_eq!(p(text), dict, "{text:?}");
@@ -856,6 +866,7 @@ mod tests {
             fails("{'a': 1}\0").reason,
             "source code string cannot contain null bytes"
         );
+        assert_eq!(fails("\n\t {'a': 1}").reason, "unexpected indent");
         fails("{'a': 1} 2");
         fails("{'a': 1}}");
     }
