@@ -4,7 +4,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use npy_core::{DType, Header, Layout, Order};
+use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RecordView};
 
 use crate::error::{Error, Result, io_error};
 use crate::mode::{Mode, ReadWrite, Writable};
@@ -215,6 +215,34 @@ impl<M: Mode> MappedArray<M> {
         self.map.bytes()
     }
 
+    /// The mapped data as a typed, shaped view (window shape for a window).
+    ///
+    /// `T` must match the dtype: a native primitive (`f64`, `i32`, ...) for
+    /// native-endian data, which also needs the data offset aligned for `T`
+    /// (every file numpy writes is); a `zerocopy::byteorder` type
+    /// (`F64<BigEndian>`, ...) for any byte order and any alignment. A
+    /// mismatch is an error, never a panic. Build the view once and index it
+    /// many times: `view.get(&[i, j])` honours Fortran order.
+    pub fn view<T: Element>(&self) -> Result<ArrayView<'_, T>> {
+        Ok(ArrayView::new(
+            self.map.bytes(),
+            &self.header.dtype,
+            &self.shape,
+            self.header.order,
+        )?)
+    }
+
+    /// The mapped data as records (any dtype, structured ones included),
+    /// with field access by name.
+    pub fn records(&self) -> Result<RecordView<'_>> {
+        Ok(RecordView::new(
+            self.map.bytes(),
+            &self.header.dtype,
+            &self.shape,
+            self.header.order,
+        )?)
+    }
+
     /// Passes an access-pattern hint for the whole mapping to the kernel.
     pub fn advise(&self, advice: Advice) -> Result<()> {
         self.map
@@ -245,6 +273,53 @@ impl<M: Writable> MappedArray<M> {
     /// The mapped array data, writable.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         self.map.bytes_mut()
+    }
+
+    /// The mapped data as a writable typed view (see [`view`](Self::view)
+    /// for which `T` fit).
+    pub fn view_mut<T: Element>(&mut self) -> Result<ArrayViewMut<'_, T>> {
+        Ok(ArrayViewMut::new(
+            self.map.bytes_mut(),
+            &self.header.dtype,
+            &self.shape,
+            self.header.order,
+        )?)
+    }
+
+    /// Splits the mapped rows into disjoint writable views of
+    /// `rows_per_chunk` rows each (the last may be shorter; 0 counts as 1),
+    /// with each chunk's window-relative row range: hand them to threads
+    /// (`std::thread::scope`) to fill in parallel.
+    ///
+    /// Rows are along the row axis ([`row_axis`](Self::row_axis)), so each
+    /// chunk is contiguous in memory in either order. A 0-d array, or rows
+    /// of zero bytes, make one chunk; no rows make no chunks.
+    pub fn row_chunks_mut<T: Element>(
+        &mut self,
+        rows_per_chunk: usize,
+    ) -> Result<Vec<(Range<usize>, ArrayViewMut<'_, T>)>> {
+        let rows_per_chunk = rows_per_chunk.max(1);
+        let axis = self.row_axis();
+        let row_count = self.rows.len();
+        let chunk_bytes = rows_per_chunk.saturating_mul(self.row_bytes);
+        let (dtype, order) = (&self.header.dtype, self.header.order);
+        let bytes = self.map.bytes_mut();
+        let (Some(axis), true) = (axis, chunk_bytes > 0) else {
+            // 0-d, or rows of zero bytes: nothing to split.
+            let view = ArrayViewMut::new(bytes, dtype, &self.shape, order)?;
+            return Ok(vec![(0..row_count, view)]);
+        };
+        let mut shape = self.shape.clone();
+        bytes
+            .chunks_mut(chunk_bytes)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let start = i * rows_per_chunk;
+                let rows = start..(start + rows_per_chunk).min(row_count);
+                shape[axis] = rows.len();
+                Ok((rows, ArrayViewMut::new(chunk, dtype, &shape, order)?))
+            })
+            .collect()
     }
 }
 

@@ -24,20 +24,26 @@
 //! // Create a 4 x 3 float64 file: header written, data sparse (all zeros).
 //! CreateOptions::new(DType::parse("<f8")?, [4, 3]).preallocate(&path)?;
 //!
-//! // A worker maps only rows 2..4 and fills them.
+//! // A worker maps only rows 2..4 and fills them: value = row * 3 + col.
 //! let mut part = OpenOptions::new().window(2..4).open::<ReadWrite>(&path)?;
 //! assert_eq!(part.shape(), [2, 3]);
-//! for (i, chunk) in part.bytes_mut().chunks_exact_mut(8).enumerate() {
-//!     chunk.copy_from_slice(&(6.0 + i as f64).to_ne_bytes());
+//! let first_row = part.rows().start;
+//! let mut view = part.view_mut::<f64>()?;
+//! for i in 0..2 {
+//!     for j in 0..3 {
+//!         // Window-relative index i is file row first_row + i.
+//!         *view.get_mut(&[i, j]).unwrap() = ((first_row + i) * 3 + j) as f64;
+//!     }
 //! }
 //! part.flush()?;
 //! drop(part);
 //!
-//! // Anyone can read it back.
+//! // Anyone can read it back, without reading more than they touch.
 //! let array = npy_mmap::open(&path)?;
-//! assert_eq!(array.shape(), [4, 3]);
-//! assert_eq!(array.bytes()[6 * 8..7 * 8], 6.0f64.to_ne_bytes());
-//! assert_eq!(array.trailing_bytes(), 0);
+//! let view = array.view::<f64>()?;
+//! assert_eq!(view.get(&[3, 2]), Some(&11.0));
+//! assert_eq!(view.get(&[0, 0]), Some(&0.0));
+//! assert_eq!(view.as_slice().unwrap().iter().sum::<f64>(), (6..12).sum::<i32>() as f64);
 //! # drop(array); std::fs::remove_dir_all(&dir).unwrap();
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -15,12 +15,21 @@
 //! # }
 //! ```
 //!
-//! while the same line on a writable mode does:
+//! nor does this:
+//!
+//! ```compile_fail,E0599
+//! # fn demo(array: &mut npy_mmap::MappedArray<npy_mmap::ReadOnly>) -> npy_mmap::Result<()> {
+//! *array.view_mut::<f64>()?.get_mut(&[0]).unwrap() = 1.0;
+//! # Ok(()) }
+//! ```
+//!
+//! while the same lines on a writable mode do:
 //!
 //! ```
-//! # fn demo(array: &mut npy_mmap::MappedArray<npy_mmap::ReadWrite>) {
+//! # fn demo(array: &mut npy_mmap::MappedArray<npy_mmap::ReadWrite>) -> npy_mmap::Result<()> {
 //! array.bytes_mut()[0] = 1;
-//! # }
+//! *array.view_mut::<f64>()?.get_mut(&[0]).unwrap() = 1.0;
+//! # Ok(()) }
 //! ```
 
 use crate::sys::{PrivateMap, ReadOnlyMap, SharedMap, Storage, StorageMut};
