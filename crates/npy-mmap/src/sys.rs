@@ -81,6 +81,48 @@ fn checked_advice(advice: Advice) -> Option<memmap2::Advice> {
     }
 }
 
+/// memmap2's two map types, as far as hints for *shared* mappings go.
+trait SharedAdvise {
+    fn advise(&self, advice: memmap2::Advice) -> io::Result<()>;
+    /// `MADV_DONTNEED`: only for mappings created `MAP_SHARED`.
+    fn dont_need(&self) -> io::Result<()>;
+}
+
+impl SharedAdvise for Mmap {
+    fn advise(&self, advice: memmap2::Advice) -> io::Result<()> {
+        Mmap::advise(self, advice)
+    }
+
+    fn dont_need(&self) -> io::Result<()> {
+        // SAFETY: on a shared file mapping MADV_DONTNEED only drops the
+        // page-table entries; the next access reloads the same bytes from
+        // the page cache, so no live reference sees its contents change.
+        unsafe { self.unchecked_advise(UncheckedAdvice::DontNeed) }
+    }
+}
+
+impl SharedAdvise for MmapMut {
+    fn advise(&self, advice: memmap2::Advice) -> io::Result<()> {
+        MmapMut::advise(self, advice)
+    }
+
+    fn dont_need(&self) -> io::Result<()> {
+        // SAFETY: as for `Mmap`; dirty data is kept too (the kernel moves the
+        // dirty bit to the page-cache page before dropping the entry). Only
+        // `SharedMap` calls this: the private `PrivateMap` refuses DontNeed.
+        unsafe { self.unchecked_advise(UncheckedAdvice::DontNeed) }
+    }
+}
+
+/// Every hint, on a shared mapping (or on nothing, for an empty one).
+fn advise_shared(map: Option<&impl SharedAdvise>, advice: Advice) -> io::Result<()> {
+    let Some(map) = map else { return Ok(()) };
+    match checked_advice(advice) {
+        Some(advice) => map.advise(advice),
+        None => map.dont_need(),
+    }
+}
+
 impl Storage for ReadOnlyMap {
     const NEEDS_WRITE_ACCESS: bool = false;
 
@@ -100,14 +142,7 @@ impl Storage for ReadOnlyMap {
     }
 
     fn advise(&self, advice: Advice) -> io::Result<()> {
-        let Some(map) = &self.0 else { return Ok(()) };
-        match checked_advice(advice) {
-            Some(advice) => map.advise(advice),
-            // SAFETY: on a shared file mapping MADV_DONTNEED only drops the
-            // page-table entries; the next access reloads the same bytes from
-            // the page cache, so no live reference sees its contents change.
-            None => unsafe { map.unchecked_advise(UncheckedAdvice::DontNeed) },
-        }
+        advise_shared(self.0.as_ref(), advice)
     }
 }
 
@@ -131,15 +166,7 @@ impl Storage for SharedMap {
     }
 
     fn advise(&self, advice: Advice) -> io::Result<()> {
-        let Some(map) = &self.0 else { return Ok(()) };
-        match checked_advice(advice) {
-            Some(advice) => map.advise(advice),
-            // SAFETY: on a shared file mapping MADV_DONTNEED keeps dirty data
-            // (the kernel moves the dirty bit to the page-cache page before
-            // dropping the entry), and the next access reloads the same bytes,
-            // so no reference sees its contents change.
-            None => unsafe { map.unchecked_advise(UncheckedAdvice::DontNeed) },
-        }
+        advise_shared(self.0.as_ref(), advice)
     }
 }
 
