@@ -1,0 +1,404 @@
+//! The archive writer and the crash-safe file it writes through.
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use npy_core::Header;
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, DateTime, ZipWriter};
+
+use super::error::{NpzError, Result};
+
+/// Array data of stored members starts at a multiple of this in the archive
+/// (the `.npy` header is itself a multiple of 64 bytes), so mapped members
+/// give aligned views for every element type.
+pub const DATA_ALIGNMENT: u16 = 64;
+
+/// How members are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// Stored as is, like `np.savez`; such members can be mapped.
+    Stored,
+    /// Deflate-compressed, like `np.savez_compressed` (which uses level 6).
+    Deflated {
+        /// zlib level, 0 (none) to 9 (smallest).
+        level: u32,
+    },
+}
+
+impl Compression {
+    /// Deflate at zlib's default level 6, as `np.savez_compressed` writes.
+    pub const DEFLATED: Compression = Compression::Deflated { level: 6 };
+}
+
+/// Writes an `.npz` archive member by member, readable by `np.load`.
+///
+/// Each array becomes a member `<key>.npy` (keys may contain `/`, like
+/// NumPy's). Every member is written with zip64 enabled so members over
+/// 4 GiB work, and stored members are padded so their array data starts
+/// 64-byte aligned in the archive.
+///
+/// ```
+/// use std::io::Cursor;
+/// use npy_mmap::npz::{Compression, NpzArchive, NpzWriter};
+///
+/// let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED);
+/// writer.add_raw_member("README", b"two arrays")?;
+/// let archive = writer.finish()?.into_inner();
+/// assert_eq!(NpzArchive::new(Cursor::new(archive))?.keys(), ["README"]);
+/// # Ok::<(), npy_mmap::npz::NpzError>(())
+/// ```
+pub struct NpzWriter<W: Write + Seek> {
+    zip: ZipWriter<W>,
+    compression: Compression,
+    members: HashSet<String>,
+    /// Keys handed out by [`next_positional_key`](NpzWriter::next_positional_key).
+    positional: HashSet<String>,
+}
+
+impl<W: Write + Seek> std::fmt::Debug for NpzWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NpzWriter")
+            .field("compression", &self.compression)
+            .field("members", &self.members.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl NpzWriter<AtomicFile> {
+    /// Creates a stored archive at `path`, written through a temporary file in
+    /// the same directory; [`commit`](Self::commit) makes it appear.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        Self::create_with_compression(path, Compression::Stored)
+    }
+
+    /// Like [`create`](Self::create), with a compression.
+    pub fn create_with_compression(
+        path: impl AsRef<Path>,
+        compression: Compression,
+    ) -> Result<Self> {
+        Ok(Self::with_compression(
+            AtomicFile::create(path)?,
+            compression,
+        ))
+    }
+
+    /// Finishes the archive, syncs it and renames it over the destination.
+    /// Until then the destination is untouched (a reader mapping an older
+    /// archive there keeps its intact copy).
+    pub fn commit(self) -> Result<()> {
+        self.finish()?.commit()?;
+        Ok(())
+    }
+}
+
+impl<W: Write + Seek> NpzWriter<W> {
+    /// A writer of stored members (like `np.savez`), starting at `sink`'s position.
+    pub fn new(sink: W) -> Self {
+        Self::with_compression(sink, Compression::Stored)
+    }
+
+    /// A writer with the given compression for every member.
+    pub fn with_compression(sink: W, compression: Compression) -> Self {
+        NpzWriter {
+            zip: ZipWriter::new(sink),
+            compression,
+            members: HashSet::new(),
+            positional: HashSet::new(),
+        }
+    }
+
+    /// The compression used for the members.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// Reserves the next positional key (`arr_0`, `arr_1`, ... as `np.savez`
+    /// names its positional arguments). Fails if a keyword array already took it.
+    pub fn next_positional_key(&mut self) -> Result<String> {
+        let key = format!("arr_{}", self.positional.len());
+        if self.members.contains(&member_name(&key)) {
+            return Err(NpzError::PositionalClash { key });
+        }
+        self.positional.insert(key.clone());
+        Ok(key)
+    }
+
+    fn options(&self) -> Result<SimpleFileOptions> {
+        let base = SimpleFileOptions::default()
+            .large_file(true)
+            .last_modified_time(DateTime::default())
+            .unix_permissions(0o600);
+        Ok(match self.compression {
+            Compression::Stored => base
+                .compression_method(CompressionMethod::Stored)
+                .with_alignment(DATA_ALIGNMENT),
+            Compression::Deflated { level } if level <= 9 => base
+                .compression_method(CompressionMethod::Deflated)
+                .compression_level(Some(i64::from(level))),
+            Compression::Deflated { level } => {
+                return Err(NpzError::Io(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("deflate level {level} is out of range 0..=9"),
+                )));
+            }
+        })
+    }
+
+    /// Starts a member with exactly `name`, refusing duplicates.
+    fn start_member(&mut self, name: String, key: Option<&str>) -> Result<()> {
+        if let Some(key) = key
+            && self.positional.contains(key)
+            && self.members.contains(&name)
+        {
+            return Err(NpzError::PositionalClash {
+                key: key.to_owned(),
+            });
+        }
+        if self.members.contains(&name) {
+            return Err(NpzError::DuplicateName { member: name });
+        }
+        let options = self.options()?;
+        self.zip
+            .start_file(&name, options)
+            .map_err(NpzError::Write)?;
+        self.members.insert(name);
+        Ok(())
+    }
+
+    /// Adds a member that is not an array: `content` under exactly `name`
+    /// (NumPy returns such members as raw bytes).
+    pub fn add_raw_member(&mut self, name: &str, content: &[u8]) -> Result<()> {
+        self.start_member(name.to_owned(), None)?;
+        self.zip.write_all(content)?;
+        Ok(())
+    }
+
+    /// Adds the array `key` from its header and its raw data bytes (in the
+    /// header's dtype and order).
+    pub fn add_bytes(&mut self, key: &str, header: &Header, data: &[u8]) -> Result<()> {
+        let mut member = self.start_array(key, header)?;
+        member.write_all(data)?;
+        member.finish()
+    }
+
+    /// Adds the array `key`, streaming its data from `chunks` so memory stays
+    /// bounded by one chunk.
+    pub fn add_chunks<I, C>(&mut self, key: &str, header: &Header, chunks: I) -> Result<()>
+    where
+        I: IntoIterator<Item = C>,
+        C: AsRef<[u8]>,
+    {
+        let mut member = self.start_array(key, header)?;
+        for chunk in chunks {
+            member.write_all(chunk.as_ref())?;
+        }
+        member.finish()
+    }
+
+    /// Starts the array `key`: writes its header and returns a writer for
+    /// exactly the data bytes the header promises. Call
+    /// [`ArrayMember::finish`]; a member left short is an error.
+    pub fn start_array(&mut self, key: &str, header: &Header) -> Result<ArrayMember<'_, W>> {
+        let name = member_name(key);
+        let expected = header.data_len().map_err(NpzError::Header)?;
+        let header_bytes = header.to_bytes(None).map_err(NpzError::Header)?;
+        self.start_member(name.clone(), Some(key))?;
+        self.zip.write_all(&header_bytes)?;
+        Ok(ArrayMember {
+            writer: self,
+            name,
+            expected: expected as u64,
+            written: 0,
+        })
+    }
+
+    /// Writes the central directory and returns the sink.
+    pub fn finish(self) -> Result<W> {
+        self.zip.finish().map_err(NpzError::Write)
+    }
+}
+
+/// The data of one array member being streamed; see [`NpzWriter::start_array`].
+pub struct ArrayMember<'a, W: Write + Seek> {
+    writer: &'a mut NpzWriter<W>,
+    name: String,
+    expected: u64,
+    written: u64,
+}
+
+impl<W: Write + Seek> std::fmt::Debug for ArrayMember<'_, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArrayMember")
+            .field("name", &self.name)
+            .field("expected", &self.expected)
+            .field("written", &self.written)
+            .finish()
+    }
+}
+
+impl<W: Write + Seek> Write for ArrayMember<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let room = self.expected - self.written;
+        if buf.len() as u64 > room {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "member '{}': more data than the header's {} bytes",
+                    self.name, self.expected
+                ),
+            ));
+        }
+        let count = self.writer.zip.write(buf)?;
+        self.written += count as u64;
+        Ok(count)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer.zip.flush()
+    }
+}
+
+impl<W: Write + Seek> ArrayMember<'_, W> {
+    /// Ends the member, checking that all the data the header promises was written.
+    pub fn finish(self) -> Result<()> {
+        if self.written != self.expected {
+            // Leave no half member behind: the archive stays valid without it.
+            self.writer.zip.abort_file().map_err(NpzError::Write)?;
+            self.writer.members.remove(&self.name);
+            return Err(NpzError::LengthMismatch {
+                member: self.name,
+                expected: self.expected,
+                actual: self.written,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The member name NumPy gives the array `key`.
+fn member_name(key: &str) -> String {
+    format!("{key}.npy")
+}
+
+/// A file written under a temporary name in its destination's directory and
+/// renamed over the destination by [`commit`](AtomicFile::commit), so a crash
+/// never leaves a half-written file there and readers that mapped the old
+/// file keep an intact copy. Dropped uncommitted, it removes itself.
+#[derive(Debug)]
+pub struct AtomicFile {
+    file: Option<BufWriter<File>>,
+    temp: PathBuf,
+    dest: PathBuf,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file next to `dest`.
+    pub fn create(dest: impl AsRef<Path>) -> io::Result<Self> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let dest = dest.as_ref().to_path_buf();
+        let file_name = dest.file_name().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} does not name a file", dest.display()),
+            )
+        })?;
+        let dir = match dest.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        loop {
+            let mut temp_name = std::ffi::OsString::from(".");
+            temp_name.push(file_name);
+            temp_name.push(format!(
+                ".{}.{}.tmp",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            let temp = dir.join(temp_name);
+            match OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&temp)
+            {
+                Ok(file) => {
+                    return Ok(AtomicFile {
+                        file: Some(BufWriter::with_capacity(1 << 20, file)),
+                        temp,
+                        dest,
+                    });
+                }
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// The temporary path being written.
+    pub fn temp_path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// The destination path.
+    pub fn dest_path(&self) -> &Path {
+        &self.dest
+    }
+
+    fn file(&mut self) -> io::Result<&mut BufWriter<File>> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the file was already committed"))
+    }
+
+    /// Flushes and syncs the file, renames it over the destination and syncs
+    /// the directory.
+    pub fn commit(mut self) -> io::Result<()> {
+        let file = self
+            .file
+            .take()
+            .ok_or_else(|| io::Error::other("the file was already committed"))?;
+        let file = file.into_inner().map_err(|error| error.into_error())?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&self.temp, &self.dest)?;
+        #[cfg(unix)]
+        if let Some(parent) = self.dest.parent() {
+            let dir = if parent.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                parent
+            };
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            // Best effort: an uncommitted temporary file is garbage.
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file()?.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file()?.flush()
+    }
+}
+
+impl Seek for AtomicFile {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.file()?.seek(pos)
+    }
+}
