@@ -54,7 +54,9 @@ pub enum NpzError {
     },
 
     /// An array was asked for, but the member does not start with the `.npy` magic.
-    #[error("member '{member}' is not .npy data (it does not start with \\x93NUMPY); read it as raw bytes")]
+    #[error(
+        "member '{member}' is not .npy data (it does not start with \\x93NUMPY); read it as raw bytes"
+    )]
     NotNpy {
         /// The member's name in the archive.
         member: String,

@@ -27,4 +27,4 @@ mod write;
 
 pub use error::{NpzError, Result};
 pub use read::{MemberCompression, MemberInfo, NpzArchive};
-pub use write::{AtomicFile, ArrayMember, Compression, DATA_ALIGNMENT, NpzWriter};
+pub use write::{ArrayMember, AtomicFile, Compression, DATA_ALIGNMENT, NpzWriter};

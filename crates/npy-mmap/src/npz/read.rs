@@ -191,10 +191,13 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// What the central directory records about a member.
     pub fn info(&self, key: &str) -> Result<MemberInfo> {
         let index = self.resolve(key)?;
-        let entry = self.zip.by_index_data(index).map_err(|source| NpzError::Zip {
-            member: self.names[index].clone(),
-            source,
-        })?;
+        let entry = self
+            .zip
+            .by_index_data(index)
+            .map_err(|source| NpzError::Zip {
+                member: self.names[index].clone(),
+                source,
+            })?;
         Ok(MemberInfo {
             name: self.names[index].clone(),
             key: self.keys[index].clone(),
