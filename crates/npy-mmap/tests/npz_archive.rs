@@ -7,7 +7,7 @@ use std::io::{Cursor, Read};
 use npy_mmap::npz::{AtomicFile, Compression, MemberCompression, NpzArchive, NpzError, NpzWriter};
 
 fn archive_with(members: &[(&str, &[u8])], compression: Compression) -> Vec<u8> {
-    let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression);
+    let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
     for (name, content) in members {
         writer.add_raw_member(name, content).unwrap();
     }
@@ -188,6 +188,7 @@ fn crc_recorded_in_central_directory_is_the_one_checked() {
 #[test]
 fn empty_archive_has_no_keys() {
     let bytes = NpzWriter::new(Cursor::new(Vec::new()))
+        .unwrap()
         .finish()
         .unwrap()
         .into_inner();
@@ -243,7 +244,7 @@ fn members_are_zip64_in_their_local_headers() {
 
 #[test]
 fn duplicate_names_are_refused() {
-    let mut writer = NpzWriter::new(Cursor::new(Vec::new()));
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
     writer.add_raw_member("x.npy", b"1").unwrap();
     let error = writer.add_raw_member("x.npy", b"2").unwrap_err();
     assert!(matches!(error, NpzError::DuplicateName { .. }), "{error}");
@@ -254,7 +255,7 @@ fn duplicate_names_are_refused() {
 
 #[test]
 fn positional_keys_count_up_and_clash_like_numpy() {
-    let mut writer = NpzWriter::new(Cursor::new(Vec::new()));
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
     assert_eq!(writer.next_positional_key().unwrap(), "arr_0");
     writer.add_raw_member("arr_1.npy", b"keyword").unwrap();
     let error = writer.next_positional_key().unwrap_err();
@@ -266,9 +267,9 @@ fn positional_keys_count_up_and_clash_like_numpy() {
 
 #[test]
 fn deflate_level_out_of_range_is_refused() {
-    let mut writer =
-        NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::Deflated { level: 10 });
-    let error = writer.add_raw_member("x", b"1").unwrap_err();
+    let error =
+        NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::Deflated { level: 10 })
+            .unwrap_err();
     assert!(error.to_string().contains("level 10"), "{error}");
 }
 

@@ -124,10 +124,6 @@ pub enum NpzError {
     /// A header could not be encoded (npy-core refused it).
     #[error(transparent)]
     Header(npy_core::Error),
-
-    /// The zip writer failed.
-    #[error("writing the archive failed: {0}")]
-    Write(#[source] zip::result::ZipError),
 }
 
 /// `Result` with [`NpzError`].

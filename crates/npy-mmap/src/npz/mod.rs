@@ -11,7 +11,7 @@
 //! use std::io::Cursor;
 //! use npy_mmap::npz::{NpzArchive, NpzWriter};
 //!
-//! let mut writer = NpzWriter::new(Cursor::new(Vec::new()));
+//! let mut writer = NpzWriter::new(Cursor::new(Vec::new()))?;
 //! writer.add_raw_member("meta.json", br#"{"run": 7}"#)?;
 //! let bytes = writer.finish()?.into_inner();
 //!
@@ -21,6 +21,8 @@
 //! # Ok::<(), npy_mmap::npz::NpzError>(())
 //! ```
 
+mod container;
+mod deflate;
 mod error;
 mod read;
 mod write;

@@ -71,7 +71,7 @@ pub struct MemberInfo {
 /// use std::io::Cursor;
 /// use npy_mmap::npz::{NpzArchive, NpzWriter};
 ///
-/// let mut writer = NpzWriter::new(Cursor::new(Vec::new()));
+/// let mut writer = NpzWriter::new(Cursor::new(Vec::new()))?;
 /// writer.add_raw_member("notes.txt", b"hello")?;
 /// let bytes = writer.finish()?.into_inner();
 ///

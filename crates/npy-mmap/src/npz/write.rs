@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use npy_core::Header;
-use zip::write::SimpleFileOptions;
-use zip::{CompressionMethod, DateTime, ZipWriter};
 
+use super::container::{Container, Method, OpenMember};
+use super::deflate::ParallelDeflate;
 use super::error::{NpzError, Result};
 
 /// Array data of stored members starts at a multiple of this in the archive
@@ -39,20 +39,21 @@ impl Compression {
 /// Each array becomes a member `<key>.npy` (keys may contain `/`, like
 /// NumPy's). Every member is written with zip64 enabled so members over
 /// 4 GiB work, and stored members are padded so their array data starts
-/// 64-byte aligned in the archive.
+/// 64-byte aligned in the archive. Deflated members are compressed on all
+/// cores, in 1 MiB chunks joined into one deflate stream.
 ///
 /// ```
 /// use std::io::Cursor;
 /// use npy_mmap::npz::{Compression, NpzArchive, NpzWriter};
 ///
-/// let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED);
+/// let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED)?;
 /// writer.add_raw_member("README", b"two arrays")?;
 /// let archive = writer.finish()?.into_inner();
 /// assert_eq!(NpzArchive::new(Cursor::new(archive))?.keys(), ["README"]);
 /// # Ok::<(), npy_mmap::npz::NpzError>(())
 /// ```
 pub struct NpzWriter<W: Write + Seek> {
-    zip: ZipWriter<W>,
+    container: Container<W>,
     compression: Compression,
     members: HashSet<String>,
     /// Keys handed out by [`next_positional_key`](NpzWriter::next_positional_key).
@@ -80,10 +81,7 @@ impl NpzWriter<AtomicFile> {
         path: impl AsRef<Path>,
         compression: Compression,
     ) -> Result<Self> {
-        Ok(Self::with_compression(
-            AtomicFile::create(path)?,
-            compression,
-        ))
+        Self::with_compression(AtomicFile::create(path)?, compression)
     }
 
     /// Finishes the archive, syncs it and renames it over the destination.
@@ -97,18 +95,26 @@ impl NpzWriter<AtomicFile> {
 
 impl<W: Write + Seek> NpzWriter<W> {
     /// A writer of stored members (like `np.savez`), starting at `sink`'s position.
-    pub fn new(sink: W) -> Self {
+    pub fn new(sink: W) -> Result<Self> {
         Self::with_compression(sink, Compression::Stored)
     }
 
     /// A writer with the given compression for every member.
-    pub fn with_compression(sink: W, compression: Compression) -> Self {
-        NpzWriter {
-            zip: ZipWriter::new(sink),
+    pub fn with_compression(sink: W, compression: Compression) -> Result<Self> {
+        if let Compression::Deflated { level } = compression
+            && level > 9
+        {
+            return Err(NpzError::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("deflate level {level} is out of range 0..=9"),
+            )));
+        }
+        Ok(NpzWriter {
+            container: Container::new(sink)?,
             compression,
             members: HashSet::new(),
             positional: HashSet::new(),
-        }
+        })
     }
 
     /// The compression used for the members.
@@ -127,29 +133,8 @@ impl<W: Write + Seek> NpzWriter<W> {
         Ok(key)
     }
 
-    fn options(&self) -> Result<SimpleFileOptions> {
-        let base = SimpleFileOptions::default()
-            .large_file(true)
-            .last_modified_time(DateTime::default())
-            .unix_permissions(0o600);
-        Ok(match self.compression {
-            Compression::Stored => base
-                .compression_method(CompressionMethod::Stored)
-                .with_alignment(DATA_ALIGNMENT),
-            Compression::Deflated { level } if level <= 9 => base
-                .compression_method(CompressionMethod::Deflated)
-                .compression_level(Some(i64::from(level))),
-            Compression::Deflated { level } => {
-                return Err(NpzError::Io(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("deflate level {level} is out of range 0..=9"),
-                )));
-            }
-        })
-    }
-
     /// Starts a member with exactly `name`, refusing duplicates.
-    fn start_member(&mut self, name: String, key: Option<&str>) -> Result<()> {
+    fn start_member(&mut self, name: String, key: Option<&str>) -> Result<MemberData<'_, W>> {
         if let Some(key) = key
             && self.positional.contains(key)
             && self.members.contains(&name)
@@ -161,19 +146,30 @@ impl<W: Write + Seek> NpzWriter<W> {
         if self.members.contains(&name) {
             return Err(NpzError::DuplicateName { member: name });
         }
-        let options = self.options()?;
-        self.zip
-            .start_file(&name, options)
-            .map_err(NpzError::Write)?;
+        let (method, encoder) = match self.compression {
+            Compression::Stored => (Method::Stored, Encoder::Stored(crc32fast::Hasher::new(), 0)),
+            Compression::Deflated { level } => (
+                Method::Deflated,
+                Encoder::Deflated(ParallelDeflate::new(level)),
+            ),
+        };
+        let open = self
+            .container
+            .start(&name, method, u64::from(DATA_ALIGNMENT))?;
         self.members.insert(name);
-        Ok(())
+        Ok(MemberData {
+            container: &mut self.container,
+            open,
+            encoder,
+        })
     }
 
     /// Adds a member that is not an array: `content` under exactly `name`
     /// (NumPy returns such members as raw bytes).
     pub fn add_raw_member(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        self.start_member(name.to_owned(), None)?;
-        self.zip.write_all(content)?;
+        let mut member = self.start_member(name.to_owned(), None)?;
+        member.write(content)?;
+        member.finish()?;
         Ok(())
     }
 
@@ -206,10 +202,10 @@ impl<W: Write + Seek> NpzWriter<W> {
         let name = member_name(key);
         let expected = header.data_len().map_err(NpzError::Header)?;
         let header_bytes = header.to_bytes(None).map_err(NpzError::Header)?;
-        self.start_member(name.clone(), Some(key))?;
-        self.zip.write_all(&header_bytes)?;
+        let mut data = self.start_member(name.clone(), Some(key))?;
+        data.write(&header_bytes)?;
         Ok(ArrayMember {
-            writer: self,
+            data,
             name,
             expected: expected as u64,
             written: 0,
@@ -218,13 +214,58 @@ impl<W: Write + Seek> NpzWriter<W> {
 
     /// Writes the central directory and returns the sink.
     pub fn finish(self) -> Result<W> {
-        self.zip.finish().map_err(NpzError::Write)
+        Ok(self.container.finish_archive()?)
+    }
+}
+
+/// How a member's bytes are encoded on their way into the archive.
+#[derive(Debug)]
+enum Encoder {
+    /// CRC-32 and size of what was stored so far.
+    Stored(crc32fast::Hasher, u64),
+    Deflated(ParallelDeflate),
+}
+
+/// The data of a member being written.
+#[derive(Debug)]
+struct MemberData<'a, W> {
+    container: &'a mut Container<W>,
+    open: OpenMember,
+    encoder: Encoder,
+}
+
+impl<W: Write + Seek> MemberData<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.encoder {
+            Encoder::Stored(crc, size) => {
+                crc.update(bytes);
+                *size += bytes.len() as u64;
+                self.container.write_all(bytes)
+            }
+            Encoder::Deflated(deflate) => {
+                let container = &mut *self.container;
+                deflate.write(bytes, &mut |out| container.write_all(out))
+            }
+        }
+    }
+
+    fn finish(self) -> io::Result<()> {
+        let container = self.container;
+        let (crc, size) = match self.encoder {
+            Encoder::Stored(crc, size) => (crc.finalize(), size),
+            Encoder::Deflated(deflate) => deflate.finish(&mut |out| container.write_all(out))?,
+        };
+        container.finish(self.open, crc, size)
+    }
+
+    fn abandon(self) {
+        self.container.abandon(self.open);
     }
 }
 
 /// The data of one array member being streamed; see [`NpzWriter::start_array`].
 pub struct ArrayMember<'a, W: Write + Seek> {
-    writer: &'a mut NpzWriter<W>,
+    data: MemberData<'a, W>,
     name: String,
     expected: u64,
     written: u64,
@@ -252,13 +293,13 @@ impl<W: Write + Seek> Write for ArrayMember<'_, W> {
                 ),
             ));
         }
-        let count = self.writer.zip.write(buf)?;
-        self.written += count as u64;
-        Ok(count)
+        self.data.write(buf)?;
+        self.written += buf.len() as u64;
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.writer.zip.flush()
+        Ok(())
     }
 }
 
@@ -267,15 +308,14 @@ impl<W: Write + Seek> ArrayMember<'_, W> {
     pub fn finish(self) -> Result<()> {
         if self.written != self.expected {
             // Leave no half member behind: the archive stays valid without it.
-            self.writer.zip.abort_file().map_err(NpzError::Write)?;
-            self.writer.members.remove(&self.name);
+            self.data.abandon();
             return Err(NpzError::LengthMismatch {
                 member: self.name,
                 expected: self.expected,
                 actual: self.written,
             });
         }
-        Ok(())
+        Ok(self.data.finish()?)
     }
 }
 
