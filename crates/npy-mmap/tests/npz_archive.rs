@@ -212,14 +212,14 @@ fn stored_member_data_starts_64_byte_aligned() {
         .collect();
     let bytes = archive_with(&members, Compression::Stored);
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes.clone())).unwrap();
-    for index in 0..zip.len() {
+    for (index, content) in contents.iter().enumerate() {
         let file = zip.by_index_raw(index).unwrap();
         let start = file.data_start().unwrap();
         assert_eq!(start % 64, 0, "{:?} starts at {start}", file.name());
         let len = file.compressed_size() as usize;
         assert_eq!(
             &bytes[start as usize..start as usize + len],
-            contents[index]
+            content.as_slice()
         );
     }
 }
