@@ -342,3 +342,71 @@ fn atomic_file_paths() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn stored_member_is_borrowed_from_the_archive_bytes() {
+    let content: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+    let bytes = archive_with(
+        &[("first.npy", b"x"), ("m.npy", &content)],
+        Compression::Stored,
+    );
+    let range = bytes.as_ptr_range();
+    let mut archive = NpzArchive::from_bytes(&bytes).unwrap();
+    let member = archive.stored_member("m").unwrap();
+    assert_eq!(member, content.as_slice());
+    assert!(
+        range.contains(&member.as_ptr()),
+        "zero-copy: inside the archive"
+    );
+    let offset = member.as_ptr() as usize - bytes.as_ptr() as usize;
+    assert_eq!(offset % 64, 0);
+    // The borrow outlives the archive value: it is tied to the bytes.
+    drop(archive);
+    assert_eq!(member[9_999], content[9_999]);
+}
+
+#[test]
+fn compressed_member_cannot_be_borrowed() {
+    let bytes = archive_with(&[("z.npy", &[1u8; 5000])], Compression::DEFLATED);
+    let mut archive = NpzArchive::from_bytes(&bytes).unwrap();
+    let error = archive.stored_member("z").unwrap_err();
+    assert!(matches!(error, NpzError::Compressed { .. }), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("'z.npy'") && message.contains("load"),
+        "{message}"
+    );
+    assert!(matches!(
+        archive.array_bytes("z").unwrap_err(),
+        NpzError::Compressed { .. }
+    ));
+}
+
+#[test]
+fn stored_member_past_the_end_is_refused() {
+    let mut bytes = archive_with(&[("m.npy", &[9u8; 100])], Compression::Stored);
+    let cd = bytes
+        .windows(4)
+        .position(|w| w == b"PK\x01\x02")
+        .expect("central directory");
+    // Both sizes (compressed at +20, uncompressed at +24) claim 1 MB.
+    bytes[cd + 20..cd + 24].copy_from_slice(&1_000_000u32.to_le_bytes());
+    bytes[cd + 24..cd + 28].copy_from_slice(&1_000_000u32.to_le_bytes());
+    let mut archive = NpzArchive::from_bytes(&bytes).unwrap();
+    let error = archive.stored_member("m").unwrap_err();
+    assert!(error.to_string().contains("runs past the end"), "{error}");
+    // Streaming it fails for that member too, without a panic.
+    let mut streaming = NpzArchive::new(Cursor::new(bytes.clone())).unwrap();
+    assert!(streaming.read_raw("m").is_err());
+}
+
+#[test]
+fn non_npy_stored_member_has_no_array() {
+    let bytes = archive_with(&[("notes", b"plain text")], Compression::Stored);
+    let mut archive = NpzArchive::from_bytes(&bytes).unwrap();
+    assert_eq!(archive.stored_member("notes").unwrap(), b"plain text");
+    assert!(matches!(
+        archive.array_bytes("notes").unwrap_err(),
+        NpzError::NotNpy { .. }
+    ));
+}

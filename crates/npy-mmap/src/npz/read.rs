@@ -268,6 +268,108 @@ impl<R: Read + Seek> NpzArchive<R> {
     }
 }
 
+impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
+    /// Reads the central directory of an archive held in memory, e.g. a
+    /// read-only mapping of an `.npz` file. Stored members can then be
+    /// borrowed from `bytes` without copying ([`stored_member`](Self::stored_member),
+    /// [`array_bytes`](Self::array_bytes)).
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self> {
+        Self::new(io::Cursor::new(bytes))
+    }
+
+    /// Like [`from_bytes`](Self::from_bytes), with header parsing limits.
+    pub fn from_bytes_with_options(bytes: &'a [u8], options: ParseOptions) -> Result<Self> {
+        Self::with_options(io::Cursor::new(bytes), options)
+    }
+
+    /// The whole content of a stored member (the `.npy` file it holds),
+    /// borrowed from the archive bytes: nothing is copied or read beyond
+    /// the member's local header, so the CRC-32 is not checked.
+    ///
+    /// A compressed member is an error naming the alternative: load it.
+    pub fn stored_member(&mut self, key: &str) -> Result<&'a [u8]> {
+        let index = self.resolve(key)?;
+        let member = self.names[index].as_str();
+        let bytes: &'a [u8] = self.zip_bytes();
+        let file = self
+            .zip
+            .by_index_raw(index)
+            .map_err(|source| NpzError::Zip {
+                member: member.to_owned(),
+                source,
+            })?;
+        if file.compression() != CompressionMethod::Stored {
+            return Err(NpzError::Compressed {
+                member: member.to_owned(),
+                method: file.compression().to_string(),
+            });
+        }
+        let corrupt = |detail: String| NpzError::Corrupt {
+            member: member.to_owned(),
+            detail,
+        };
+        let start = file
+            .data_start()
+            .ok_or_else(|| corrupt("the local header was not read".to_owned()))?;
+        // A stored member's two sizes must agree, and its data must lie inside the archive.
+        if file.size() != file.compressed_size() {
+            return Err(corrupt(format!(
+                "stored member claims {} bytes of content in {} bytes",
+                file.size(),
+                file.compressed_size()
+            )));
+        }
+        let end = start
+            .checked_add(file.compressed_size())
+            .filter(|&end| end <= bytes.len() as u64)
+            .ok_or_else(|| {
+                corrupt(format!(
+                    "data ({} bytes at offset {start}) runs past the end of the {}-byte archive",
+                    file.compressed_size(),
+                    bytes.len()
+                ))
+            })?;
+        Ok(&bytes[start as usize..end as usize])
+    }
+
+    /// A stored `.npy` member's parsed header and its array data, borrowed
+    /// from the archive bytes (checked to hold all the data the header promises).
+    pub fn array_bytes(&mut self, key: &str) -> Result<(Header, Layout, &'a [u8])> {
+        let content = self.stored_member(key)?;
+        let index = self.resolve(key)?;
+        let member = self.names[index].as_str();
+        if !content.starts_with(NPY_MAGIC) {
+            return Err(NpzError::NotNpy {
+                member: member.to_owned(),
+            });
+        }
+        let (header, layout) =
+            Header::parse(content, &self.options).map_err(|source| NpzError::Npy {
+                member: member.to_owned(),
+                source,
+            })?;
+        let data = layout
+            .data_offset
+            .checked_add(layout.data_len)
+            .and_then(|end| content.get(layout.data_offset..end))
+            .ok_or_else(|| NpzError::Corrupt {
+                member: member.to_owned(),
+                detail: format!(
+                    "the header promises {} data bytes but the member holds {}",
+                    layout.data_len,
+                    content.len().saturating_sub(layout.data_offset)
+                ),
+            })?;
+        Ok((header, layout, data))
+    }
+
+    /// The archive bytes. `ZipArchive` lends no reference to its reader, but
+    /// cloning it over a borrowed slice is a pointer copy and an `Arc` bump.
+    fn zip_bytes(&self) -> &'a [u8] {
+        self.zip.clone().into_inner().into_inner()
+    }
+}
+
 /// A member's content as a stream; CRC-32 checked by [`verify`](Self::verify).
 pub(crate) struct MemberReader<'a, R: Read> {
     file: ZipFile<'a, R>,
