@@ -410,3 +410,41 @@ fn non_npy_stored_member_has_no_array() {
         NpzError::NotNpy { .. }
     ));
 }
+
+#[test]
+fn unfinished_member_is_left_out_and_its_name_freed() {
+    use std::io::Write;
+    for compression in [Compression::Stored, Compression::DEFLATED] {
+        let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
+        writer.add_raw_member("before", b"kept").unwrap();
+        {
+            let mut member = writer.start_raw_member("x.npy").unwrap();
+            member.write_all(&[0xEE; 5000]).unwrap();
+            // Dropped without finish.
+        }
+        let mut member = writer.start_raw_member("x.npy").unwrap();
+        assert_eq!(member.name(), "x.npy");
+        member.write_all(b"second try").unwrap();
+        member.finish().unwrap();
+        let mut archive = open(writer.finish().unwrap().into_inner());
+        assert_eq!(archive.keys(), ["before", "x"]);
+        assert_eq!(archive.read_raw("x").unwrap(), b"second try");
+        assert_eq!(archive.read_raw("before").unwrap(), b"kept");
+    }
+}
+
+#[test]
+fn streamed_raw_member_matches_its_content() {
+    use std::io::Write;
+    let content: Vec<u8> = (0..3_500_000u32).map(|i| (i % 97) as u8).collect();
+    for compression in [Compression::Stored, Compression::Deflated { level: 1 }] {
+        let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
+        let mut member = writer.start_raw_member("big.bin").unwrap();
+        for piece in content.chunks(777_777) {
+            member.write_all(piece).unwrap();
+        }
+        member.finish().unwrap();
+        let mut archive = open(writer.finish().unwrap().into_inner());
+        assert!(archive.read_raw("big.bin").unwrap() == content);
+    }
+}

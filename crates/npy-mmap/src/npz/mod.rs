@@ -29,4 +29,4 @@ mod write;
 
 pub use error::{NpzError, Result};
 pub use read::{MemberCompression, MemberInfo, NpzArchive};
-pub use write::{ArrayMember, AtomicFile, Compression, DATA_ALIGNMENT, NpzWriter};
+pub use write::{AtomicFile, Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};

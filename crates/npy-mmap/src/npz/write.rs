@@ -134,7 +134,12 @@ impl<W: Write + Seek> NpzWriter<W> {
     }
 
     /// Starts a member with exactly `name`, refusing duplicates.
-    fn start_member(&mut self, name: String, key: Option<&str>) -> Result<MemberData<'_, W>> {
+    fn start_member(
+        &mut self,
+        name: String,
+        key: Option<&str>,
+        expected: Option<u64>,
+    ) -> Result<MemberWriter<'_, W>> {
         if let Some(key) = key
             && self.positional.contains(key)
             && self.members.contains(&name)
@@ -156,21 +161,28 @@ impl<W: Write + Seek> NpzWriter<W> {
         let open = self
             .container
             .start(&name, method, u64::from(DATA_ALIGNMENT))?;
-        self.members.insert(name);
-        Ok(MemberData {
-            container: &mut self.container,
-            open,
-            encoder,
+        self.members.insert(name.clone());
+        Ok(MemberWriter {
+            writer: self,
+            open: Some((open, encoder)),
+            name,
+            expected,
+            written: 0,
         })
     }
 
     /// Adds a member that is not an array: `content` under exactly `name`
     /// (NumPy returns such members as raw bytes).
     pub fn add_raw_member(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        let mut member = self.start_member(name.to_owned(), None)?;
-        member.write(content)?;
-        member.finish()?;
-        Ok(())
+        let mut member = self.start_raw_member(name)?;
+        member.write_all(content)?;
+        member.finish()
+    }
+
+    /// Starts a member that is not an array, named exactly `name`, whose
+    /// content is streamed through the returned writer.
+    pub fn start_raw_member(&mut self, name: &str) -> Result<MemberWriter<'_, W>> {
+        self.start_member(name.to_owned(), None, None)
     }
 
     /// Adds the array `key` from its header and its raw data bytes (in the
@@ -197,19 +209,13 @@ impl<W: Write + Seek> NpzWriter<W> {
 
     /// Starts the array `key`: writes its header and returns a writer for
     /// exactly the data bytes the header promises. Call
-    /// [`ArrayMember::finish`]; a member left short is an error.
-    pub fn start_array(&mut self, key: &str, header: &Header) -> Result<ArrayMember<'_, W>> {
-        let name = member_name(key);
+    /// [`MemberWriter::finish`]; a member left short is an error.
+    pub fn start_array(&mut self, key: &str, header: &Header) -> Result<MemberWriter<'_, W>> {
         let expected = header.data_len().map_err(NpzError::Header)?;
         let header_bytes = header.to_bytes(None).map_err(NpzError::Header)?;
-        let mut data = self.start_member(name.clone(), Some(key))?;
-        data.write(&header_bytes)?;
-        Ok(ArrayMember {
-            data,
-            name,
-            expected: expected as u64,
-            written: 0,
-        })
+        let mut member = self.start_member(member_name(key), Some(key), Some(expected as u64))?;
+        member.encode(&header_bytes)?;
+        Ok(member)
     }
 
     /// Writes the central directory and returns the sink.
@@ -226,96 +232,108 @@ enum Encoder {
     Deflated(ParallelDeflate),
 }
 
-/// The data of a member being written.
-#[derive(Debug)]
-struct MemberData<'a, W> {
-    container: &'a mut Container<W>,
-    open: OpenMember,
-    encoder: Encoder,
-}
-
-impl<W: Write + Seek> MemberData<'_, W> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        match &mut self.encoder {
-            Encoder::Stored(crc, size) => {
-                crc.update(bytes);
-                *size += bytes.len() as u64;
-                self.container.write_all(bytes)
-            }
-            Encoder::Deflated(deflate) => {
-                let container = &mut *self.container;
-                deflate.write(bytes, &mut |out| container.write_all(out))
-            }
-        }
-    }
-
-    fn finish(self) -> io::Result<()> {
-        let container = self.container;
-        let (crc, size) = match self.encoder {
-            Encoder::Stored(crc, size) => (crc.finalize(), size),
-            Encoder::Deflated(deflate) => deflate.finish(&mut |out| container.write_all(out))?,
-        };
-        container.finish(self.open, crc, size)
-    }
-
-    fn abandon(self) {
-        self.container.abandon(self.open);
-    }
-}
-
-/// The data of one array member being streamed; see [`NpzWriter::start_array`].
-pub struct ArrayMember<'a, W: Write + Seek> {
-    data: MemberData<'a, W>,
+/// One member being streamed into the archive; see
+/// [`NpzWriter::start_array`] and [`NpzWriter::start_raw_member`].
+///
+/// [`finish`](Self::finish) records it. Dropped unfinished, or finished
+/// short of what its header promises, the member is left out of the archive
+/// (its bytes become unreferenced space) and its name is free again.
+pub struct MemberWriter<'a, W: Write + Seek> {
+    writer: &'a mut NpzWriter<W>,
+    /// `None` once finished or abandoned.
+    open: Option<(OpenMember, Encoder)>,
     name: String,
-    expected: u64,
+    /// Data bytes an array member's header promises; `None` for raw members.
+    expected: Option<u64>,
     written: u64,
 }
 
-impl<W: Write + Seek> std::fmt::Debug for ArrayMember<'_, W> {
+impl<W: Write + Seek> std::fmt::Debug for MemberWriter<'_, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ArrayMember")
+        f.debug_struct("MemberWriter")
             .field("name", &self.name)
             .field("expected", &self.expected)
             .field("written", &self.written)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
-impl<W: Write + Seek> Write for ArrayMember<'_, W> {
+impl<W: Write + Seek> MemberWriter<'_, W> {
+    /// Encodes bytes into the archive (header or data alike).
+    fn encode(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let container = &mut self.writer.container;
+        match &mut self.open {
+            Some((_, Encoder::Stored(crc, size))) => {
+                crc.update(bytes);
+                *size += bytes.len() as u64;
+                container.write_all(bytes)
+            }
+            Some((_, Encoder::Deflated(deflate))) => {
+                deflate.write(bytes, &mut |out| container.write_all(out))
+            }
+            None => Err(io::Error::other("the member was already finished")),
+        }
+    }
+
+    /// The member's name in the archive.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Ends the member; an array member must have received exactly the data
+    /// bytes its header promises.
+    pub fn finish(mut self) -> Result<()> {
+        if let Some(expected) = self.expected
+            && self.written != expected
+        {
+            return Err(NpzError::LengthMismatch {
+                member: self.name.clone(),
+                expected,
+                actual: self.written,
+            });
+        }
+        let Some((open, encoder)) = self.open.take() else {
+            return Ok(());
+        };
+        let container = &mut self.writer.container;
+        let (crc, size) = match encoder {
+            Encoder::Stored(crc, size) => (crc.finalize(), size),
+            Encoder::Deflated(deflate) => deflate.finish(&mut |out| container.write_all(out))?,
+        };
+        container.finish(open, crc, size)?;
+        Ok(())
+    }
+}
+
+impl<W: Write + Seek> Drop for MemberWriter<'_, W> {
+    fn drop(&mut self) {
+        if let Some((open, _)) = self.open.take() {
+            self.writer.container.abandon(open);
+            self.writer.members.remove(&self.name);
+        }
+    }
+}
+
+impl<W: Write + Seek> Write for MemberWriter<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let room = self.expected - self.written;
-        if buf.len() as u64 > room {
+        if let Some(expected) = self.expected
+            && buf.len() as u64 > expected - self.written
+        {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
-                    "member '{}': more data than the header's {} bytes",
-                    self.name, self.expected
+                    "member '{}': more data than the header's {expected} bytes",
+                    self.name
                 ),
             ));
         }
-        self.data.write(buf)?;
+        self.encode(buf)?;
         self.written += buf.len() as u64;
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
-    }
-}
-
-impl<W: Write + Seek> ArrayMember<'_, W> {
-    /// Ends the member, checking that all the data the header promises was written.
-    pub fn finish(self) -> Result<()> {
-        if self.written != self.expected {
-            // Leave no half member behind: the archive stays valid without it.
-            self.data.abandon();
-            return Err(NpzError::LengthMismatch {
-                member: self.name,
-                expected: self.expected,
-                actual: self.written,
-            });
-        }
-        Ok(self.data.finish()?)
     }
 }
 
