@@ -5,7 +5,8 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek};
 use std::path::Path;
 
-use npy_core::{Header, Layout, ParseOptions};
+use npy_core::element::Element;
+use npy_core::{ArrayView, Header, Layout, NpyArray, ReadOptions, read_npy};
 use zip::read::ZipFile;
 use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
 
@@ -89,7 +90,7 @@ pub struct NpzArchive<R> {
     keys: Vec<String>,
     /// Full member name -> index, decoded once at open.
     by_name: HashMap<String, usize>,
-    options: ParseOptions,
+    options: ReadOptions,
 }
 
 impl<R> std::fmt::Debug for NpzArchive<R> {
@@ -103,11 +104,12 @@ impl<R> std::fmt::Debug for NpzArchive<R> {
 impl NpzArchive<BufReader<File>> {
     /// Opens the archive at `path`, reading its central directory only.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::open_with_options(path, ParseOptions::default())
+        Self::open_with_options(path, ReadOptions::default())
     }
 
-    /// Like [`open`](Self::open), with header parsing limits (e.g. `max_header_size`).
-    pub fn open_with_options(path: impl AsRef<Path>, options: ParseOptions) -> Result<Self> {
+    /// Like [`open`](Self::open), with read options (`max_header_size`,
+    /// conversion to native byte order).
+    pub fn open_with_options(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self> {
         let file = File::open(path)?;
         Self::with_options(BufReader::new(file), options)
     }
@@ -116,11 +118,12 @@ impl NpzArchive<BufReader<File>> {
 impl<R: Read + Seek> NpzArchive<R> {
     /// Reads the central directory of the zip in `reader`.
     pub fn new(reader: R) -> Result<Self> {
-        Self::with_options(reader, ParseOptions::default())
+        Self::with_options(reader, ReadOptions::default())
     }
 
-    /// Like [`new`](Self::new), with header parsing limits (e.g. `max_header_size`).
-    pub fn with_options(reader: R, options: ParseOptions) -> Result<Self> {
+    /// Like [`new`](Self::new), with read options (`max_header_size`,
+    /// conversion to native byte order).
+    pub fn with_options(reader: R, options: ReadOptions) -> Result<Self> {
         let zip = ZipArchive::new(reader).map_err(NpzError::NotAZip)?;
         let mut names = Vec::with_capacity(zip.len());
         let mut by_name = HashMap::with_capacity(zip.len());
@@ -143,8 +146,8 @@ impl<R: Read + Seek> NpzArchive<R> {
         })
     }
 
-    /// The header parsing limits used for every member.
-    pub fn options(&self) -> &ParseOptions {
+    /// The read options used for every member.
+    pub fn options(&self) -> &ReadOptions {
         &self.options
     }
 
@@ -263,9 +266,66 @@ impl<R: Read + Seek> NpzArchive<R> {
             });
         }
         let member = reader.member.to_owned();
-        Header::read_from(&mut io::Cursor::new(prefix).chain(&mut reader), &options)
-            .map_err(|source| NpzError::Npy { member, source })
+        Header::read_from(
+            &mut io::Cursor::new(prefix).chain(&mut reader),
+            &options.parse,
+        )
+        .map_err(|source| NpzError::Npy { member, source })
     }
+
+    /// Loads an array member into memory (stored or deflated), streaming it
+    /// so memory is bounded by the array, and checks its CRC-32.
+    ///
+    /// A member that is not `.npy` data is [`NpzError::NotNpy`]; use
+    /// [`get`](Self::get) to take whatever the member holds, as NumPy does.
+    pub fn load(&mut self, key: &str) -> Result<NpyArray> {
+        match self.get(key)? {
+            Member::Array(array) => Ok(array),
+            Member::Raw(_) => Err(NpzError::NotNpy {
+                member: self.names[self.resolve(key)?].clone(),
+            }),
+        }
+    }
+
+    /// NumPy's `npz[key]`: the array if the member starts with the `.npy`
+    /// magic, else the member's raw bytes.
+    pub fn get(&mut self, key: &str) -> Result<Member> {
+        let index = self.resolve(key)?;
+        let options = self.options;
+        let mut reader = self.open_member(index)?;
+        let prefix = reader.read_prefix()?;
+        if prefix.as_slice() != NPY_MAGIC {
+            let mut bytes = prefix;
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|error| reader.io_error(error))?;
+            reader.verify()?;
+            return Ok(Member::Raw(bytes));
+        }
+        let array = read_npy(io::Cursor::new(prefix).chain(&mut reader), &options);
+        // A CRC mismatch explains a failure better than its symptom does.
+        let array = match array {
+            Ok(array) => array,
+            Err(source) => {
+                let member = reader.member.to_owned();
+                return Err(match reader.verify() {
+                    Err(crc @ NpzError::BadCrc { .. }) => crc,
+                    _ => NpzError::Npy { member, source },
+                });
+            }
+        };
+        reader.verify()?;
+        Ok(Member::Array(array))
+    }
+}
+
+/// What a member holds, as NumPy's `NpzFile.__getitem__` returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Member {
+    /// `.npy` data, loaded.
+    Array(NpyArray),
+    /// Anything else: the member's bytes.
+    Raw(Vec<u8>),
 }
 
 impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
@@ -277,8 +337,8 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
         Self::new(io::Cursor::new(bytes))
     }
 
-    /// Like [`from_bytes`](Self::from_bytes), with header parsing limits.
-    pub fn from_bytes_with_options(bytes: &'a [u8], options: ParseOptions) -> Result<Self> {
+    /// Like [`from_bytes`](Self::from_bytes), with read options.
+    pub fn from_bytes_with_options(bytes: &'a [u8], options: ReadOptions) -> Result<Self> {
         Self::with_options(io::Cursor::new(bytes), options)
     }
 
@@ -344,7 +404,7 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
             });
         }
         let (header, layout) =
-            Header::parse(content, &self.options).map_err(|source| NpzError::Npy {
+            Header::parse(content, &self.options.parse).map_err(|source| NpzError::Npy {
                 member: member.to_owned(),
                 source,
             })?;
@@ -361,6 +421,28 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
                 ),
             })?;
         Ok((header, layout, data))
+    }
+
+    /// A typed view straight into a stored member's data: zero-copy, what
+    /// NumPy cannot do (its `mmap_mode` is ignored for npz).
+    ///
+    /// Data we write is 64-byte aligned in the archive; data that is not
+    /// aligned for `T` is [`NpzError::Misaligned`], which names the way out:
+    /// an alignment-1 element type (`zerocopy::byteorder`), or loading it.
+    pub fn view<T: Element>(&mut self, key: &str) -> Result<ArrayView<'a, T>> {
+        let index = self.resolve(key)?;
+        let (header, _, data) = self.array_bytes(key)?;
+        ArrayView::from_header(data, &header).map_err(|source| {
+            let member = self.names[index].clone();
+            match source {
+                npy_core::Error::Misaligned { align, address, .. } => NpzError::Misaligned {
+                    member,
+                    offset: (address - self.zip_bytes().as_ptr() as usize) as u64,
+                    align,
+                },
+                source => NpzError::Npy { member, source },
+            }
+        })
     }
 
     /// The archive bytes. `ZipArchive` lends no reference to its reader, but

@@ -6,7 +6,9 @@ use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use npy_core::Header;
+use npy_core::element::Element;
+use npy_core::{ArrayView, Header, NpyArray, Order};
+use zerocopy::IntoBytes;
 
 use super::container::{Container, Method, OpenMember};
 use super::deflate::ParallelDeflate;
@@ -190,6 +192,55 @@ impl<W: Write + Seek> NpzWriter<W> {
     pub fn add_bytes(&mut self, key: &str, header: &Header, data: &[u8]) -> Result<()> {
         let mut member = self.start_array(key, header)?;
         member.write_all(data)?;
+        member.finish()
+    }
+
+    /// Adds the array `key` of shape `shape` from `data` in C order, with
+    /// `T`'s dtype.
+    pub fn add_slice<T: Element>(&mut self, key: &str, data: &[T], shape: &[usize]) -> Result<()> {
+        let header = Header {
+            dtype: T::dtype(),
+            order: Order::C,
+            shape: shape.to_vec(),
+        };
+        self.add_bytes(key, &header, data.as_bytes())
+    }
+
+    /// Adds a loaded array under `key`.
+    pub fn add_array(&mut self, key: &str, array: &NpyArray) -> Result<()> {
+        self.add_bytes(key, array.header(), array.data())
+    }
+
+    /// Adds the array `key` from a view, like `np.save` writes it: a C- or
+    /// Fortran-contiguous view as it lies in memory (`fortran_order` set
+    /// accordingly), any other view copied out in C order, chunk by chunk.
+    pub fn add_view<T: Element>(&mut self, key: &str, view: &ArrayView<'_, T>) -> Result<()> {
+        let order = if view.is_c_contiguous() {
+            Order::C
+        } else if view.is_f_contiguous() {
+            Order::Fortran
+        } else {
+            Order::C
+        };
+        let header = Header {
+            dtype: T::dtype(),
+            order,
+            shape: view.shape().to_vec(),
+        };
+        if let Some(data) = view.as_slice() {
+            return self.add_bytes(key, &header, data.as_bytes());
+        }
+        const ELEMENTS_PER_CHUNK: usize = 1 << 16;
+        let mut member = self.start_array(key, &header)?;
+        let mut chunk = Vec::with_capacity(ELEMENTS_PER_CHUNK);
+        for element in view.iter() {
+            chunk.push(*element);
+            if chunk.len() == ELEMENTS_PER_CHUNK {
+                member.write_all(chunk.as_bytes())?;
+                chunk.clear();
+            }
+        }
+        member.write_all(chunk.as_bytes())?;
         member.finish()
     }
 
