@@ -66,7 +66,7 @@ fn we_write_numpy_loads() {
     let floats: Vec<f64> = (0..60).map(|i| i as f64 / 3.0 - 7.0).collect();
     let ints: Vec<i32> = (0..24).map(|i| i * 1000 - 7).collect();
     // A multi-megabyte member, so deflate runs on several chunks in parallel.
-    let big: Vec<u32> = (0..1_500_000u32).map(|i| i / 3 ^ (i % 17)).collect();
+    let big: Vec<u32> = (0..1_500_000u32).map(|i| (i / 3) ^ (i % 17)).collect();
     let big_endian = Header {
         dtype: DType::parse("'>i2'").unwrap(),
         order: Order::C,
