@@ -10,13 +10,13 @@ use std::fmt::Debug;
 use std::io::Cursor;
 
 use npy_core::{
-    ByteOrder, DType, Header, Layout, NpyWriter, Order, ParseOptions, ReadOptions, Version,
-    read_npy, write_npy,
+    DType, Header, Layout, NpyWriter, Order, ParseOptions, ReadOptions, Version, read_npy,
+    write_npy,
 };
 use serde_json::Value;
 use support::{
-    data_is_c_le, fixture_bytes, fixtures_dir, has_big_endian, logical_c_bytes, manifest, to_hex,
-    value_disagreements,
+    data_is_c_le, fixture_bytes, fixtures_dir, has_big_endian, has_big_endian_long_double,
+    logical_c_bytes, manifest, to_hex, value_disagreements,
 };
 
 /// Disagreements between npy-core and numpy, gathered across fixtures.
@@ -454,7 +454,7 @@ fn read_options(entry: &Value, to_native: bool) -> ReadOptions {
 /// the converted header has no big-endian scalar left.
 #[test]
 fn read_npy_data_matches_numpy() {
-    assert!(cfg!(target_endian = "little"), "c_le_hex is little-endian");
+    const { assert!(cfg!(target_endian = "little"), "c_le_hex is little-endian") };
     let mut m = Mismatches::default();
     for entry in section("npy") {
         let file = text(&entry, "file");
@@ -514,15 +514,6 @@ fn native_values_match_numpy() {
         }
     }
     m.finish("values (native order)");
-}
-
-/// Whether `dtype` holds a big-endian long double (or long double complex),
-/// which `Value` documents it cannot decode (only x87 little-endian is known).
-fn has_big_endian_long_double(dtype: &DType) -> bool {
-    matches!(dtype, DType::Scalar(s)
-        if s.byte_order == ByteOrder::Big
-            && matches!((s.kind, s.itemsize), (npy_core::ScalarKind::Float, 12 | 16)
-                | (npy_core::ScalarKind::Complex, 24 | 32)))
 }
 
 /// `Value` decodes data in its stored byte order too: the same values without

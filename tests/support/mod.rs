@@ -124,6 +124,15 @@ pub fn has_big_endian(dtype: &npy_core::DType) -> bool {
     }
 }
 
+/// Whether `dtype` is a big-endian long double (or long double complex), which
+/// `npy_core::Value` documents it cannot decode (only little-endian x87 is known).
+pub fn has_big_endian_long_double(dtype: &npy_core::DType) -> bool {
+    use npy_core::{ByteOrder, DType, ScalarKind};
+    matches!(dtype, DType::Scalar(s)
+        if s.byte_order == ByteOrder::Big
+            && matches!((s.kind, s.itemsize), (ScalarKind::Float, 12 | 16) | (ScalarKind::Complex, 24 | 32)))
+}
+
 /// Whether the array's stored bytes already are its little-endian C-order bytes
 /// (the manifest's `c_le_hex`): no big-endian scalar, and no transposition.
 pub fn data_is_c_le(header: &npy_core::Header) -> bool {
