@@ -24,7 +24,17 @@ const TIME_UNITS: [&str; 13] = [
 /// Field names that stress quoting and encoding (quotes, backslash,
 /// control characters, latin-1 and non-latin-1 text), and the empty name.
 const NAMES: [&str; 12] = [
-    "a", "x1", "it's", "q\"uote", "back\\slash", "café", "名前", "", "f0", "tab\t", "new\nline",
+    "a",
+    "x1",
+    "it's",
+    "q\"uote",
+    "back\\slash",
+    "café",
+    "名前",
+    "",
+    "f0",
+    "tab\t",
+    "new\nline",
     "sp ace",
 ];
 
@@ -37,7 +47,11 @@ fn byte_order() -> impl Strategy<Value = char> {
 fn scalar() -> impl Strategy<Value = DType> {
     let text = prop_oneof![
         Just("|b1".to_owned()),
-        (byte_order(), select(vec!['i', 'u']), select(vec![1, 2, 4, 8]))
+        (
+            byte_order(),
+            select(vec!['i', 'u']),
+            select(vec![1, 2, 4, 8])
+        )
             .prop_map(|(o, k, n)| format!("{o}{k}{n}")),
         (byte_order(), select(vec![2, 4, 8, 16])).prop_map(|(o, n)| format!("{o}f{n}")),
         (byte_order(), select(vec![8, 16, 32])).prop_map(|(o, n)| format!("{o}c{n}")),
@@ -47,7 +61,10 @@ fn scalar() -> impl Strategy<Value = DType> {
         (
             byte_order(),
             select(vec!['M', 'm']),
-            proptest::option::of((select(vec![1u32, 1, 2, 10, 250]), select(TIME_UNITS.to_vec()))),
+            proptest::option::of((
+                select(vec![1u32, 1, 2, 10, 250]),
+                select(TIME_UNITS.to_vec())
+            )),
         )
             .prop_map(|(o, k, unit)| match unit {
                 None => format!("{o}{k}8"),
