@@ -24,3 +24,12 @@ bench *ARGS:
 # Everything CI runs.
 ci:
     .ci/run
+
+# Fuzz every target (cargo-fuzz on stable via RUSTC_BOOTSTRAP; see docs/SECURITY.md).
+# Default 30 minutes each; `just fuzz 60 header` fuzzes one target for a minute.
+fuzz SECONDS="1800" *TARGETS:
+    fuzz/run.sh run {{SECONDS}} {{TARGETS}}
+
+# Copy tests/fixtures into the fuzz corpora (fuzz/corpus/<target>/, not committed).
+fuzz-seed:
+    fuzz/run.sh seed

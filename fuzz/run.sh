@@ -11,7 +11,9 @@
 # uses a nightly toolchain instead. cargo-fuzz is installed from crates.io when
 # missing (about a minute on 2 cores), unless NPY_FUZZ_NO_INSTALL is set.
 #
-# Environment: NPY_FUZZ_TOOLCHAIN (see above), NPY_FUZZ_JOBS (parallel fuzzing processes per target, default 1).
+# Environment: NPY_FUZZ_TOOLCHAIN (see above); NPY_FUZZ_JOBS (parallel fuzzing
+# processes per target, default 1); NPY_FUZZ_SANITIZER (none/address for every
+# target; CI's smoke run uses none so that one build serves all targets).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -22,6 +24,10 @@ FIXTURES=../tests/fixtures
 # bugs to find are panics, hangs and huge allocations, which libFuzzer sees
 # by itself); targets that reach unsafe code (mappings, zip, zlib) use ASan.
 sanitizer() {
+    if [ -n "${NPY_FUZZ_SANITIZER:-}" ]; then
+        echo "$NPY_FUZZ_SANITIZER"
+        return
+    fi
     case "$1" in
         header | read_npy) echo none ;;
         *) echo address ;;
@@ -141,7 +147,7 @@ case "${1:-}" in
         run "${1:-60}" "${@:2}"
         ;;
     *)
-        sed -n '2,16p' "$0"
+        sed -n '2,18p' "$0"
         exit 2
         ;;
 esac

@@ -1,0 +1,255 @@
+//! Crash safety of saving to a path: a process killed with SIGKILL at any
+//! moment of a save leaves either the old file or the new one, complete,
+//! never a mix or a torn file; and replacing a file that a reader has mapped
+//! leaves that reader's data intact (rename, never truncate in place).
+//!
+//! The saving processes are this test binary itself, re-run with an
+//! environment variable that makes `saver_process_entry_point` save in a loop.
+//!
+//! `.npz` saves go through `NpzWriter::create` + `commit`; `.npy` saves go
+//! through `AtomicFile` + `write_slice`, the same temp-file + sync + rename
+//! path (to be replaced by the shared `npy_mmap::save` once it exists).
+
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail, ensure};
+use npy_core::{Order, ReadOptions, read_npy, write_slice};
+use npy_mmap::npz::{AtomicFile, NpzArchive, NpzWriter};
+
+const SAVER_ENV: &str = "NPY_CRASH_TEST_SAVER";
+/// Elements per saved array: 4 MiB of f64, so a save takes long enough for
+/// kills to land in the middle of writing as well as around the rename.
+const LEN: usize = 1 << 19;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Format {
+    Npy,
+    Npz,
+}
+
+impl Format {
+    fn name(self) -> &'static str {
+        match self {
+            Format::Npy => "npy",
+            Format::Npz => "npz",
+        }
+    }
+}
+
+/// Saves version `n`: `LEN` elements, every one equal to `n`.
+fn save(format: Format, path: &Path, n: u64) -> Result<()> {
+    let data = vec![n as f64; LEN];
+    match format {
+        Format::Npy => {
+            let mut file = AtomicFile::create(path)?;
+            write_slice(&mut file, &data, &[LEN], Order::C)?;
+            file.commit()?;
+        }
+        Format::Npz => {
+            let mut writer = NpzWriter::create(path)?;
+            writer.add_slice("a", &data, &[LEN])?;
+            writer.commit()?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads the file at `path` back: it must be complete, with every element
+/// equal; returns that version.
+fn load(format: Format, path: &Path) -> Result<u64> {
+    let array = match format {
+        Format::Npy => read_npy(std::fs::File::open(path)?, &ReadOptions::default())?,
+        Format::Npz => NpzArchive::open(path)?.load("a")?,
+    };
+    ensure!(array.header().shape == [LEN], "{:?}", array.header());
+    let view = array.view::<f64>()?;
+    let values = view.as_slice().context("contiguous")?;
+    let first = values[0];
+    ensure!(
+        values.iter().all(|&v| v == first),
+        "a torn file: mixed versions"
+    );
+    Ok(first as u64)
+}
+
+/// Not a test of its own: the body of a saving process. Does nothing unless
+/// the parent set `NPY_CRASH_TEST_SAVER=format:path:first`; then saves
+/// versions first, first+1, ... forever, printing `saved <n>` after each.
+#[test]
+fn saver_process_entry_point() -> Result<()> {
+    let Ok(job) = std::env::var(SAVER_ENV) else {
+        return Ok(());
+    };
+    let mut parts = job.splitn(3, ':');
+    let format = match parts.next() {
+        Some("npy") => Format::Npy,
+        Some("npz") => Format::Npz,
+        other => bail!("format {other:?}"),
+    };
+    let path = PathBuf::from(parts.next().context("path")?);
+    let first: u64 = parts.next().context("first")?.parse()?;
+    for n in first.. {
+        save(format, &path, n)?;
+        println!("saved {n}");
+    }
+    Ok(())
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("npy-crash-{tag}-{}", std::process::id()));
+        drop(std::fs::remove_dir_all(&dir));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        drop(std::fs::remove_dir_all(&self.0));
+    }
+}
+
+/// A small xorshift generator: kill delays vary from run to run; the seed
+/// is printed so a failure can be replayed with `NPY_CRASH_SEED`.
+struct Rng(u64);
+
+impl Rng {
+    fn new() -> Rng {
+        let seed = std::env::var("NPY_CRASH_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64)
+                    | 1
+            });
+        eprintln!("NPY_CRASH_SEED={seed}");
+        Rng(seed)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+fn kill_savers_at_random_points(format: Format) -> Result<()> {
+    let dir = TempDir::new(format.name());
+    let path = dir.0.join(format!("data.{}", format.name()));
+    save(format, &path, 0)?;
+    let mut rng = Rng::new();
+    let mut committed = 0u64;
+    let kills = 12;
+    for round in 0..kills {
+        let mut child = Command::new(std::env::current_exe()?)
+            .args([
+                "saver_process_entry_point",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(
+                SAVER_ENV,
+                format!("{}:{}:{}", format.name(), path.display(), committed + 1),
+            )
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let stdout = child.stdout.take().context("stdout")?;
+        // Collect `saved <n>` lines on a thread, so the kill is not tied to
+        // a line arriving: it lands wherever the saver happens to be.
+        let reader = std::thread::spawn(move || {
+            BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+                .filter_map(|l| l.rsplit_once("saved ")?.1.parse::<u64>().ok())
+                .max()
+        });
+        // Half the rounds kill early (often mid-write of the first save),
+        // half after several saves.
+        let delay = if round % 2 == 0 {
+            rng.below(60)
+        } else {
+            60 + rng.below(400)
+        };
+        std::thread::sleep(Duration::from_millis(delay));
+        child.kill()?; // SIGKILL
+        let status = child.wait()?;
+        ensure!(
+            !status.success(),
+            "the saver must have been killed: {status:?}"
+        );
+        let reported = reader.join().expect("reader thread");
+
+        // The file is complete: the last save it reported, or the one in
+        // flight if that one got as far as its rename.
+        let floor = reported.unwrap_or(committed);
+        let found =
+            load(format, &path).with_context(|| format!("round {round}, delay {delay} ms"))?;
+        ensure!(
+            found == floor || found == floor + 1,
+            "round {round}: found version {found}, last reported {floor}"
+        );
+        eprintln!("round {round}: killed after {delay} ms, {reported:?} reported, found {found}");
+        committed = found;
+    }
+    // Killed saves may leave their temporary files behind (nothing can
+    // remove them after SIGKILL), but never anything under the real name.
+    for entry in std::fs::read_dir(&dir.0)? {
+        let name = entry?.file_name().into_string().unwrap();
+        ensure!(
+            name == format!("data.{}", format.name()) || name.ends_with(".tmp"),
+            "unexpected file {name}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_npy_save_killed_at_any_moment_leaves_the_old_or_the_new_file() -> Result<()> {
+    kill_savers_at_random_points(Format::Npy)
+}
+
+#[test]
+fn a_npz_save_killed_at_any_moment_leaves_the_old_or_the_new_file() -> Result<()> {
+    kill_savers_at_random_points(Format::Npz)
+}
+
+#[test]
+fn saving_over_a_mapped_file_leaves_the_reader_valid() -> Result<()> {
+    let dir = TempDir::new("mapped");
+    let path = dir.0.join("data.npy");
+    save(Format::Npy, &path, 1)?;
+    let reader = npy_mmap::open(&path)?;
+    let before = reader
+        .view::<f64>()?
+        .as_slice()
+        .context("contiguous")?
+        .to_vec();
+
+    // Replace the file twice while it is mapped: the mapping keeps the old
+    // inode, so the reader sees its data unchanged and never faults.
+    save(Format::Npy, &path, 2)?;
+    save(Format::Npy, &path, 3)?;
+    let view = reader.view::<f64>()?;
+    let now = view.as_slice().context("contiguous")?;
+    assert_eq!(now, &before[..]);
+    assert!(now.iter().all(|&v| v == 1.0));
+    assert_eq!(reader.file_len(), std::fs::metadata(&path)?.len());
+
+    // New readers see the new file.
+    assert_eq!(load(Format::Npy, &path)?, 3);
+    let fresh = npy_mmap::open(&path)?;
+    assert!(fresh.view::<f64>()?.iter().all(|&v| v == 3.0));
+    Ok(())
+}
