@@ -12,6 +12,8 @@
 
 #![cfg(unix)]
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,6 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail, ensure};
 use npy_core::{Order, ReadOptions, read_npy, write_slice};
 use npy_mmap::npz::{AtomicFile, NpzArchive, NpzWriter};
+use support::TempDir;
 
 const SAVER_ENV: &str = "NPY_CRASH_TEST_SAVER";
 /// Elements per saved array: 4 MiB of f64, so a save takes long enough for
@@ -100,23 +103,6 @@ fn saver_process_entry_point() -> Result<()> {
     Ok(())
 }
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("npy-crash-{tag}-{}", std::process::id()));
-        drop(std::fs::remove_dir_all(&dir));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        drop(std::fs::remove_dir_all(&self.0));
-    }
-}
-
 /// A small xorshift generator: kill delays vary from run to run; the seed
 /// is printed so a failure can be replayed with `NPY_CRASH_SEED`.
 struct Rng(u64);
@@ -145,7 +131,7 @@ impl Rng {
 }
 
 fn kill_savers_at_random_points(format: Format) -> Result<()> {
-    let dir = TempDir::new(format.name());
+    let dir = TempDir::new(&format!("crash-{}", format.name()));
     let path = dir.0.join(format!("data.{}", format.name()));
     save(format, &path, 0)?;
     let mut rng = Rng::new();
@@ -227,7 +213,7 @@ fn a_npz_save_killed_at_any_moment_leaves_the_old_or_the_new_file() -> Result<()
 
 #[test]
 fn saving_over_a_mapped_file_leaves_the_reader_valid() -> Result<()> {
-    let dir = TempDir::new("mapped");
+    let dir = TempDir::new("crash-mapped");
     let path = dir.0.join("data.npy");
     save(Format::Npy, &path, 1)?;
     let reader = npy_mmap::open(&path)?;

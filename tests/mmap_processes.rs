@@ -4,6 +4,8 @@
 //! The workers are this test binary itself, re-run with an environment
 //! variable that makes `worker_process_entry_point` do a worker's job.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -11,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use anyhow::{Context, Result, ensure};
 use npy_core::DType;
 use npy_mmap::{Advice, CreateOptions, OpenOptions, ReadWrite};
+use support::TempDir;
 
 const WORKER_ENV: &str = "NPY_MMAP_TEST_WORKER";
 const COLS: usize = 257;
@@ -30,23 +33,6 @@ fn native_f8() -> DType {
         ">f8"
     })
     .unwrap()
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("npy-mmap-{tag}-{}", std::process::id()));
-        drop(std::fs::remove_dir_all(&dir));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        drop(std::fs::remove_dir_all(&self.0));
-    }
 }
 
 /// Fills rows `start..end` of the file, one row at a time; after each row is
@@ -118,7 +104,7 @@ fn create(path: &Path, rows: usize) -> Result<()> {
 
 #[test]
 fn processes_fill_disjoint_windows_of_one_file() -> Result<()> {
-    let dir = TempDir::new("procs-fill");
+    let dir = TempDir::new("mmap-procs-fill");
     let path = dir.0.join("shared.npy");
     let rows = 4000;
     create(&path, rows)?;
@@ -156,7 +142,7 @@ fn processes_fill_disjoint_windows_of_one_file() -> Result<()> {
 #[test]
 #[cfg(unix)]
 fn a_worker_killed_mid_fill_harms_no_one_else() -> Result<()> {
-    let dir = TempDir::new("procs-kill");
+    let dir = TempDir::new("mmap-procs-kill");
     let path = dir.0.join("shared.npy");
     let rows = 600;
     create(&path, rows)?;

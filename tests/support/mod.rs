@@ -220,3 +220,22 @@ pub fn value_disagreements(array: &npy_core::NpyArray, entry: &serde_json::Value
     }
     found
 }
+
+/// A fresh directory under the system temp dir (`npy-<tag>-<pid>`), removed
+/// with everything in it when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("npy-{tag}-{}", std::process::id()));
+        drop(std::fs::remove_dir_all(&dir));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        drop(std::fs::remove_dir_all(&self.0));
+    }
+}
