@@ -10,11 +10,18 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use npy_mmap::{OpenOptions, ReadOnly};
 
-/// One scratch file per fuzzing process, rewritten for every input.
+/// One scratch file per fuzzing process, rewritten for every input; in
+/// memory (`/dev/shm`) where there is one, as disk writes dominate the cost.
 fn scratch() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        std::env::temp_dir().join(format!("npy-fuzz-mmap-{}.npy", std::process::id()))
+        let shm = std::path::Path::new("/dev/shm");
+        let dir = if shm.is_dir() {
+            shm.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        dir.join(format!("npy-fuzz-mmap-{}.npy", std::process::id()))
     })
 }
 
