@@ -13,6 +13,7 @@
 pub mod dtype;
 pub mod element;
 pub mod error;
+pub mod ext;
 pub mod header;
 pub mod io;
 mod literal;
@@ -32,3 +33,9 @@ pub use record::{FieldRef, RecordRef, RecordView};
 pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_npy, write_slice};
 pub use value::Value;
 pub use view::{ArrayView, ArrayViewMut};
+
+#[cfg(feature = "derive")]
+pub use ext::derive::NpyRecord;
+/// Derives [`Element`] and [`NpyRecord`] for a `#[repr(C)]` struct: see [`ext::derive`].
+#[cfg(feature = "derive")]
+pub use npy_derive::NpyRecord;
