@@ -9,6 +9,7 @@
 //!
 //! All are off by default; none changes what the rest of the crate does.
 
+#[cfg(feature = "derive")]
 pub mod derive;
 #[cfg(feature = "half")]
 pub mod half;
