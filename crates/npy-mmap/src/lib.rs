@@ -62,6 +62,7 @@
 mod array;
 mod create;
 mod error;
+mod grow;
 pub mod mode;
 mod open;
 #[allow(unsafe_code)]
@@ -69,10 +70,15 @@ mod sys;
 
 #[cfg(feature = "npz")]
 pub mod npz;
+#[cfg(all(feature = "npz", feature = "ndarray"))]
+mod npz_ndarray;
+#[cfg(feature = "rayon")]
+mod par;
 
 pub use array::{Advice, MappedArray};
 pub use create::CreateOptions;
 pub use error::{Error, Result};
+pub use grow::{Appender, RowWriter};
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
 pub use open::{Locking, OpenOptions};
 
