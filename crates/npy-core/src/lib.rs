@@ -7,6 +7,18 @@
 //! `npy-mmap` crate, which hands its bytes to the views defined here.
 //!
 //! The crate has no `unsafe` code.
+//!
+//! ## Optional features
+//!
+//! All off by default; each adds an integration in [`ext`] with a runnable
+//! example there.
+//!
+//! | feature | adds |
+//! | --- | --- |
+//! | `half` | `half::f16` (and byte-order-explicit [`F16<O>`](ext::half)) as the element of `f2` data |
+//! | `num-complex` | `c8`/`c16` elements that are `num_complex::Complex` without copying ([`ext::num_complex`]) |
+//! | `ndarray` | views as `ndarray` views with the file's strides, no copy; writing any `ndarray` array like `np.save` ([`ext::ndarray`]) |
+//! | `derive` | `#[derive(NpyRecord)]`: a `#[repr(C)]` struct as a structured dtype, checked then zero-copy ([`ext::derive`]) |
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

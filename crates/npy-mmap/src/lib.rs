@@ -10,6 +10,7 @@
 //! | `np.load(p, mmap_mode='r+')` | [`open_rw(p)`](open_rw) → [`MappedArray<ReadWrite>`] |
 //! | `np.load(p, mmap_mode='c')` | [`open_cow(p)`](open_cow) → [`MappedArray<CopyOnWrite>`] |
 //! | `open_memmap(p, 'w+', dtype, shape)` | [`CreateOptions::create`] → [`MappedArray<ReadWrite>`] |
+//! | appending to a saved array (no numpy equivalent in place) | [`Appender`] appends rows in place; [`CreateOptions::stream`] → [`RowWriter`] for unknown lengths |
 //!
 //! The mode is part of the type: a read-only mapping has no method that
 //! writes (see [`mode`]). Bytes become typed arrays through npy-core's views.
@@ -48,6 +49,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Optional features
+//!
+//! | feature | adds |
+//! | --- | --- |
+//! | `npz` (default) | the [`npz`] module |
+//! | `rayon` | `MappedArray::par_rows_mut`: fill a mapping's rows from rayon's threads |
+//! | `ndarray` | `NpzWriter::add_ndarray`, and npy-core's `ndarray` views (`view.to_ndarray()`) |
+//!
 //! ## Safety
 //!
 //! All `unsafe` code of the project sits in one private module (creating the
@@ -62,7 +71,7 @@
 mod array;
 mod create;
 mod error;
-mod grow;
+pub mod grow;
 pub mod mode;
 mod open;
 #[allow(unsafe_code)]
