@@ -8,8 +8,8 @@ mod ext_support;
 use ext_support::{fixture, fixture_bytes};
 use npy_core::ext::derive::{FieldLayout, NpyRecord, explain_mismatch};
 use npy_core::io::write_slice;
-use npy_core::{Bool, DType, Element, Error, NpyArray, Order};
-use zerocopy::byteorder::{BigEndian, F32, F64, I16, I32, LittleEndian, U16};
+use npy_core::{DType, Element, Error, NpyArray, Order};
+use zerocopy::byteorder::{BigEndian, F32, F64, I16, I32, LittleEndian};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, TryFromBytes};
 
 type Le = LittleEndian;
@@ -241,9 +241,9 @@ fn fortran_ordered_records_index_logically() {
 struct Mixed {
     a: I32<Be>,
     b: F64<Be>,
-    c: U16<Le>,
+    c: zerocopy::byteorder::U16<Le>,
     d: npy_core::ext::num_complex::NpyComplex<F32<Be>>,
-    e: Bool,
+    e: npy_core::Bool,
 }
 
 #[cfg(feature = "num-complex")]
