@@ -9,8 +9,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, ensure};
@@ -61,17 +60,9 @@ fn main() -> Result<()> {
             ref file,
             start,
             end,
-        }) => worker(file, start, end),
+        }) => common::worker_main(file, start..end),
         None => parent(&args),
     }
-}
-
-/// One worker process: fill its window, report its time and peak RSS.
-fn worker(file: &Path, start: usize, end: usize) -> Result<()> {
-    let seconds = common::fill_window(file, start..end)?;
-    let peak = common::rss().map_or(0, |(_, peak)| peak);
-    println!("{seconds} {peak}");
-    Ok(())
 }
 
 fn parent(args: &Args) -> Result<()> {
@@ -104,53 +95,20 @@ fn parent(args: &Args) -> Result<()> {
     );
 
     // 2. Worker processes, one window of rows each.
-    let windows = common::split_rows(rows, workers);
-    let start = Instant::now();
-    let children = windows
-        .iter()
-        .map(|w| {
-            common::this_program()?
-                .args(["worker".as_ref(), path.as_os_str()])
-                .args([w.start.to_string(), w.end.to_string()])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .context("starting a worker")
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut worker_peak = 0u64;
-    let mut slowest_fill = 0f64;
-    for child in children {
-        let report = common::wait_ok(child, "a worker")?;
-        let mut fields = report.split_whitespace();
-        let fill: f64 = fields.next().context("worker report")?.parse()?;
-        let peak: u64 = fields.next().context("worker report")?.parse()?;
-        slowest_fill = slowest_fill.max(fill);
-        worker_peak = worker_peak.max(peak);
-    }
-    let fill_time = start.elapsed().as_secs_f64();
+    let fill = common::run_fill_workers(&path, rows, workers)?;
     println!(
         "  fill       {:>10.3} ms  {} workers, {}, each mapped {} (its rows); \
          slowest fill+flush {:.3} ms; worker peak RSS {}",
-        fill_time * 1e3,
-        windows.len(),
-        common::rate(data_bytes, fill_time),
-        common::human(data_bytes / windows.len() as u64),
-        slowest_fill * 1e3,
-        common::human(worker_peak)
+        fill.wall_seconds * 1e3,
+        fill.windows.len(),
+        common::rate(data_bytes, fill.wall_seconds),
+        common::human(data_bytes / fill.windows.len() as u64),
+        fill.slowest_fill_seconds * 1e3,
+        common::human(fill.worker_peak_rss)
     );
 
     // 3. Verify every value.
-    let start = Instant::now();
-    let array = OpenOptions::new()
-        .advice(Advice::Sequential)
-        .open::<ReadOnly>(&path)?;
-    let view = array.view::<f64>()?;
-    let slice = view.as_slice().context("C order is contiguous")?;
-    common::check_rows(slice, 0, COLS)?;
-    let verify_time = start.elapsed().as_secs_f64();
-    drop(view);
-    drop(array);
+    let verify_time = common::verify_file(&path)?;
     println!(
         "  verify     {:>10.3} ms  all {} values right, {}",
         verify_time * 1e3,

@@ -153,6 +153,75 @@ pub fn fill_window(path: &Path, rows: Range<usize>) -> Result<f64> {
     Ok(start.elapsed().as_secs_f64())
 }
 
+/// What a worker process prints when done: its fill+flush seconds and
+/// peak RSS in bytes.
+pub fn worker_main(file: &Path, rows: Range<usize>) -> Result<()> {
+    let seconds = fill_window(file, rows)?;
+    let peak = rss().map_or(0, |(_, peak)| peak);
+    println!("{seconds} {peak}");
+    Ok(())
+}
+
+/// How a set of worker processes did.
+pub struct FillReport {
+    /// The row windows, one per worker.
+    pub windows: Vec<Range<usize>>,
+    /// From the first spawn to the last exit.
+    pub wall_seconds: f64,
+    /// The slowest worker's fill + flush (after its open).
+    pub slowest_fill_seconds: f64,
+    /// The largest worker peak RSS.
+    pub worker_peak_rss: u64,
+}
+
+/// Starts `workers` copies of this program as `<program> worker FILE START
+/// END` (the hidden subcommand each example declares), one window of rows
+/// each, and waits for all of them.
+pub fn run_fill_workers(path: &Path, rows: usize, workers: usize) -> Result<FillReport> {
+    let windows = split_rows(rows, workers);
+    let start = Instant::now();
+    let children = windows
+        .iter()
+        .map(|w| {
+            this_program()?
+                .args(["worker".as_ref(), path.as_os_str()])
+                .args([w.start.to_string(), w.end.to_string()])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .context("starting a worker")
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut report = FillReport {
+        windows,
+        wall_seconds: 0.0,
+        slowest_fill_seconds: 0.0,
+        worker_peak_rss: 0,
+    };
+    for child in children {
+        let out = wait_ok(child, "a worker")?;
+        let mut fields = out.split_whitespace();
+        let fill: f64 = fields.next().context("worker report")?.parse()?;
+        let peak: u64 = fields.next().context("worker report")?.parse()?;
+        report.slowest_fill_seconds = report.slowest_fill_seconds.max(fill);
+        report.worker_peak_rss = report.worker_peak_rss.max(peak);
+    }
+    report.wall_seconds = start.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Opens the file read-only and checks every value; returns the seconds.
+pub fn verify_file(path: &Path) -> Result<f64> {
+    let start = Instant::now();
+    let array = OpenOptions::new()
+        .advice(Advice::Sequential)
+        .open::<npy_mmap::ReadOnly>(path)?;
+    let cols = array.row_bytes() / 8;
+    let view = array.view::<f64>()?;
+    check_rows(view.as_slice().context("C order is contiguous")?, 0, cols)?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
 /// A directory for the example's files: `dir` if given, else a fresh one
 /// under the system temp dir. Returns it and whether we made it.
 pub fn work_dir(dir: Option<&Path>, name: &str) -> Result<(PathBuf, bool)> {
