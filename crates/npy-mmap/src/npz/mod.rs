@@ -28,5 +28,5 @@ mod read;
 mod write;
 
 pub use error::{NpzError, Result};
-pub use read::{Member, MemberCompression, MemberInfo, NpzArchive};
+pub use read::{Member, MemberCompression, MemberInfo, MemberReader, NpzArchive};
 pub use write::{AtomicFile, Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};
