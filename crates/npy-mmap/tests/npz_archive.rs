@@ -4,7 +4,8 @@
 
 use std::io::{Cursor, Read};
 
-use npy_mmap::npz::{AtomicFile, Compression, MemberCompression, NpzArchive, NpzError, NpzWriter};
+use npy_mmap::AtomicFile;
+use npy_mmap::npz::{Compression, MemberCompression, NpzArchive, NpzError, NpzWriter};
 
 fn archive_with(members: &[(&str, &[u8])], compression: Compression) -> Vec<u8> {
     let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();

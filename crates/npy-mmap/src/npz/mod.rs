@@ -7,7 +7,7 @@
 //!   typed views straight into the mapping (NumPy ignores `mmap_mode` for npz).
 //! * [`NpzWriter`] writes stored (`np.savez`) or deflated
 //!   (`np.savez_compressed`) members, zip64 always on, stored array data
-//!   64-byte aligned; to a path it writes through an [`AtomicFile`].
+//!   64-byte aligned; to a path it writes through an [`AtomicFile`](crate::AtomicFile).
 //!
 //! ```
 //! use std::io::Cursor;
@@ -33,4 +33,4 @@ mod write;
 pub use error::{NpzError, Result};
 pub use mapped::MappedNpz;
 pub use read::{Member, MemberCompression, MemberInfo, MemberReader, NpzArchive};
-pub use write::{AtomicFile, Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};
+pub use write::{Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};
