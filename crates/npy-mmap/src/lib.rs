@@ -48,6 +48,20 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Speed notes
+//!
+//! * Opening costs the same for any file size: open, lock, two small reads
+//!   (preamble, header), `fstat`, one `mmap`. Nothing of the data is read.
+//! * Random access into a file that is not in the page cache (or a sparse
+//!   one): open with [`Advice::Random`]. Without it every first touch reads
+//!   ahead around the page; with an 8 MiB read-ahead setting, 200 random
+//!   first touches of an 8 GiB sparse file took 1.6 s instead of 1.2 ms.
+//! * A scan of a warm file: `view.as_slice()` is a plain slice, as fast as
+//!   memory; [`Advice::PopulateRead`] maps every page up front.
+//! * Filling: give each worker its own [`window`](OpenOptions::window) so it
+//!   maps only its rows; [`CreateOptions::reserve`] allocates the disk blocks
+//!   so a full disk is an error at create, not a SIGBUS mid-fill.
+//!
 //! ## Safety
 //!
 //! All `unsafe` code of the project sits in one private module (creating the
