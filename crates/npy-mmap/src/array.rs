@@ -50,7 +50,10 @@ pub enum Advice {
 #[derive(Debug)]
 pub struct MappedArray<M: Mode = crate::ReadOnly> {
     // Field order is drop order: unmap before the file (and its lock) goes.
+    // The file is never lent out: `&File` allows `set_len` and `write_at`,
+    // which would change bytes (or the length) under live views.
     map: M::Map,
+    #[expect(dead_code, reason = "held open for its lock, never used after mapping")]
     file: File,
     path: PathBuf,
     header: Header,
@@ -283,11 +286,6 @@ impl<M: Mode> MappedArray<M> {
             });
         }
         Ok(())
-    }
-
-    /// The open file (locked shared, unless locking was disabled).
-    pub fn file(&self) -> &File {
-        &self.file
     }
 
     /// Byte range of window-relative `rows` inside [`bytes`](Self::bytes).
