@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, ValueEnum};
 use npy_mmap::{Advice, CreateOptions};
 
 use common::COLS;
@@ -39,7 +39,7 @@ struct Args {
     #[arg(long)]
     keep: bool,
     #[command(subcommand)]
-    role: Option<Role>,
+    role: Option<common::WorkerRole>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -52,21 +52,10 @@ enum Mode {
     Both,
 }
 
-#[derive(Subcommand)]
-enum Role {
-    /// (internal) Fill rows START..END of FILE: what each worker process runs.
-    #[command(hide = true)]
-    Worker {
-        file: PathBuf,
-        start: usize,
-        end: usize,
-    },
-}
-
 fn main() -> Result<()> {
     let args = Args::parse();
-    if let Some(Role::Worker { file, start, end }) = &args.role {
-        return common::worker_main(file, *start..*end);
+    if let Some(role) = &args.role {
+        return role.run();
     }
     let workers = match args.workers {
         Some(n) => n.max(1),

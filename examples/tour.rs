@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, ensure};
-use clap::{Parser, Subcommand};
+use clap::Parser;
 use npy_mmap::{Advice, CreateOptions, OpenOptions, ReadOnly};
 
 use common::{COLS, XorShift};
@@ -39,28 +39,13 @@ struct Args {
     #[arg(long, default_value_t = 1_000_000)]
     reads: usize,
     #[command(subcommand)]
-    role: Option<Role>,
-}
-
-#[derive(Subcommand)]
-enum Role {
-    /// (internal) Fill rows START..END of FILE: what each worker process runs.
-    #[command(hide = true)]
-    Worker {
-        file: PathBuf,
-        start: usize,
-        end: usize,
-    },
+    role: Option<common::WorkerRole>,
 }
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    match args.role {
-        Some(Role::Worker {
-            ref file,
-            start,
-            end,
-        }) => common::worker_main(file, start..end),
+    match &args.role {
+        Some(role) => role.run(),
         None => parent(&args),
     }
 }

@@ -153,6 +153,27 @@ pub fn fill_window(path: &Path, rows: Range<usize>) -> Result<f64> {
     Ok(start.elapsed().as_secs_f64())
 }
 
+/// The hidden subcommand the fill examples re-run themselves with:
+/// `<program> worker FILE START END`.
+#[derive(clap::Subcommand)]
+pub enum WorkerRole {
+    /// (internal) Fill rows START..END of FILE: what each worker process runs.
+    #[command(hide = true)]
+    Worker {
+        file: PathBuf,
+        start: usize,
+        end: usize,
+    },
+}
+
+impl WorkerRole {
+    /// Does the worker's job.
+    pub fn run(&self) -> Result<()> {
+        let WorkerRole::Worker { file, start, end } = self;
+        worker_main(file, *start..*end)
+    }
+}
+
 /// What a worker process prints when done: its fill+flush seconds and
 /// peak RSS in bytes.
 pub fn worker_main(file: &Path, rows: Range<usize>) -> Result<()> {
