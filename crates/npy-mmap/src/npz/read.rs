@@ -462,7 +462,7 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
 
 /// A member's content as a stream (decompressed when deflated), from
 /// [`NpzArchive::reader`]. Reaching the end checks the CRC-32: a mismatch is
-/// an `InvalidData` error "Bad CRC-32 for file '<member>'".
+/// an `InvalidData` error `Bad CRC-32 for file '<member>'`.
 pub struct MemberReader<'a, R: Read> {
     file: ZipFile<'a, R>,
     hasher: crc32fast::Hasher,
