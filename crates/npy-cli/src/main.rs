@@ -1,5 +1,46 @@
-//! The `npy` command-line tool.
+//! The `npy` command-line tool: look at, check and reshape NumPy `.npy`/`.npz`
+//! files without starting Python. See `npy --help`.
 
-fn main() {
-    println!("npy: not yet implemented");
+mod cli;
+mod commands;
+mod print;
+mod progress;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to
+            // stderr (exit 2).
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    let result = commands::run(cli.command, &mut stdout).and_then(|code| {
+        stdout.flush()?;
+        Ok(code)
+    });
+    match result {
+        Ok(code) => code,
+        // `npy show big.npy | head` closes the pipe early: not an error.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "npy: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
