@@ -585,4 +585,111 @@ mod tests {
         );
         assert_eq!(lines[8], " 105.6 106.7 107.8 108.9]");
     }
+
+    fn field(shape: &[usize], column: Column) -> FieldColumn {
+        FieldColumn {
+            shape: shape.to_vec(),
+            column,
+        }
+    }
+
+    fn one_d(column: Column) -> String {
+        array_str(&Selection::new(&[column.len()]), &column)
+    }
+
+    // Expected strings are numpy 2.4's `str()` of the same arrays.
+    #[test]
+    fn every_kind_of_element() {
+        use npy_core::TimeUnit;
+        let seconds = Some(DateTimeUnit { unit: TimeUnit::Second, multiple: 1 });
+        assert_eq!(one_d(Column::Bool(vec![true, false])), "[ True False]");
+        assert_eq!(
+            one_d(Column::Complex(FloatWidth::Double, vec![(1.0, 2.0), (3.0, -4.0)])),
+            "[1.+2.j 3.-4.j]"
+        );
+        assert_eq!(one_d(Column::Bytes(vec![b"ab".to_vec(), b"c\0\0".to_vec()])), "[b'ab' b'c']");
+        assert_eq!(one_d(Column::Str(vec!["ab".into(), "c".into()])), "['ab' 'c']");
+        assert_eq!(one_d(Column::Void(vec![vec![0; 3]; 2])), r"[b'\x00\x00\x00' b'\x00\x00\x00']");
+        assert_eq!(
+            one_d(Column::DateTime(seconds, vec![1_577_836_800, NAT])),
+            "['2020-01-01T00:00:00'                 'NaT']"
+        );
+        assert_eq!(one_d(Column::TimeDelta(seconds, vec![1, NAT])), "[    1 'NaT']");
+    }
+
+    #[test]
+    fn records_format_each_field_as_a_column() {
+        let records = Column::Record {
+            len: 2,
+            fields: vec![
+                field(&[], Column::Int(vec![1, 3])),
+                field(&[], Column::Float(FloatWidth::Double, vec![2.0, 4.5])),
+            ],
+        };
+        assert_eq!(one_d(records), "[(1, 2. ) (3, 4.5)]");
+        let subarrays = Column::Record {
+            len: 3,
+            fields: vec![field(
+                &[2, 2],
+                Column::Float(
+                    FloatWidth::Double,
+                    vec![1.5, 2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                ),
+            )],
+        };
+        assert_eq!(
+            one_d(subarrays),
+            "[([[1.5, 2. ], [3. , 4. ]],) ([[0. , 0. ], [0. , 0. ]],)\n ([[0. , 0. ], [0. , 0. ]],)]"
+        );
+    }
+
+    #[test]
+    fn zero_d_arrays_print_their_scalar() {
+        use npy_core::TimeUnit;
+        let scalar = |column: Column| array_str(&Selection::new(&[]), &column);
+        assert_eq!(scalar(Column::Float(FloatWidth::Double, vec![1.0])), "1.0");
+        assert_eq!(scalar(Column::Bool(vec![true])), "True");
+        assert_eq!(scalar(Column::Int(vec![-5])), "-5");
+        assert_eq!(scalar(Column::Bytes(vec![b"x".to_vec()])), "np.bytes_(b'x')");
+        assert_eq!(scalar(Column::Str(vec!["x".into()])), "x");
+        assert_eq!(scalar(Column::Complex(FloatWidth::Double, vec![(0.0, 1.0)])), "1j");
+        assert_eq!(scalar(Column::Complex(FloatWidth::Double, vec![(1.0, -2.0)])), "(1-2j)");
+        assert_eq!(
+            scalar(Column::Complex(FloatWidth::Double, vec![(f64::NAN, f64::INFINITY)])),
+            "(nan+infj)"
+        );
+        assert_eq!(
+            scalar(Column::Complex(FloatWidth::Double, vec![(1e20, 1.0)])),
+            "(1e+20+1j)"
+        );
+        let days = Some(DateTimeUnit { unit: TimeUnit::Day, multiple: 1 });
+        assert_eq!(scalar(Column::DateTime(days, vec![18_262])), "2020-01-01");
+        assert_eq!(scalar(Column::DateTime(days, vec![NAT])), "NaT");
+        assert_eq!(scalar(Column::TimeDelta(days, vec![1])), "1 days");
+        let record = Column::Record {
+            len: 1,
+            fields: vec![
+                field(&[], Column::Int(vec![0])),
+                field(&[2], Column::Float(FloatWidth::Double, vec![1e20, 0.1])),
+                field(&[], Column::Bytes(vec![b"x".to_vec()])),
+                field(
+                    &[],
+                    Column::Record {
+                        len: 1,
+                        fields: vec![field(&[], Column::Float(FloatWidth::Single, vec![0.0]))],
+                    },
+                ),
+                field(&[], Column::Str(vec!["y".into()])),
+                field(&[], Column::DateTime(days, vec![0])),
+                field(&[], Column::TimeDelta(days, vec![0])),
+                field(&[], Column::Complex(FloatWidth::Double, vec![(1.0, 2.0)])),
+                field(&[], Column::Bool(vec![false])),
+                field(&[], Column::Void(vec![vec![0, 0]])),
+            ],
+        };
+        assert_eq!(
+            scalar(record),
+            r"(0, [1e+20, 0.1], b'x', (0.0,), 'y', '1970-01-01', 0, 1.+2.j, False, b'\x00\x00')"
+        );
+    }
 }
