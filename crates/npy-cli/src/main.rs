@@ -3,8 +3,10 @@
 
 mod cli;
 mod commands;
+mod describe;
 mod print;
 mod progress;
+mod source;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -601,20 +601,38 @@ mod tests {
     #[test]
     fn every_kind_of_element() {
         use npy_core::TimeUnit;
-        let seconds = Some(DateTimeUnit { unit: TimeUnit::Second, multiple: 1 });
+        let seconds = Some(DateTimeUnit {
+            unit: TimeUnit::Second,
+            multiple: 1,
+        });
         assert_eq!(one_d(Column::Bool(vec![true, false])), "[ True False]");
         assert_eq!(
-            one_d(Column::Complex(FloatWidth::Double, vec![(1.0, 2.0), (3.0, -4.0)])),
+            one_d(Column::Complex(
+                FloatWidth::Double,
+                vec![(1.0, 2.0), (3.0, -4.0)]
+            )),
             "[1.+2.j 3.-4.j]"
         );
-        assert_eq!(one_d(Column::Bytes(vec![b"ab".to_vec(), b"c\0\0".to_vec()])), "[b'ab' b'c']");
-        assert_eq!(one_d(Column::Str(vec!["ab".into(), "c".into()])), "['ab' 'c']");
-        assert_eq!(one_d(Column::Void(vec![vec![0; 3]; 2])), r"[b'\x00\x00\x00' b'\x00\x00\x00']");
+        assert_eq!(
+            one_d(Column::Bytes(vec![b"ab".to_vec(), b"c\0\0".to_vec()])),
+            "[b'ab' b'c']"
+        );
+        assert_eq!(
+            one_d(Column::Str(vec!["ab".into(), "c".into()])),
+            "['ab' 'c']"
+        );
+        assert_eq!(
+            one_d(Column::Void(vec![vec![0; 3]; 2])),
+            r"[b'\x00\x00\x00' b'\x00\x00\x00']"
+        );
         assert_eq!(
             one_d(Column::DateTime(seconds, vec![1_577_836_800, NAT])),
             "['2020-01-01T00:00:00'                 'NaT']"
         );
-        assert_eq!(one_d(Column::TimeDelta(seconds, vec![1, NAT])), "[    1 'NaT']");
+        assert_eq!(
+            one_d(Column::TimeDelta(seconds, vec![1, NAT])),
+            "[    1 'NaT']"
+        );
     }
 
     #[test]
@@ -650,19 +668,34 @@ mod tests {
         assert_eq!(scalar(Column::Float(FloatWidth::Double, vec![1.0])), "1.0");
         assert_eq!(scalar(Column::Bool(vec![true])), "True");
         assert_eq!(scalar(Column::Int(vec![-5])), "-5");
-        assert_eq!(scalar(Column::Bytes(vec![b"x".to_vec()])), "np.bytes_(b'x')");
-        assert_eq!(scalar(Column::Str(vec!["x".into()])), "x");
-        assert_eq!(scalar(Column::Complex(FloatWidth::Double, vec![(0.0, 1.0)])), "1j");
-        assert_eq!(scalar(Column::Complex(FloatWidth::Double, vec![(1.0, -2.0)])), "(1-2j)");
         assert_eq!(
-            scalar(Column::Complex(FloatWidth::Double, vec![(f64::NAN, f64::INFINITY)])),
+            scalar(Column::Bytes(vec![b"x".to_vec()])),
+            "np.bytes_(b'x')"
+        );
+        assert_eq!(scalar(Column::Str(vec!["x".into()])), "x");
+        assert_eq!(
+            scalar(Column::Complex(FloatWidth::Double, vec![(0.0, 1.0)])),
+            "1j"
+        );
+        assert_eq!(
+            scalar(Column::Complex(FloatWidth::Double, vec![(1.0, -2.0)])),
+            "(1-2j)"
+        );
+        assert_eq!(
+            scalar(Column::Complex(
+                FloatWidth::Double,
+                vec![(f64::NAN, f64::INFINITY)]
+            )),
             "(nan+infj)"
         );
         assert_eq!(
             scalar(Column::Complex(FloatWidth::Double, vec![(1e20, 1.0)])),
             "(1e+20+1j)"
         );
-        let days = Some(DateTimeUnit { unit: TimeUnit::Day, multiple: 1 });
+        let days = Some(DateTimeUnit {
+            unit: TimeUnit::Day,
+            multiple: 1,
+        });
         assert_eq!(scalar(Column::DateTime(days, vec![18_262])), "2020-01-01");
         assert_eq!(scalar(Column::DateTime(days, vec![NAT])), "NaT");
         assert_eq!(scalar(Column::TimeDelta(days, vec![1])), "1 days");

@@ -1,0 +1,20 @@
+//! `.npz` archives: `ls`, `extract`, `pack`, and the npz side of `info` and `validate`.
+
+use std::io::Write;
+use std::path::Path;
+
+use npy_core::ParseOptions;
+
+use crate::commands::Verdict;
+
+/// `npy info` on an archive.
+pub fn info(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let _ = (path, json, out);
+    anyhow::bail!("npz archives are not supported yet")
+}
+
+/// `npy validate` on an archive: every member.
+pub fn validate(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> {
+    let _ = (path, options);
+    anyhow::bail!("npz archives are not supported yet")
+}
