@@ -7,6 +7,7 @@ mod describe;
 mod print;
 mod progress;
 mod source;
+mod stats;
 
 use std::io::Write;
 use std::process::ExitCode;
