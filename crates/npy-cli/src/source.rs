@@ -70,3 +70,49 @@ impl NpyFile {
         i128::from(self.file_size) - self.layout.data_offset as i128 - self.layout.data_len as i128
     }
 }
+
+/// Random access to an array's data bytes, wherever they live.
+pub trait DataBytes {
+    /// Fills `buf` from data offset `offset` (relative to the first data byte).
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> anyhow::Result<()>;
+}
+
+/// Data read straight from the file with positioned reads: showing a few
+/// elements of a huge file touches only their pages.
+pub struct FileData {
+    file: File,
+    data_offset: u64,
+}
+
+impl NpyFile {
+    /// The data of this file, for positioned reads.
+    pub fn data(&self) -> anyhow::Result<FileData> {
+        let file = File::open(&self.path)
+            .with_context(|| format!("cannot open {}", self.path.display()))?;
+        Ok(FileData {
+            file,
+            data_offset: self.layout.data_offset as u64,
+        })
+    }
+}
+
+impl DataBytes for FileData {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> anyhow::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file
+            .read_exact_at(buf, self.data_offset + offset)
+            .context("the file ends before the data the header promises")
+    }
+}
+
+impl DataBytes for [u8] {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> anyhow::Result<()> {
+        let start = usize::try_from(offset).ok();
+        let bytes = start
+            .and_then(|s| s.checked_add(buf.len()).map(|e| (s, e)))
+            .and_then(|(s, e)| self.get(s..e))
+            .context("the data ends before the elements the header promises")?;
+        buf.copy_from_slice(bytes);
+        Ok(())
+    }
+}

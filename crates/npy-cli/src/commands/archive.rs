@@ -18,3 +18,13 @@ pub fn validate(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> 
     let _ = (path, options);
     anyhow::bail!("npz archives are not supported yet")
 }
+
+/// The array of one member, for `show` and `stats`.
+pub fn open_member(
+    path: &Path,
+    member: Option<&str>,
+    options: &ParseOptions,
+) -> anyhow::Result<crate::commands::OpenedArray> {
+    let _ = (path, member, options);
+    anyhow::bail!("npz archives are not supported yet")
+}

@@ -7,6 +7,7 @@
 //! values of exactly those elements in C order. Only the shown elements are
 //! ever decoded, so showing a 10 GB array reads a few pages.
 
+mod build;
 mod datetime;
 mod float;
 mod text;
