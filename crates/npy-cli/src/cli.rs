@@ -100,8 +100,10 @@ pub struct ShowArgs {
 /// Count, min, max, mean, std and NaN count of a numeric array, streaming.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-std is the population standard deviation (numpy's default ddof=0).
-Complex arrays report statistics of the magnitudes.
+NaNs are counted and left out of min, max, mean and std (like numpy's
+nanmin/nanmax/nanmean/nanstd); std is the population standard deviation
+(ddof=0). Works on bool, integer, float32 and float64 arrays of either byte
+order, streaming in bounded memory.
 
 Examples:
   npy stats data.npy

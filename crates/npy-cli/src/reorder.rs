@@ -53,11 +53,11 @@ impl Gather {
     /// Fills `out` (a whole number of elements of `itemsize` bytes) with the
     /// next output elements taken from `input`. Returns the elements written.
     pub fn fill(&mut self, input: &[u8], itemsize: usize, out: &mut [u8]) -> usize {
-        let wanted = if itemsize == 0 {
-            self.remaining
-        } else {
-            (out.len() / itemsize).min(self.remaining)
-        };
+        // Zero-size elements fit any buffer.
+        let wanted = out
+            .len()
+            .checked_div(itemsize)
+            .map_or(self.remaining, |n| n.min(self.remaining));
         for slot in 0..wanted {
             let from = self.source * itemsize;
             out[slot * itemsize..(slot + 1) * itemsize]

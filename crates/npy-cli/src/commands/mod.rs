@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
 pub mod archive;
+mod convert;
 mod info;
 mod show;
+mod stats;
 mod validate;
 
 use std::io::Write;
@@ -23,12 +25,11 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Info(args) => info::run(&args, out)?,
         Command::Validate(args) => return validate::run(&args, out),
         Command::Show(args) => show::run(&args, out)?,
-        Command::Stats(_)
-        | Command::Convert(_)
-        | Command::Ls(_)
-        | Command::Extract(_)
-        | Command::Pack(_)
-        | Command::Create(_) => bail!("not yet implemented"),
+        Command::Stats(args) => stats::run(&args, out)?,
+        Command::Convert(args) => convert::run(&args, out)?,
+        Command::Ls(_) | Command::Extract(_) | Command::Pack(_) | Command::Create(_) => {
+            bail!("not yet implemented")
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

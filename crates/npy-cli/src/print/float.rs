@@ -268,7 +268,7 @@ impl FloatFormat {
             }
         }
         if finite.len() != values.len() {
-            let negative_infinity = plus || values.iter().any(|v| *v == f64::NEG_INFINITY);
+            let negative_infinity = plus || values.contains(&f64::NEG_INFINITY);
             let offset = format.pad_right + 1;
             format.pad_left = format
                 .pad_left

@@ -63,6 +63,7 @@ pub struct FieldColumn {
 
 impl Column {
     /// Number of values held.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         match self {
             Column::Bool(v) => v.len(),
@@ -373,6 +374,11 @@ pub fn array_str(selection: &Selection, column: &Column) -> String {
         shown_strides: c_strides(&shown),
     };
     layout.recurse(0, 0, " ", LINE_WIDTH)
+}
+
+/// numpy's `str()` of one float scalar of `width`.
+pub fn scalar_float(width: FloatWidth, x: f64) -> String {
+    float::scalar(width, x, false)
 }
 
 /// numpy prints a 0-d array as the `str()` of its scalar.

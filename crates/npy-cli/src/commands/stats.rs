@@ -1,0 +1,143 @@
+//! `npy stats`: count, min, max, mean, std and NaN count, streaming.
+
+use std::io::Write;
+
+use anyhow::bail;
+use npy_core::{ByteOrder, DType, ScalarKind};
+use serde_json::{Map, Value, json};
+
+use crate::cli::StatsArgs;
+use crate::print::{FloatWidth, scalar_float};
+use crate::progress::Progress;
+use crate::source::DataBytes;
+use crate::stats::{Accumulator, Number, Report, Sample};
+
+/// Elements per chunk: 1 MiB of f64, small enough to stay in cache for the
+/// second (deviation) pass.
+const CHUNK_BYTES: usize = 1 << 20;
+
+pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let opened = crate::commands::open_array(&args.path, args.member.as_deref())?;
+    let header = &opened.header;
+    let count = header.element_count()?;
+    let DType::Scalar(scalar) = &header.dtype else {
+        bail!(
+            "stats needs a numeric array (bool, integer or float), not a {} array",
+            if matches!(header.dtype, DType::Record(_)) {
+                "structured"
+            } else {
+                "subarray"
+            }
+        );
+    };
+    let swap =
+        scalar.byte_order != ByteOrder::NATIVE && scalar.byte_order != ByteOrder::NotApplicable;
+    let mut progress = Progress::bytes(header.data_len()? as u64, "stats", args.json);
+    let data = opened.data.as_ref();
+    let (report, width) = match (scalar.kind, scalar.itemsize) {
+        (ScalarKind::Bool | ScalarKind::UInt, 1) => {
+            (accumulate::<u8>(data, count, swap, &mut progress)?, None)
+        }
+        (ScalarKind::UInt, 2) => (accumulate::<u16>(data, count, swap, &mut progress)?, None),
+        (ScalarKind::UInt, 4) => (accumulate::<u32>(data, count, swap, &mut progress)?, None),
+        (ScalarKind::UInt, 8) => (accumulate::<u64>(data, count, swap, &mut progress)?, None),
+        (ScalarKind::Int, 1) => (accumulate::<i8>(data, count, swap, &mut progress)?, None),
+        (ScalarKind::Int, 2) => (accumulate::<i16>(data, count, swap, &mut progress)?, None),
+        (ScalarKind::Int, 4) => (accumulate::<i32>(data, count, swap, &mut progress)?, None),
+        (ScalarKind::Int, 8) => (accumulate::<i64>(data, count, swap, &mut progress)?, None),
+        (ScalarKind::Float, 4) => (
+            accumulate::<f32>(data, count, swap, &mut progress)?,
+            Some(FloatWidth::Single),
+        ),
+        (ScalarKind::Float, 8) => (
+            accumulate::<f64>(data, count, swap, &mut progress)?,
+            Some(FloatWidth::Double),
+        ),
+        _ => bail!(
+            "stats supports bool, integer, float32 and float64 arrays, not {}",
+            header.dtype.descr()
+        ),
+    };
+    drop(progress);
+    if args.json {
+        writeln!(out, "{}", Value::Object(report_json(&report)))?;
+    } else {
+        let lines = report_lines(&report, width.unwrap_or(FloatWidth::Double));
+        crate::describe::write_lines(out, &lines)?;
+    }
+    Ok(())
+}
+
+/// Streams `count` elements of `T` through the accumulator, one chunk at a time.
+fn accumulate<T: Sample>(
+    data: &dyn DataBytes,
+    count: usize,
+    swap: bool,
+    progress: &mut Progress,
+) -> anyhow::Result<Report> {
+    let size = std::mem::size_of::<T>();
+    let per_chunk = (CHUNK_BYTES / size).max(1);
+    let mut buffer: Vec<T> = vec![T::zeroed(); per_chunk.min(count)];
+    let mut accumulator = Accumulator::<T>::new();
+    let mut done = 0usize;
+    while done < count {
+        let n = per_chunk.min(count - done);
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buffer[..n]);
+        data.read_at((done * size) as u64, bytes)?;
+        if swap {
+            // TODO(npy-core swap): convert through the library's byte-order conversion.
+            bytes.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+        }
+        accumulator.add(&buffer[..n]);
+        progress.advance((n * size) as u64);
+        done += n;
+    }
+    Ok(accumulator.finish())
+}
+
+fn number_text(number: Number, width: FloatWidth) -> String {
+    match number {
+        Number::Int(v) => v.to_string(),
+        Number::UInt(v) => v.to_string(),
+        Number::Float(v) => scalar_float(width, v),
+    }
+}
+
+fn report_lines(report: &Report, width: FloatWidth) -> Vec<(&'static str, String)> {
+    let or_none = |text: Option<String>| text.unwrap_or_else(|| "-".to_string());
+    vec![
+        ("count", report.count.to_string()),
+        ("nan", report.nan.to_string()),
+        ("min", or_none(report.min.map(|n| number_text(n, width)))),
+        ("max", or_none(report.max.map(|n| number_text(n, width)))),
+        (
+            "mean",
+            or_none(report.mean.map(|v| scalar_float(FloatWidth::Double, v))),
+        ),
+        (
+            "std",
+            or_none(report.std.map(|v| scalar_float(FloatWidth::Double, v))),
+        ),
+    ]
+}
+
+fn number_json(number: Option<Number>) -> Value {
+    match number {
+        Some(Number::Int(v)) => json!(v),
+        Some(Number::UInt(v)) => json!(v),
+        // JSON has no inf or NaN: those become null.
+        Some(Number::Float(v)) => json!(v),
+        None => Value::Null,
+    }
+}
+
+fn report_json(report: &Report) -> Map<String, Value> {
+    let mut object = Map::new();
+    object.insert("count".into(), json!(report.count));
+    object.insert("nan".into(), json!(report.nan));
+    object.insert("min".into(), number_json(report.min));
+    object.insert("max".into(), number_json(report.max));
+    object.insert("mean".into(), json!(report.mean));
+    object.insert("std".into(), json!(report.std));
+    object
+}
