@@ -61,7 +61,8 @@ pub enum TimeUnit {
 pub struct DateTimeUnit {
     /// The base unit.
     pub unit: TimeUnit,
-    /// How many base units one tick is (at least 1).
+    /// How many base units one tick is. NumPy writes 1 as no number (`[s]`)
+    /// and accepts up to `i32::MAX`; it even accepts 0 (`[0s]`), so we keep it.
     pub multiple: u32,
 }
 
@@ -84,7 +85,8 @@ pub enum ScalarKind {
     Unicode,
     /// `V<n>`: n opaque bytes.
     Void,
-    /// `M8`: datetime64, an i64 count of units since 1970-01-01; `None` is the generic unit.
+    /// `M8`: datetime64, an i64 count of units since 1970-01-01 (`i64::MIN` is
+    /// NaT); `None` is the generic unit.
     DateTime(Option<DateTimeUnit>),
     /// `m8`: timedelta64, an i64 count of units; `None` is the generic unit.
     TimeDelta(Option<DateTimeUnit>),
@@ -95,6 +97,14 @@ pub enum ScalarKind {
 /// The byte order is normalised: types without one (bool, 1-byte numbers, `S`,
 /// `V`) always carry [`ByteOrder::NotApplicable`]; native spellings (`=`, none,
 /// `|` on a multi-byte number) are resolved to [`ByteOrder::NATIVE`].
+/// [`DType::parse`] always returns normalised scalars; [`Scalar::new`]
+/// normalises values built by hand.
+///
+/// Long doubles (`f16`, `f12`, and the complex `c32`, `c24`) are kept as raw
+/// bytes: their meaning depends on the writing platform. On x86-64 Linux
+/// `<f16` is the x87 80-bit extended format in the low 10 bytes followed by 6
+/// padding bytes; on aarch64 Linux it is IEEE binary128; `<f12` comes from
+/// 32-bit x86 (80-bit value plus 2 padding bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Scalar {
     /// What the bytes mean.
@@ -108,7 +118,9 @@ pub struct Scalar {
 /// One named field of a structured record.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Field {
-    /// The field name (never empty: NumPy names unnamed fields `f0`, `f1`, ...).
+    /// The field name. It may be empty: NumPy's reader keeps a `('', '<i4')`
+    /// entry as a field literally named `''` (only `''`-named *void* entries
+    /// are padding).
     pub name: String,
     /// The optional title, written as `(title, name)` in the descr.
     pub title: Option<String>,
@@ -142,25 +154,664 @@ pub enum DType {
     SubArray(Box<DType>, Vec<usize>),
 }
 
+use crate::literal::{self, Value};
+use crate::pyrepr::{push_shape_repr, push_str_repr, str_repr};
+use crate::{Error, Result};
+
+/// Largest itemsize NumPy can represent (it stores sizes in a C `int`).
+pub const MAX_ITEMSIZE: usize = i32::MAX as usize;
+
+impl TimeUnit {
+    /// Every unit, coarsest first.
+    pub const ALL: [TimeUnit; 13] = [
+        TimeUnit::Year,
+        TimeUnit::Month,
+        TimeUnit::Week,
+        TimeUnit::Day,
+        TimeUnit::Hour,
+        TimeUnit::Minute,
+        TimeUnit::Second,
+        TimeUnit::Millisecond,
+        TimeUnit::Microsecond,
+        TimeUnit::Nanosecond,
+        TimeUnit::Picosecond,
+        TimeUnit::Femtosecond,
+        TimeUnit::Attosecond,
+    ];
+
+    /// The unit's symbol as written in a descr: `Y`, `ms`, ...
+    pub fn symbol(self) -> &'static str {
+        match self {
+            TimeUnit::Year => "Y",
+            TimeUnit::Month => "M",
+            TimeUnit::Week => "W",
+            TimeUnit::Day => "D",
+            TimeUnit::Hour => "h",
+            TimeUnit::Minute => "m",
+            TimeUnit::Second => "s",
+            TimeUnit::Millisecond => "ms",
+            TimeUnit::Microsecond => "us",
+            TimeUnit::Nanosecond => "ns",
+            TimeUnit::Picosecond => "ps",
+            TimeUnit::Femtosecond => "fs",
+            TimeUnit::Attosecond => "as",
+        }
+    }
+
+    fn from_symbol(symbol: &str) -> Option<TimeUnit> {
+        if symbol == "μs" {
+            return Some(TimeUnit::Microsecond);
+        }
+        TimeUnit::ALL.into_iter().find(|u| u.symbol() == symbol)
+    }
+}
+
+impl Scalar {
+    /// A scalar with its byte order normalised (see the type's docs).
+    pub fn new(kind: ScalarKind, byte_order: ByteOrder, itemsize: usize) -> Scalar {
+        Scalar {
+            kind,
+            byte_order,
+            itemsize,
+        }
+        .normalized()
+    }
+
+    /// Whether the bytes of this type have an order at all (false for bool,
+    /// 1-byte integers, `S` and `V`).
+    pub fn has_byte_order(&self) -> bool {
+        match self.kind {
+            ScalarKind::Bool | ScalarKind::Bytes | ScalarKind::Void => false,
+            ScalarKind::Int | ScalarKind::UInt => self.itemsize > 1,
+            _ => true,
+        }
+    }
+
+    /// This scalar with its byte order normalised (see the type's docs).
+    pub fn normalized(self) -> Scalar {
+        let byte_order = if !self.has_byte_order() {
+            ByteOrder::NotApplicable
+        } else if self.byte_order == ByteOrder::NotApplicable {
+            ByteOrder::NATIVE
+        } else {
+            self.byte_order
+        };
+        Scalar { byte_order, ..self }
+    }
+
+    /// The type string NumPy writes (`dtype.str`): `<f8`, `|S7`, `<M8[10s]`.
+    pub fn type_str(&self) -> String {
+        use std::fmt::Write;
+        let order = if !self.has_byte_order() {
+            '|'
+        } else {
+            match self.byte_order {
+                ByteOrder::Little => '<',
+                ByteOrder::Big => '>',
+                ByteOrder::NotApplicable if ByteOrder::NATIVE == ByteOrder::Little => '<',
+                ByteOrder::NotApplicable => '>',
+            }
+        };
+        let mut out = String::with_capacity(12);
+        out.push(order);
+        let (kind, size) = match self.kind {
+            ScalarKind::Bool => ('b', self.itemsize),
+            ScalarKind::Int => ('i', self.itemsize),
+            ScalarKind::UInt => ('u', self.itemsize),
+            ScalarKind::Float => ('f', self.itemsize),
+            ScalarKind::Complex => ('c', self.itemsize),
+            ScalarKind::Bytes => ('S', self.itemsize),
+            ScalarKind::Unicode => ('U', self.itemsize / 4),
+            ScalarKind::Void => ('V', self.itemsize),
+            ScalarKind::DateTime(unit) | ScalarKind::TimeDelta(unit) => {
+                out.push(if matches!(self.kind, ScalarKind::DateTime(_)) {
+                    'M'
+                } else {
+                    'm'
+                });
+                let _ = write!(out, "{}", self.itemsize);
+                if let Some(unit) = unit {
+                    out.push('[');
+                    if unit.multiple != 1 {
+                        let _ = write!(out, "{}", unit.multiple);
+                    }
+                    out.push_str(unit.unit.symbol());
+                    out.push(']');
+                }
+                return out;
+            }
+        };
+        out.push(kind);
+        let _ = write!(out, "{size}");
+        out
+    }
+}
+
 impl DType {
-    /// Size of one element in bytes.
+    /// Size of one element in bytes (saturating at `usize::MAX` for a
+    /// hand-built subarray whose size overflows; parsed dtypes are at most
+    /// [`MAX_ITEMSIZE`]).
     pub fn itemsize(&self) -> usize {
         match self {
             DType::Scalar(s) => s.itemsize,
             DType::Record(r) => r.itemsize,
-            DType::SubArray(base, shape) => base.itemsize() * shape.iter().product::<usize>(),
+            DType::SubArray(base, shape) => shape
+                .iter()
+                .fold(base.itemsize(), |size, &dim| size.saturating_mul(dim)),
         }
     }
 
-    /// Parses a descr in header syntax, e.g. `'<f8'` or
-    /// `[('x', '<i4'), ('y', '>f8', (2, 3))]`.
-    pub fn parse(descr: &str) -> crate::Result<DType> {
-        let _ = descr;
-        todo!()
+    /// Parses a descr.
+    ///
+    /// Accepts the header syntax (a Python literal: `'<f8'`,
+    /// `[('x', '<i4'), ('y', '>f8', (2, 3))]`, `('<i4', (2,))`) and, for
+    /// convenience, a bare type string (`<f8`, `int32`, `M8[ms]`) when the text
+    /// does not start like a literal. Type strings follow `numpy.dtype(str)`:
+    /// byte-order prefixes `<`, `>`, `=`, `|`; kind plus size (`i4`, `S10`,
+    /// `U3`, `V0`); one-character codes (`?`, `b`, `i`, `d`, `g`, ...; C sizes
+    /// of LP64 platforms: `l` is 8 bytes); names (`float64`, `bool`, `int`,
+    /// `datetime64[ns]`, ...). Object types (`O`, `|O8`, `object`) are refused
+    /// with [`Error::ObjectDType`], anywhere in the descr.
+    ///
+    /// ```
+    /// use npy_core::{ByteOrder, DType, Scalar, ScalarKind};
+    /// let d = DType::parse("[('x', '<i4'), ('y', '>f8', (2, 3))]")?;
+    /// assert_eq!(d.itemsize(), 4 + 8 * 6);
+    /// assert_eq!(d.descr(), "[('x', '<i4'), ('y', '>f8', (2, 3))]");
+    /// assert_eq!(
+    ///     DType::parse("'>u2'")?,
+    ///     DType::Scalar(Scalar::new(ScalarKind::UInt, ByteOrder::Big, 2))
+    /// );
+    /// assert_eq!(DType::parse("float64")?.descr(), "'<f8'");
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn parse(descr: &str) -> Result<DType> {
+        let text = descr.trim_matches(|c: char| c.is_ascii_whitespace());
+        let prefix_len = text.bytes().take_while(u8::is_ascii_alphabetic).count();
+        let looks_literal = matches!(text.as_bytes().first(), Some(b'(' | b'[' | b'{' | b'#'))
+            || matches!(text.as_bytes().get(prefix_len), Some(b'\'' | b'"'));
+        if !looks_literal {
+            return parse_type_str(text);
+        }
+        let value =
+            literal::parse(text, literal::Options::default()).map_err(|e| Error::InvalidDType {
+                reason: format!("{} at byte {} of {}", e.reason, e.offset, str_repr(text)),
+            })?;
+        DType::from_literal(&value)
     }
 
-    /// The descr text NumPy would write for this dtype (`'<f8'`, a list of tuples, ...).
-    pub fn descr(&self) -> String {
-        todo!()
+    /// The dtype a parsed header `descr` value describes (NumPy's
+    /// `descr_to_dtype`).
+    pub(crate) fn from_literal(value: &Value) -> Result<DType> {
+        match value {
+            Value::Str(s) => parse_type_str(s),
+            Value::Tuple(items) => match items.as_slice() {
+                [base, shape] => subarray(DType::from_literal(base)?, shape),
+                _ => Err(Error::InvalidDType {
+                    reason: format!(
+                        "Tuple must have size 2, but has size {}: {}",
+                        items.len(),
+                        value.repr()
+                    ),
+                }),
+            },
+            Value::List(entries) => record_from_entries(entries),
+            other => Err(Error::InvalidDType {
+                reason: format!(
+                    "a descr is a string, a (base, shape) tuple or a list of fields, not {}",
+                    other.repr()
+                ),
+            }),
+        }
     }
+
+    /// The descr text NumPy would write for this dtype: `dtype.str` in quotes
+    /// for a scalar (`'<f8'`), `dtype.descr` for a record (a list of tuples,
+    /// with `('', '|V<n>')` entries for the gaps), `(base, shape)` for a
+    /// subarray.
+    ///
+    /// A hand-built record with overlapping or out-of-order fields has no
+    /// descr; the text returned for it is not meaningful
+    /// ([`Header::to_bytes`](crate::Header::to_bytes) refuses such records).
+    pub fn descr(&self) -> String {
+        let mut out = String::new();
+        self.push_descr(&mut out);
+        out
+    }
+
+    fn push_descr(&self, out: &mut String) {
+        match self {
+            DType::Scalar(s) => push_str_repr(out, &s.type_str()),
+            DType::SubArray(base, shape) => {
+                out.push('(');
+                base.push_descr(out);
+                out.push_str(", ");
+                push_shape_repr(out, shape);
+                out.push(')');
+            }
+            DType::Record(record) => {
+                out.push('[');
+                let mut end = 0usize;
+                let mut first = true;
+                let mut sep = |out: &mut String| {
+                    if !first {
+                        out.push_str(", ");
+                    }
+                    first = false;
+                };
+                for field in &record.fields {
+                    if field.offset > end {
+                        sep(out);
+                        push_padding(out, field.offset - end);
+                    }
+                    sep(out);
+                    out.push('(');
+                    match &field.title {
+                        Some(title) => {
+                            out.push('(');
+                            push_str_repr(out, title);
+                            out.push_str(", ");
+                            push_str_repr(out, &field.name);
+                            out.push(')');
+                        }
+                        None => push_str_repr(out, &field.name),
+                    }
+                    out.push_str(", ");
+                    match &field.dtype {
+                        DType::SubArray(base, shape) => {
+                            base.push_descr(out);
+                            out.push_str(", ");
+                            push_shape_repr(out, shape);
+                        }
+                        other => other.push_descr(out),
+                    }
+                    out.push(')');
+                    end = end.max(field.offset.saturating_add(field.dtype.itemsize()));
+                }
+                if record.itemsize > end {
+                    sep(out);
+                    push_padding(out, record.itemsize - end);
+                }
+                out.push(']');
+            }
+        }
+    }
+
+    /// This dtype with every scalar that has a byte order set to `order`
+    /// (normalised: [`ByteOrder::NotApplicable`] means native).
+    pub fn with_byte_order(&self, order: ByteOrder) -> DType {
+        match self {
+            DType::Scalar(s) => DType::Scalar(
+                Scalar {
+                    byte_order: order,
+                    ..*s
+                }
+                .normalized(),
+            ),
+            DType::Record(r) => DType::Record(Record {
+                fields: r
+                    .fields
+                    .iter()
+                    .map(|f| Field {
+                        dtype: f.dtype.with_byte_order(order),
+                        ..f.clone()
+                    })
+                    .collect(),
+                itemsize: r.itemsize,
+            }),
+            DType::SubArray(base, shape) => {
+                DType::SubArray(Box::new(base.with_byte_order(order)), shape.clone())
+            }
+        }
+    }
+
+    /// Whether every multi-byte scalar in this dtype is in the machine's byte
+    /// order (so its bytes can be used as they are).
+    pub fn is_native_byte_order(&self) -> bool {
+        match self {
+            DType::Scalar(s) => !s.has_byte_order() || s.byte_order != ByteOrder::foreign(),
+            DType::Record(r) => r.fields.iter().all(|f| f.dtype.is_native_byte_order()),
+            DType::SubArray(base, _) => base.is_native_byte_order(),
+        }
+    }
+
+    /// Checks that NumPy could write this dtype: record fields in order and
+    /// not overlapping, every itemsize at most [`MAX_ITEMSIZE`].
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.itemsize() > MAX_ITEMSIZE {
+            return Err(too_big_itemsize());
+        }
+        match self {
+            // A hand-built scalar must be one the reader understands back
+            // (no `<i3`, no `U` of 5 bytes, no 4-byte datetime).
+            DType::Scalar(s) => match parse_type_str(&s.type_str()) {
+                Ok(DType::Scalar(back)) if back == s.normalized() => Ok(()),
+                _ => Err(Error::InvalidDType {
+                    reason: format!("no descr describes {s:?}"),
+                }),
+            },
+            DType::SubArray(base, _) => base.check_writable(),
+            DType::Record(record) => {
+                let mut end = 0usize;
+                for field in &record.fields {
+                    field.dtype.check_writable()?;
+                    if field.offset < end {
+                        return Err(Error::UnwritableRecord);
+                    }
+                    end = field
+                        .offset
+                        .checked_add(field.dtype.itemsize())
+                        .ok_or_else(too_big_itemsize)?;
+                }
+                if end > record.itemsize {
+                    return Err(Error::UnwritableRecord);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl ByteOrder {
+    fn foreign() -> ByteOrder {
+        match ByteOrder::NATIVE {
+            ByteOrder::Little => ByteOrder::Big,
+            _ => ByteOrder::Little,
+        }
+    }
+}
+
+fn push_padding(out: &mut String, len: usize) {
+    use std::fmt::Write;
+    let _ = write!(out, "('', '|V{len}')");
+}
+
+fn too_big_itemsize() -> Error {
+    Error::InvalidDType {
+        reason: "dtype size in bytes must fit into a C int".to_owned(),
+    }
+}
+
+fn not_understood(text: &str) -> Error {
+    Error::DTypeNotUnderstood {
+        name: str_repr(text),
+    }
+}
+
+/// `numpy.dtype((base, shape))`: `()` gives `base` itself, an int `n` means `(n,)`.
+fn subarray(base: DType, shape: &Value) -> Result<DType> {
+    let invalid = |detail: &str| Error::InvalidDType {
+        reason: format!(
+            "invalid shape in fixed-type tuple{detail}: {}",
+            shape.repr()
+        ),
+    };
+    let dims: &[Value] = match shape {
+        Value::Int(_) => std::slice::from_ref(shape),
+        Value::Tuple(items) => items,
+        _ => return Err(invalid("")),
+    };
+    let mut out = Vec::with_capacity(dims.len());
+    let mut size = base.itemsize();
+    for dim in dims {
+        let Value::Int(n) = dim else {
+            return Err(invalid(""));
+        };
+        if *n < 0 {
+            return Err(invalid(": dimension smaller than zero"));
+        }
+        let n = usize::try_from(*n)
+            .ok()
+            .filter(|&n| n <= MAX_ITEMSIZE)
+            .ok_or_else(|| invalid(": dimension does not fit into a C int"))?;
+        size = size.saturating_mul(n);
+        out.push(n);
+    }
+    if size > MAX_ITEMSIZE {
+        return Err(invalid(": dtype size in bytes must fit into a C int"));
+    }
+    if out.is_empty() {
+        return Ok(base);
+    }
+    Ok(DType::SubArray(Box::new(base), out))
+}
+
+/// A structured dtype from a descr list, as NumPy's `descr_to_dtype` builds it:
+/// offsets follow each other; `''`-named void entries are padding.
+fn record_from_entries(entries: &[Value]) -> Result<DType> {
+    let mut fields = Vec::with_capacity(entries.len());
+    let mut used = std::collections::HashSet::new();
+    let mut offset = 0usize;
+    for entry in entries {
+        let invalid = |reason: &str| Error::InvalidDType {
+            reason: format!("{reason}: {}", entry.repr()),
+        };
+        let items = match entry {
+            Value::Tuple(items) | Value::List(items) => items.as_slice(),
+            _ => {
+                return Err(invalid(
+                    "a field must be a (name, type) or (name, type, shape) tuple",
+                ));
+            }
+        };
+        let (name, dtype) = match items {
+            [name, descr] => (name, DType::from_literal(descr)?),
+            [name, descr, shape] => (name, subarray(DType::from_literal(descr)?, shape)?),
+            _ => {
+                return Err(invalid(
+                    "a field must be a (name, type) or (name, type, shape) tuple",
+                ));
+            }
+        };
+        let (title, name) = match name {
+            Value::Str(name) => (None, name),
+            Value::Tuple(pair) => match pair.as_slice() {
+                [Value::Str(title), Value::Str(name)] => (Some(title), name),
+                [_, Value::Str(_)] => {
+                    return Err(invalid("field titles other than strings are not supported"));
+                }
+                _ => return Err(invalid("field names must be strings")),
+            },
+            _ => return Err(invalid("field names must be strings")),
+        };
+        let size = dtype.itemsize();
+        let is_padding = title.is_none()
+            && name.is_empty()
+            && matches!(
+                &dtype,
+                DType::Scalar(Scalar {
+                    kind: ScalarKind::Void,
+                    ..
+                }) | DType::SubArray(..)
+            );
+        if !is_padding {
+            if !used.insert(name.as_str()) {
+                return Err(invalid("name already used as a name or title"));
+            }
+            if let Some(title) = title
+                && !used.insert(title.as_str())
+            {
+                return Err(invalid("title already used as a name or title"));
+            }
+            fields.push(Field {
+                name: name.clone(),
+                title: title.cloned(),
+                dtype,
+                offset,
+            });
+        }
+        offset = offset
+            .checked_add(size)
+            .filter(|&end| end <= MAX_ITEMSIZE)
+            .ok_or_else(too_big_itemsize)?;
+    }
+    Ok(DType::Record(Record {
+        fields,
+        itemsize: offset,
+    }))
+}
+
+/// `numpy.dtype(text)` for the type strings NumPy accepts.
+fn parse_type_str(text: &str) -> Result<DType> {
+    if let Some(dtype) = parse_type_name(text)? {
+        return Ok(dtype);
+    }
+    let (order, rest) = match text.as_bytes().first() {
+        Some(b'<') => (ByteOrder::Little, &text[1..]),
+        Some(b'>') => (ByteOrder::Big, &text[1..]),
+        Some(b'=' | b'|') => (ByteOrder::NotApplicable, &text[1..]),
+        _ => (ByteOrder::NotApplicable, text),
+    };
+    // NumPy takes a byte-order prefix on the datetime names too ('<datetime64').
+    if rest.len() != text.len()
+        && (rest.starts_with("datetime64") || rest.starts_with("timedelta64"))
+        && let Some(DType::Scalar(s)) = parse_type_name(rest)?
+    {
+        return Ok(DType::Scalar(Scalar::new(s.kind, order, s.itemsize)));
+    }
+    let mut chars = rest.chars();
+    let Some(code) = chars.next() else {
+        return Err(not_understood(text));
+    };
+    let tail = chars.as_str();
+    let scalar = |kind, size| Ok(DType::Scalar(Scalar::new(kind, order, size)));
+    if tail.is_empty() {
+        use ScalarKind::*;
+        return match code {
+            '?' => scalar(Bool, 1),
+            'b' => scalar(Int, 1),
+            'B' => scalar(UInt, 1),
+            'h' => scalar(Int, 2),
+            'H' => scalar(UInt, 2),
+            'i' => scalar(Int, 4),
+            'I' => scalar(UInt, 4),
+            'l' | 'q' | 'p' => scalar(Int, 8),
+            'L' | 'Q' | 'P' => scalar(UInt, 8),
+            'e' => scalar(Float, 2),
+            'f' => scalar(Float, 4),
+            'd' => scalar(Float, 8),
+            'g' => scalar(Float, 16),
+            'F' => scalar(Complex, 8),
+            'D' => scalar(Complex, 16),
+            'G' => scalar(Complex, 32),
+            'S' | 'a' => scalar(Bytes, 0),
+            'U' => scalar(Unicode, 0),
+            'V' => scalar(Void, 0),
+            'c' => scalar(Bytes, 1),
+            'M' => scalar(DateTime(None), 8),
+            'm' => scalar(TimeDelta(None), 8),
+            'O' => Err(Error::ObjectDType),
+            _ => Err(not_understood(text)),
+        };
+    }
+    let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err(not_understood(text));
+    }
+    let (number, unit) = tail.split_at(digits);
+    // More than 10 digits cannot be a valid size; this also keeps the
+    // arithmetic below in range.
+    let size: usize = number
+        .parse()
+        .ok()
+        .filter(|_| digits <= 10)
+        .ok_or_else(|| not_understood(text))?;
+    if !unit.is_empty() && !matches!(code, 'M' | 'm') {
+        return Err(not_understood(text));
+    }
+    use ScalarKind::*;
+    let (kind, itemsize) = match (code, size) {
+        ('b', 1) => (Bool, 1),
+        ('i', 1 | 2 | 4 | 8) => (Int, size),
+        ('u', 1 | 2 | 4 | 8) => (UInt, size),
+        // 12 and 24 are 32-bit x86 long doubles: NumPy on 64-bit machines
+        // refuses them, but they are valid files, kept as raw bytes.
+        ('f', 2 | 4 | 8 | 12 | 16) => (Float, size),
+        ('c', 8 | 16 | 24 | 32) => (Complex, size),
+        ('S' | 'a', n) if n <= MAX_ITEMSIZE => (Bytes, n),
+        ('U', n) if n.saturating_mul(4) <= MAX_ITEMSIZE => (Unicode, n * 4),
+        ('V', n) if n <= MAX_ITEMSIZE => (Void, n),
+        ('M', 8) => (DateTime(parse_unit(unit, text)?), 8),
+        ('m', 8) => (TimeDelta(parse_unit(unit, text)?), 8),
+        ('O', 4 | 8) => return Err(Error::ObjectDType),
+        _ => return Err(not_understood(text)),
+    };
+    scalar(kind, itemsize)
+}
+
+/// The spelled-out names `numpy.dtype` accepts (no byte-order prefix).
+fn parse_type_name(text: &str) -> Result<Option<DType>> {
+    use ScalarKind::*;
+    let native = |kind, size| {
+        Ok(Some(DType::Scalar(Scalar::new(
+            kind,
+            ByteOrder::NATIVE,
+            size,
+        ))))
+    };
+    if let Some(unit) = text.strip_prefix("datetime64") {
+        return native(DateTime(parse_unit(unit, text)?), 8);
+    }
+    if let Some(unit) = text.strip_prefix("timedelta64") {
+        return native(TimeDelta(parse_unit(unit, text)?), 8);
+    }
+    match text {
+        "bool" | "bool_" => native(Bool, 1),
+        "int8" | "byte" => native(Int, 1),
+        "uint8" | "ubyte" => native(UInt, 1),
+        "int16" | "short" => native(Int, 2),
+        "uint16" | "ushort" => native(UInt, 2),
+        "int32" | "intc" => native(Int, 4),
+        "uint32" | "uintc" => native(UInt, 4),
+        "int64" | "int" | "int_" | "intp" | "long" | "longlong" => native(Int, 8),
+        "uint64" | "uint" | "uintp" | "ulong" | "ulonglong" => native(UInt, 8),
+        "float16" | "half" => native(Float, 2),
+        "float32" | "single" => native(Float, 4),
+        "float64" | "double" | "float" => native(Float, 8),
+        "float128" | "longdouble" => native(Float, 16),
+        "complex64" | "csingle" => native(Complex, 8),
+        "complex128" | "cdouble" | "complex" => native(Complex, 16),
+        "complex256" | "clongdouble" => native(Complex, 32),
+        "bytes" | "bytes_" => native(Bytes, 0),
+        "str" | "str_" => native(Unicode, 0),
+        "void" => native(Void, 0),
+        "object" | "object_" => Err(Error::ObjectDType),
+        _ => Ok(None),
+    }
+}
+
+/// A datetime unit suffix: empty (generic), `[generic]`, `[s]`, `[10s]`.
+fn parse_unit(text: &str, whole: &str) -> Result<Option<DateTimeUnit>> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let invalid = || Error::InvalidDType {
+        reason: format!("Invalid datetime metadata string {}", str_repr(text)),
+    };
+    let inner = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .ok_or_else(|| {
+            if text.starts_with('[') {
+                invalid()
+            } else {
+                not_understood(whole)
+            }
+        })?;
+    if inner == "generic" {
+        return Ok(None);
+    }
+    let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, symbol) = inner.split_at(digits);
+    let multiple = if number.is_empty() {
+        1
+    } else {
+        number
+            .parse::<u32>()
+            .ok()
+            .filter(|&m| m <= i32::MAX as u32)
+            .ok_or_else(invalid)?
+    };
+    let unit = TimeUnit::from_symbol(symbol).ok_or_else(invalid)?;
+    Ok(Some(DateTimeUnit { unit, multiple }))
 }

@@ -10,6 +10,254 @@ pub enum Error {
     /// An underlying read or write failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+
+    /// The input ended before a complete part of the file was read.
+    #[error("EOF: reading {what}, expected {expected} bytes got {got}")]
+    Eof {
+        /// What was being read: `magic string`, `array header length`, `array header`.
+        what: &'static str,
+        /// Bytes needed.
+        expected: usize,
+        /// Bytes available.
+        got: usize,
+    },
+
+    /// The file does not start with `\x93NUMPY`.
+    #[error("the magic string is not correct; expected b'\\x93NUMPY', got {found}")]
+    BadMagic {
+        /// The first six bytes, as a Python bytes literal.
+        found: String,
+    },
+
+    /// The version bytes are not 1.0, 2.0 or 3.0.
+    #[error("we only support format version (1,0), (2,0), and (3,0), not ({major}, {minor})")]
+    UnsupportedVersion {
+        /// Major version byte.
+        major: u8,
+        /// Minor version byte.
+        minor: u8,
+    },
+
+    /// The header is longer than [`ParseOptions::max_header_size`](crate::ParseOptions).
+    #[error(
+        "Header info length ({length}) is large and may not be safe to load securely.\n\
+         To allow loading, adjust `max_header_size` (currently {max}) in ParseOptions.\n\
+         For safety against large resource use or crashes, sandboxing may be necessary."
+    )]
+    HeaderTooLarge {
+        /// Length of the header in characters (for a 3.0 header refused before
+        /// decoding: in bytes, which is at least 4 × the limit).
+        length: usize,
+        /// The limit in force.
+        max: usize,
+    },
+
+    /// A version 3.0 header is not valid UTF-8.
+    #[error("the array header is not valid UTF-8 (byte {valid_up_to} of the header text)")]
+    HeaderNotUtf8 {
+        /// Offset of the first invalid byte within the header text.
+        valid_up_to: usize,
+    },
+
+    /// The header text is not a Python literal this crate reads.
+    #[error("Cannot parse header: {header} ({reason} at character {position})")]
+    CannotParseHeader {
+        /// The header text, as a Python string literal.
+        header: String,
+        /// What is wrong.
+        reason: &'static str,
+        /// Character offset in the header text where the problem was found.
+        position: usize,
+    },
+
+    /// The header literal is not a dict.
+    #[error("Header is not a dictionary: {found}")]
+    HeaderNotDict {
+        /// The value found, as Python would print it.
+        found: String,
+    },
+
+    /// The header dict does not hold exactly `descr`, `fortran_order` and `shape`.
+    #[error("Header does not contain the correct keys: {keys}")]
+    WrongKeys {
+        /// The sorted key list, as Python would print it.
+        keys: String,
+    },
+
+    /// A header key appears twice (NumPy silently keeps the last; we refuse
+    /// because two readers could disagree about what the file holds).
+    #[error("Header contains the key {key} more than once")]
+    DuplicateKey {
+        /// The key, as a Python string literal.
+        key: String,
+    },
+
+    /// `shape` is not a tuple of non-negative integers.
+    #[error("shape is not valid: {found}")]
+    InvalidShape {
+        /// The value found, as Python would print it.
+        found: String,
+    },
+
+    /// `fortran_order` is not `True` or `False`.
+    #[error("fortran_order is not a valid bool: {found}")]
+    InvalidFortranOrder {
+        /// The value found, as Python would print it.
+        found: String,
+    },
+
+    /// The `descr` of a header does not describe a dtype.
+    #[error("descr is not a valid dtype descriptor: {descr} ({source})")]
+    InvalidDescr {
+        /// The descr, as Python would print it.
+        descr: String,
+        /// Why it was refused.
+        source: Box<Error>,
+    },
+
+    /// A type string that is not a known dtype.
+    #[error("data type {name} not understood")]
+    DTypeNotUnderstood {
+        /// The type string, as a Python string literal.
+        name: String,
+    },
+
+    /// A structured or subarray descr that is malformed.
+    #[error("invalid dtype: {reason}")]
+    InvalidDType {
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// The dtype holds Python objects (`'O'`, possibly nested in a record).
+    #[error(
+        "Object arrays cannot be loaded when allow_pickle=False \
+         (their data is a Python pickle, and this library never unpickles)"
+    )]
+    ObjectDType,
+
+    /// More dimensions than NumPy supports.
+    #[error("maximum supported dimension for an ndarray is currently {max}, found {found}")]
+    TooManyDimensions {
+        /// Dimensions in the shape.
+        found: usize,
+        /// The limit (64, NumPy's `NPY_MAXDIMS`).
+        max: usize,
+    },
+
+    /// Element count or byte size does not fit the address space (NumPy would
+    /// wrap around silently; we refuse).
+    #[error(
+        "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum \
+         possible size (shape {shape} with itemsize {itemsize})"
+    )]
+    ArrayTooBig {
+        /// The shape, as a Python tuple.
+        shape: String,
+        /// Bytes per element (saturated at `usize::MAX`).
+        itemsize: usize,
+    },
+
+    /// The header text is too long for the requested version.
+    #[error("Header length {length} too big for version={version}")]
+    HeaderTooLongForVersion {
+        /// Length of the dict text plus the newline, without alignment padding.
+        length: usize,
+        /// The version asked for, as NumPy prints it (`(1, 0)`).
+        version: &'static str,
+    },
+
+    /// The header needs characters above U+00FF, which only version 3.0 can hold.
+    #[error(
+        "'latin-1' codec can't encode the header for version={version}: \
+         it holds characters above U+00FF; use version 3.0"
+    )]
+    HeaderNotLatin1 {
+        /// The version asked for, as NumPy prints it (`(1, 0)`).
+        version: &'static str,
+    },
+
+    /// A record whose fields overlap or are out of order cannot be written.
+    #[error("dtype.descr is not defined for types with overlapping or out-of-order fields")]
+    UnwritableRecord,
+
+    // data side: typed views, element decoding and streaming (view.rs, element.rs, record.rs, value.rs, io.rs)
+    /// The element type asked for does not describe the data's dtype.
+    #[error("cannot view '{}' data as '{}' ({rust_type})", found.descr(), requested.descr())]
+    TypeMismatch {
+        /// The dtype of the data.
+        found: Box<crate::DType>,
+        /// The dtype the requested Rust type is written as.
+        requested: Box<crate::DType>,
+        /// The requested Rust type.
+        rust_type: &'static str,
+    },
+    /// The bytes are not aligned for a native element type.
+    #[error(
+        "cannot view data at address {address:#x} as {rust_type}: it needs {align}-byte alignment; \
+         use an alignment-1 type from zerocopy::byteorder or copy the data into an aligned buffer"
+    )]
+    Misaligned {
+        /// The requested Rust type.
+        rust_type: &'static str,
+        /// The alignment that type requires.
+        align: usize,
+        /// Address of the first data byte.
+        address: usize,
+    },
+    /// An element's bytes are not a valid value of the requested type (a bool byte other than 0 or 1).
+    #[error(
+        "element {index} is not a valid {rust_type} (bool data must be 0 or 1; \
+         npy_core::Bool reads any byte, nonzero = true)"
+    )]
+    InvalidElement {
+        /// The requested Rust type.
+        rust_type: &'static str,
+        /// Index in memory order of the first invalid element.
+        index: usize,
+    },
+    /// The data does not have the number of bytes the header describes.
+    #[error("array data has {actual} bytes, but the header describes {expected}")]
+    DataLength {
+        /// Bytes the header describes.
+        expected: usize,
+        /// Bytes given or written.
+        actual: usize,
+    },
+    /// A shape's element or byte count does not fit in `usize`.
+    #[error(
+        "array of shape {shape:?} with {itemsize}-byte elements is too large for this platform"
+    )]
+    SizeOverflow {
+        /// The (logical) shape.
+        shape: Vec<usize>,
+        /// Bytes per element.
+        itemsize: usize,
+    },
+    /// A row range outside axis 0 (or a 0-d array, which has no rows).
+    #[error("rows {start}..{end} are out of range for an axis 0 of length {len}")]
+    RowsOutOfRange {
+        /// First row asked for.
+        start: usize,
+        /// One past the last row asked for.
+        end: usize,
+        /// Length of axis 0 (0 for a 0-d array).
+        len: usize,
+    },
+    /// A stream ended before all the data the header describes.
+    #[error(
+        "Failed to read all data for array. Expected {} = {count} elements, \
+         could only read {read} elements. (file seems not fully written?)",
+        crate::io::python_shape(shape)
+    )]
+    TruncatedData {
+        /// The array's shape.
+        shape: Vec<usize>,
+        /// Elements the header describes.
+        count: usize,
+        /// Whole elements that arrived.
+        read: usize,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

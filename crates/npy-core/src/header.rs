@@ -1,6 +1,22 @@
 //! The `.npy` header: preamble (magic, version, length) and the dict text.
 
-use crate::{DType, Result};
+use std::io::Read;
+
+use crate::literal::{self, Value};
+use crate::pyrepr::{push_shape_repr, str_repr};
+use crate::{DType, Error, Result};
+
+/// The six bytes every `.npy` file starts with.
+pub const MAGIC: [u8; 6] = *b"\x93NUMPY";
+
+/// NumPy aligns the start of the data to this many bytes.
+pub const ARRAY_ALIGN: usize = 64;
+
+/// The most dimensions NumPy supports (`NPY_MAXDIMS`).
+pub const MAX_DIMS: usize = 64;
+
+/// Growth padding makes room for a growth axis of up to this many digits.
+const GROWTH_AXIS_MAX_DIGITS: usize = 21;
 
 /// Memory order of the array data.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -71,40 +87,515 @@ pub struct Layout {
     pub data_len: usize,
 }
 
-impl Header {
-    /// Parses the whole header from the start of `bytes` (a file prefix that
-    /// holds at least the preamble and header text; data may follow).
-    pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<(Header, Layout)> {
-        let _ = (bytes, options);
-        todo!()
+impl Version {
+    /// The major version byte (1, 2 or 3; the minor byte is always 0).
+    pub fn major(self) -> u8 {
+        match self {
+            Version::V1 => 1,
+            Version::V2 => 2,
+            Version::V3 => 3,
+        }
+    }
+
+    /// Bytes before the header text: magic, version and length field
+    /// (10 for 1.0, 12 for 2.0 and 3.0).
+    pub fn prefix_len(self) -> usize {
+        8 + self.length_field_len()
+    }
+
+    fn length_field_len(self) -> usize {
+        match self {
+            Version::V1 => 2,
+            Version::V2 | Version::V3 => 4,
+        }
+    }
+
+    /// The version as NumPy prints it in messages: `(1, 0)`.
+    fn python_tuple(self) -> &'static str {
+        match self {
+            Version::V1 => "(1, 0)",
+            Version::V2 => "(2, 0)",
+            Version::V3 => "(3, 0)",
+        }
+    }
+
+    /// Reads the magic string and version from the first 8 bytes.
+    fn from_magic(bytes: &[u8]) -> Result<Version> {
+        let Some(magic) = bytes.get(..8) else {
+            return Err(Error::Eof {
+                what: "magic string",
+                expected: 8,
+                got: bytes.len(),
+            });
+        };
+        if magic[..6] != MAGIC {
+            return Err(Error::BadMagic {
+                found: crate::pyrepr::bytes_repr(&magic[..6]),
+            });
+        }
+        match (magic[6], magic[7]) {
+            (1, 0) => Ok(Version::V1),
+            (2, 0) => Ok(Version::V2),
+            (3, 0) => Ok(Version::V3),
+            (major, minor) => Err(Error::UnsupportedVersion { major, minor }),
+        }
     }
 }
 
+impl Preamble {
+    /// Bytes to read to be sure to hold the preamble of any version: 12.
+    ///
+    /// A 1.0 preamble is only 10 bytes; the 2 extra bytes are the start of the
+    /// header text, so a reader that fetched 12 bytes passes them on (see
+    /// [`Preamble::prefix_len`]).
+    pub const MAX_LEN: usize = 12;
+
+    /// Parses the preamble from the start of `bytes`, which must hold at least
+    /// [`Version::prefix_len`] bytes (10 or 12; [`Preamble::MAX_LEN`] always
+    /// suffices). Checks the magic string and the version.
+    ///
+    /// ```
+    /// use npy_core::{Preamble, Version};
+    /// let p = Preamble::parse(b"\x93NUMPY\x01\x00\x76\x00{'")?;
+    /// assert_eq!((p.version, p.header_len, p.prefix_len(), p.data_offset()), (Version::V1, 118, 10, 128));
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn parse(bytes: &[u8]) -> Result<Preamble> {
+        let version = Version::from_magic(bytes)?;
+        let field_len = version.length_field_len();
+        let field = bytes.get(8..8 + field_len).ok_or(Error::Eof {
+            what: "array header length",
+            expected: field_len,
+            got: bytes.len() - 8,
+        })?;
+        // Little-endian u16 (1.0) or u32 (2.0, 3.0).
+        let header_len = field
+            .iter()
+            .rev()
+            .fold(0u64, |len, &byte| len << 8 | u64::from(byte));
+        let header_len = usize::try_from(header_len).map_err(|_| Error::HeaderTooLarge {
+            length: usize::MAX,
+            max: usize::MAX,
+        })?;
+        // The data offset must be representable (only a concern below 64 bits).
+        header_len
+            .checked_add(version.prefix_len())
+            .ok_or(Error::HeaderTooLarge {
+                length: header_len,
+                max: usize::MAX,
+            })?;
+        Ok(Preamble {
+            version,
+            header_len,
+        })
+    }
+
+    /// Bytes before the header text (10 for 1.0, 12 for 2.0 and 3.0).
+    pub fn prefix_len(&self) -> usize {
+        self.version.prefix_len()
+    }
+
+    /// Offset of the first data byte: prefix plus header length.
+    pub fn data_offset(&self) -> usize {
+        self.prefix_len().saturating_add(self.header_len)
+    }
+
+    /// Refuses a header longer than `options.max_header_size` *before* it is
+    /// read. NumPy counts decoded characters: for 1.0/2.0 (latin-1) that is the
+    /// byte count; for 3.0 (UTF-8) a character takes up to 4 bytes, so only
+    /// more than 4 × the limit is refused here and the exact count is checked
+    /// after decoding.
+    pub fn check_size(&self, options: &ParseOptions) -> Result<()> {
+        let max_bytes = match self.version {
+            Version::V1 | Version::V2 => options.max_header_size,
+            Version::V3 => options.max_header_size.saturating_mul(4),
+        };
+        if self.header_len > max_bytes {
+            return Err(Error::HeaderTooLarge {
+                length: self.header_len,
+                max: options.max_header_size,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Layout {
+    /// Offset one past the last data byte (`data_offset + data_len`): the
+    /// smallest file length that holds the whole array.
+    pub fn data_end(&self) -> usize {
+        self.data_offset.saturating_add(self.data_len)
+    }
+}
+
+/// Reads until `buf` is full or the stream ends; returns the bytes read.
+fn read_full<R: Read + ?Sized>(reader: &mut R, buf: &mut [u8]) -> Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(filled)
+}
+
 impl Header {
-    /// Reads the preamble and header from a stream, leaving it at the first data byte.
-    pub fn read_from<R: std::io::Read>(
-        reader: &mut R,
+    /// A header for an array of `dtype` with `shape`, stored in `order`.
+    pub fn new(dtype: DType, order: Order, shape: Vec<usize>) -> Header {
+        Header {
+            dtype,
+            order,
+            shape,
+        }
+    }
+
+    /// Parses the whole header from the start of `bytes` (a file prefix that
+    /// holds at least the preamble and header text; data may follow and is
+    /// not looked at: the caller compares [`Layout::data_end`] with what it
+    /// has, and decides about missing or trailing bytes).
+    ///
+    /// ```
+    /// use npy_core::{Header, Order, ParseOptions};
+    /// let mut file = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+    /// file.extend_from_slice(b"{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }");
+    /// file.extend_from_slice(&[b' '; 58]);
+    /// file.push(b'\n');
+    /// let (header, layout) = Header::parse(&file, &ParseOptions::default())?;
+    /// assert_eq!(header.shape, [3, 4]);
+    /// assert_eq!(header.order, Order::C);
+    /// assert_eq!((layout.data_offset, layout.data_len), (128, 96));
+    /// assert_eq!(header.to_bytes(None)?, file);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<(Header, Layout)> {
+        let preamble = Preamble::parse(bytes)?;
+        preamble.check_size(options)?;
+        let start = preamble.prefix_len();
+        let text = bytes.get(start..preamble.data_offset()).ok_or(Error::Eof {
+            what: "array header",
+            expected: preamble.header_len,
+            got: bytes.len() - start,
+        })?;
+        Header::from_text(text, preamble, options)
+    }
+
+    /// Reads the preamble and header from a stream, leaving it at the first
+    /// data byte. Works on non-seekable streams, and never allocates more
+    /// than the header actually present (itself bounded by
+    /// `options.max_header_size`).
+    pub fn read_from<R: Read>(reader: &mut R, options: &ParseOptions) -> Result<(Header, Layout)> {
+        let mut prefix = [0u8; Preamble::MAX_LEN];
+        let got = read_full(reader, &mut prefix[..8])?;
+        let version = Version::from_magic(&prefix[..got])?;
+        let got = read_full(reader, &mut prefix[8..version.prefix_len()])?;
+        let preamble = Preamble::parse(&prefix[..8 + got])?;
+        preamble.check_size(options)?;
+        // Grow with what arrives rather than trusting the length field.
+        let mut text = Vec::with_capacity(preamble.header_len.min(1 << 16));
+        reader
+            .take(preamble.header_len as u64)
+            .read_to_end(&mut text)?;
+        if text.len() < preamble.header_len {
+            return Err(Error::Eof {
+                what: "array header",
+                expected: preamble.header_len,
+                got: text.len(),
+            });
+        }
+        Header::from_text(&text, preamble, options)
+    }
+
+    /// Decodes and checks the header text that follows `preamble`.
+    fn from_text(
+        bytes: &[u8],
+        preamble: Preamble,
         options: &ParseOptions,
     ) -> Result<(Header, Layout)> {
-        let _ = (reader, options);
-        todo!()
+        let text: std::borrow::Cow<'_, str> = match preamble.version {
+            // Latin-1: every byte is the code point of the same value.
+            Version::V1 | Version::V2 => bytes.iter().map(|&b| char::from(b)).collect(),
+            Version::V3 => {
+                let text = std::str::from_utf8(bytes).map_err(|e| Error::HeaderNotUtf8 {
+                    valid_up_to: e.valid_up_to(),
+                })?;
+                let chars = text.chars().count();
+                if chars > options.max_header_size {
+                    return Err(Error::HeaderTooLarge {
+                        length: chars,
+                        max: options.max_header_size,
+                    });
+                }
+                text.into()
+            }
+        };
+        let literal_options = literal::Options {
+            allow_long_suffix: preamble.version != Version::V3,
+        };
+        let value =
+            literal::parse(&text, literal_options).map_err(|e| Error::CannotParseHeader {
+                header: str_repr(&text),
+                reason: e.reason,
+                position: text.get(..e.offset).map_or(e.offset, |t| t.chars().count()),
+            })?;
+        let header = Header::from_dict(value)?;
+        let data_len = header.data_len()?;
+        let data_offset = preamble.data_offset();
+        data_offset
+            .checked_add(data_len)
+            .ok_or_else(|| header.too_big())?;
+        Ok((
+            header,
+            Layout {
+                version: preamble.version,
+                header_len: preamble.header_len,
+                data_offset,
+                data_len,
+            },
+        ))
+    }
+
+    /// Checks the header dict like NumPy, in NumPy's order: keys, shape,
+    /// fortran_order, descr.
+    fn from_dict(value: Value) -> Result<Header> {
+        let Value::Dict(items) = value else {
+            return Err(Error::HeaderNotDict {
+                found: value.repr(),
+            });
+        };
+        // One pass, so that a huge dict (allowed by a raised size limit)
+        // costs linear time.
+        const KEYS: [&str; 3] = ["descr", "fortran_order", "shape"];
+        let mut found: [Option<&Value>; 3] = [None; 3];
+        let mut twice: Option<&str> = None;
+        for (key, value) in &items {
+            let slot = match key {
+                Value::Str(s) => KEYS.iter().position(|k| k == s),
+                _ => None,
+            };
+            let Some(slot) = slot else {
+                return Err(wrong_keys(&items));
+            };
+            if found[slot].replace(value).is_some() {
+                twice = twice.or(Some(KEYS[slot]));
+            }
+        }
+        let [Some(descr), Some(fortran), Some(shape)] = found else {
+            return Err(wrong_keys(&items));
+        };
+        if let Some(key) = twice {
+            return Err(Error::DuplicateKey { key: str_repr(key) });
+        }
+
+        let invalid_shape = || Error::InvalidShape {
+            found: shape.repr(),
+        };
+        let Value::Tuple(dims) = shape else {
+            return Err(invalid_shape());
+        };
+        if dims.len() > MAX_DIMS {
+            return Err(Error::TooManyDimensions {
+                found: dims.len(),
+                max: MAX_DIMS,
+            });
+        }
+        let mut shape_out = Vec::with_capacity(dims.len());
+        for dim in dims {
+            // Python's bool is an int, so NumPy lets `True` through here; a
+            // dimension written as a bool is never intended, so we refuse it.
+            let Value::Int(n) = dim else {
+                return Err(invalid_shape());
+            };
+            let n = usize::try_from(*n).map_err(|_| invalid_shape())?;
+            shape_out.push(n);
+        }
+
+        let order = match fortran {
+            Value::Bool(false) => Order::C,
+            Value::Bool(true) => Order::Fortran,
+            other => {
+                return Err(Error::InvalidFortranOrder {
+                    found: other.repr(),
+                });
+            }
+        };
+
+        let dtype = DType::from_literal(descr).map_err(|e| match e {
+            Error::ObjectDType => e,
+            e => Error::InvalidDescr {
+                descr: descr.repr(),
+                source: Box::new(e),
+            },
+        })?;
+        Ok(Header {
+            dtype,
+            order,
+            shape: shape_out,
+        })
     }
 
     /// Encodes the header exactly as `np.save` would write it: preamble, dict
     /// text, growth padding, 64-byte alignment. `None` picks the version like
     /// NumPy does (1.0, else 2.0 when too long, 3.0 when the text needs UTF-8).
+    ///
+    /// ```
+    /// use npy_core::{DType, Header, Order, Version};
+    /// let header = Header::new(DType::parse("<f8")?, Order::C, vec![5]);
+    /// let bytes = header.to_bytes(None)?;
+    /// assert_eq!(bytes.len(), 128);
+    /// assert_eq!(&bytes[..10], b"\x93NUMPY\x01\x00\x76\x00");
+    /// assert!(bytes[10..].starts_with(b"{'descr': '<f8', 'fortran_order': False, 'shape': (5,), }"));
+    /// assert_eq!(header.to_bytes(Some(Version::V2))?.len(), 128);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
     pub fn to_bytes(&self, version: Option<Version>) -> Result<Vec<u8>> {
-        let _ = version;
-        todo!()
+        self.dtype.check_writable()?;
+        if self.shape.len() > MAX_DIMS {
+            return Err(Error::TooManyDimensions {
+                found: self.shape.len(),
+                max: MAX_DIMS,
+            });
+        }
+        self.data_len()?;
+        let text = self.dict_text();
+        let needs_utf8 = text.chars().any(|c| u32::from(c) > 0xff);
+        match version {
+            Some(Version::V3) => wrap(text.as_bytes(), Version::V3),
+            Some(v) if needs_utf8 => Err(Error::HeaderNotLatin1 {
+                version: v.python_tuple(),
+            }),
+            Some(v) => wrap(&latin1(&text), v),
+            None if needs_utf8 => wrap(text.as_bytes(), Version::V3),
+            None => {
+                let encoded = latin1(&text);
+                wrap(&encoded, Version::V1).or_else(|_| wrap(&encoded, Version::V2))
+            }
+        }
     }
 
-    /// Number of elements (product of the shape; 1 for 0-d), checked.
+    /// The dict text with growth padding, before encoding.
+    fn dict_text(&self) -> String {
+        let mut text = String::with_capacity(96);
+        text.push_str("{'descr': ");
+        text.push_str(&self.dtype.descr());
+        text.push_str(", 'fortran_order': ");
+        text.push_str(match self.order {
+            Order::C => "False",
+            Order::Fortran => "True",
+        });
+        text.push_str(", 'shape': ");
+        push_shape_repr(&mut text, &self.shape);
+        text.push_str(", }");
+        // Room to rewrite the growth axis (the one appended along) in place.
+        let growth_axis = match self.order {
+            Order::C => self.shape.first(),
+            Order::Fortran => self.shape.last(),
+        };
+        if let Some(dim) = growth_axis {
+            let digits = dim.checked_ilog10().map_or(1, |d| d as usize + 1);
+            let spaces = GROWTH_AXIS_MAX_DIGITS.saturating_sub(digits);
+            text.extend(std::iter::repeat_n(' ', spaces));
+        }
+        text
+    }
+
+    /// Number of elements (product of the shape; 1 for 0-d), checked: the
+    /// product of the non-zero dimensions must fit `isize`.
     pub fn element_count(&self) -> Result<usize> {
-        todo!()
+        let (nonzero_product, any_zero) = self.extent(1)?;
+        Ok(if any_zero { 0 } else { nonzero_product })
     }
 
-    /// Number of data bytes (element count × itemsize), checked to fit `isize`.
+    /// Number of data bytes (element count × itemsize), checked to fit
+    /// `isize`. The product of the non-zero dimensions times the itemsize must
+    /// fit even when a zero dimension makes the array empty, so that every
+    /// stride of the array is representable.
     pub fn data_len(&self) -> Result<usize> {
-        todo!()
+        let (len, any_zero) = self.extent(self.dtype.itemsize())?;
+        Ok(if any_zero { 0 } else { len })
     }
+
+    /// `unit` × the product of the non-zero dimensions, checked against
+    /// `isize::MAX`, and whether a dimension is zero.
+    fn extent(&self, unit: usize) -> Result<(usize, bool)> {
+        let mut product = unit;
+        let mut any_zero = false;
+        for &dim in &self.shape {
+            if dim == 0 {
+                any_zero = true;
+            } else {
+                product = product
+                    .checked_mul(dim)
+                    .filter(|&p| p <= isize::MAX as usize)
+                    .ok_or_else(|| self.too_big())?;
+            }
+        }
+        if product > isize::MAX as usize {
+            return Err(self.too_big());
+        }
+        Ok((product, any_zero))
+    }
+
+    fn too_big(&self) -> Error {
+        let mut shape = String::new();
+        push_shape_repr(&mut shape, &self.shape);
+        Error::ArrayTooBig {
+            shape,
+            itemsize: self.dtype.itemsize(),
+        }
+    }
+}
+
+/// NumPy's message for a wrong key set: the sorted keys.
+fn wrong_keys(items: &[(Value, Value)]) -> Error {
+    // Python sorts str keys by code point (= UTF-8 byte order); other key
+    // types (which make Python's sort fail) go last, by their repr.
+    let mut keys: Vec<(u8, String, &Value)> = items
+        .iter()
+        .map(|(k, _)| match k {
+            Value::Str(s) => (0, s.clone(), k),
+            other => (1, other.repr(), k),
+        })
+        .collect();
+    keys.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    keys.dedup_by(|a, b| (a.0, &a.1) == (b.0, &b.1));
+    let list = Value::List(keys.into_iter().map(|(_, _, k)| k.clone()).collect());
+    Error::WrongKeys { keys: list.repr() }
+}
+
+/// Latin-1 bytes of a text whose characters are all at most U+00FF.
+fn latin1(text: &str) -> Vec<u8> {
+    text.chars().map(|c| c as u8).collect()
+}
+
+/// Preamble + text + alignment spaces + newline (NumPy's `_wrap_header`).
+fn wrap(text: &[u8], version: Version) -> Result<Vec<u8>> {
+    let prefix = version.prefix_len();
+    let with_newline = text.len() + 1;
+    // 1..=64, never 0: NumPy adds a full 64 when already aligned.
+    let pad = ARRAY_ALIGN - (prefix + with_newline) % ARRAY_ALIGN;
+    let header_len = with_newline + pad;
+    let too_long = Error::HeaderTooLongForVersion {
+        length: with_newline,
+        version: version.python_tuple(),
+    };
+    let mut out = Vec::with_capacity(prefix + header_len);
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&[version.major(), 0]);
+    match version {
+        Version::V1 => {
+            let len = u16::try_from(header_len).map_err(|_| too_long)?;
+            out.extend_from_slice(&len.to_le_bytes());
+        }
+        Version::V2 | Version::V3 => {
+            let len = u32::try_from(header_len).map_err(|_| too_long)?;
+            out.extend_from_slice(&len.to_le_bytes());
+        }
+    }
+    out.extend_from_slice(text);
+    out.resize(out.len() + pad, b' ');
+    out.push(b'\n');
+    Ok(out)
 }

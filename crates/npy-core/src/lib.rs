@@ -11,9 +11,24 @@
 #![deny(missing_docs)]
 
 pub mod dtype;
+pub mod element;
 pub mod error;
 pub mod header;
+mod literal;
+mod pyrepr;
+pub mod io;
+pub mod record;
+pub mod swap;
+pub mod value;
+pub mod view;
 
 pub use dtype::{ByteOrder, DType, DateTimeUnit, Field, Record, Scalar, ScalarKind, TimeUnit};
+pub use element::{Bool, Element};
 pub use error::{Error, Result};
 pub use header::{Header, Layout, Order, ParseOptions, Preamble, Version};
+
+pub use record::{FieldRef, RecordRef, RecordView};
+
+pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_npy, write_slice};
+pub use value::Value;
+pub use view::{ArrayView, ArrayViewMut};

@@ -1,0 +1,374 @@
+//! Streaming `.npy` arrays through any [`Read`] or [`Write`].
+//!
+//! [`read_npy`] reads a whole array from a stream (non-seekable ones
+//! included: pipes, sockets, zip members) into an [`NpyArray`] whose buffer
+//! is 16-byte aligned, so native typed views work on it. The header's size is
+//! never trusted for allocation: the buffer grows as data actually arrives,
+//! so a short file that claims a terabyte fails with NumPy's "Failed to read
+//! all data" error after allocating about what it holds. Data is read in bulk
+//! straight into the final buffer.
+//!
+//! [`write_npy`], [`write_slice`] and the streaming [`NpyWriter`] write the
+//! header exactly as NumPy does ([`Header::to_bytes`]) followed by the data,
+//! and check that the byte count matches the header.
+//!
+//! ```
+//! use npy_core::io::{read_npy, write_slice, ReadOptions};
+//! use npy_core::Order;
+//!
+//! let mut file = Vec::new();
+//! write_slice(&mut file, &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3], Order::C)?;
+//! let array = read_npy(file.as_slice(), &ReadOptions::default())?;
+//! assert_eq!(array.header().shape, [2, 3]);
+//! assert_eq!(array.view::<f64>()?.get(&[1, 0]), Some(&4.0));
+//! # Ok::<(), npy_core::Error>(())
+//! ```
+
+use std::fmt;
+use std::io::{ErrorKind, Read, Write};
+use std::ops::{Deref, DerefMut};
+
+use zerocopy::IntoBytes;
+
+use crate::element::Element;
+use crate::record::RecordView;
+use crate::swap::convert_byte_order;
+use crate::view::{ArrayView, ArrayViewMut};
+use crate::{ByteOrder, DType, Error, Header, Layout, Order, ParseOptions, Result, Version};
+
+/// Formats a shape like Python's tuple repr: `()`, `(5,)`, `(3, 4)`.
+pub(crate) fn python_shape(shape: &[usize]) -> String {
+    match shape {
+        [one] => format!("({one},)"),
+        _ => {
+            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+            format!("({})", dims.join(", "))
+        }
+    }
+}
+
+/// Bytes in a buffer aligned to 16 bytes (enough for every NumPy element
+/// type), so typed views of native data never fail on alignment.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct AlignedBytes {
+    words: Vec<u128>,
+    len: usize,
+}
+
+impl AlignedBytes {
+    /// An empty buffer.
+    pub fn new() -> Self {
+        AlignedBytes::default()
+    }
+
+    /// A copy of `bytes` in an aligned buffer.
+    pub fn copy_from(bytes: &[u8]) -> Self {
+        let mut buffer = AlignedBytes::new();
+        buffer.words = vec![0; bytes.len().div_ceil(16)];
+        buffer.len = bytes.len();
+        buffer.copy_from_slice(bytes);
+        buffer
+    }
+
+    /// Grows or shrinks to `len` bytes (new bytes are zero); allocation
+    /// failure is an error rather than an abort.
+    fn try_resize(&mut self, len: usize) -> Result<()> {
+        let words = len.div_ceil(16);
+        if let Some(more) = words.checked_sub(self.words.len()) {
+            self.words.try_reserve_exact(more).map_err(|e| {
+                std::io::Error::new(
+                    ErrorKind::OutOfMemory,
+                    format!("cannot allocate {len} bytes for array data: {e}"),
+                )
+            })?;
+        }
+        self.words.resize(words, 0);
+        self.len = len;
+        Ok(())
+    }
+
+    /// The bytes copied into a plain `Vec<u8>` (which has no alignment guarantee).
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.deref().to_vec()
+    }
+}
+
+impl Deref for AlignedBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.words.as_bytes()[..self.len]
+    }
+}
+
+impl DerefMut for AlignedBytes {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.words.as_mut_bytes()[..self.len]
+    }
+}
+
+impl fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AlignedBytes")
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How [`read_npy`] reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Header parsing limits.
+    pub parse: ParseOptions,
+    /// Convert the data to native byte order after reading (the header's
+    /// dtype is updated to match), so native element types can view it.
+    pub to_native: bool,
+}
+
+/// An array read from a stream: header, file layout and the data in an
+/// aligned, owned buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NpyArray {
+    header: Header,
+    layout: Layout,
+    data: AlignedBytes,
+}
+
+impl NpyArray {
+    /// The header (its dtype is native-order after [`ReadOptions::to_native`]).
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Where things were in the stream.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The data bytes, in the header's memory order.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The data bytes, mutably.
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        &mut self.data
+    }
+
+    /// A typed view of the data.
+    pub fn view<T: Element>(&self) -> Result<ArrayView<'_, T>> {
+        ArrayView::from_header(&self.data, &self.header)
+    }
+
+    /// A mutable typed view of the data.
+    pub fn view_mut<T: Element>(&mut self) -> Result<ArrayViewMut<'_, T>> {
+        ArrayViewMut::from_header(&mut self.data, &self.header)
+    }
+
+    /// A raw element view, for records, strings and any other dtype.
+    pub fn records(&self) -> Result<RecordView<'_>> {
+        RecordView::from_header(&self.data, &self.header)
+    }
+
+    /// Converts the data to byte order `to` in place and updates the dtype.
+    pub fn convert_byte_order(&mut self, to: ByteOrder) {
+        self.header.dtype = convert_byte_order(&self.header.dtype, &mut self.data, to);
+    }
+
+    /// The header, layout and data buffer.
+    pub fn into_parts(self) -> (Header, Layout, AlignedBytes) {
+        (self.header, self.layout, self.data)
+    }
+}
+
+/// Bytes allocated before any data has arrived; the buffer then doubles as
+/// data keeps coming, so allocation follows the stream, not the header.
+const FIRST_CHUNK: usize = 64 << 20;
+
+/// Reads an `.npy` array from `reader`, which is left just after the data
+/// (several arrays can be read from one stream, like NumPy allows).
+///
+/// Errors: header errors from [`Header::read_from`], read errors, and
+/// [`Error::TruncatedData`] when the stream ends early.
+pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArray> {
+    let (mut header, layout) = Header::read_from(&mut reader, &options.parse)?;
+    let expected = layout.data_len;
+    let mut data = AlignedBytes::new();
+    let mut filled = 0;
+    while filled < expected {
+        if filled == data.len() {
+            let target = filled.saturating_mul(2).max(FIRST_CHUNK).min(expected);
+            data.try_resize(target)?;
+        }
+        match reader.read(&mut data[filled..]) {
+            Ok(0) => {
+                let itemsize = header.dtype.itemsize();
+                return Err(Error::TruncatedData {
+                    count: header.element_count()?,
+                    read: filled.checked_div(itemsize).unwrap_or(0),
+                    shape: header.shape,
+                });
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if options.to_native {
+        header.dtype = convert_byte_order(&header.dtype, &mut data, ByteOrder::NATIVE);
+    }
+    Ok(NpyArray {
+        header,
+        layout,
+        data,
+    })
+}
+
+/// Writes `header` (encoded like `np.save`) and `data` to `writer`.
+///
+/// Errors: [`Error::DataLength`] unless `data` has exactly
+/// [`Header::data_len`] bytes (checked before anything is written), header
+/// encoding errors, write errors.
+pub fn write_npy<W: Write>(writer: W, header: &Header, data: &[u8]) -> Result<()> {
+    let expected = header.data_len()?;
+    if data.len() != expected {
+        return Err(Error::DataLength {
+            expected,
+            actual: data.len(),
+        });
+    }
+    let mut npy = NpyWriter::new(writer, header, None)?;
+    npy.write_bytes(data)?;
+    npy.finish()?;
+    Ok(())
+}
+
+/// Writes `data` as an array of `T::dtype()` with `shape`; `data` is in
+/// memory order (column-major when `order` is Fortran).
+pub fn write_slice<W: Write, T: Element>(
+    writer: W,
+    data: &[T],
+    shape: &[usize],
+    order: Order,
+) -> Result<()> {
+    let header = Header {
+        dtype: T::dtype(),
+        order,
+        shape: shape.to_vec(),
+    };
+    write_npy(writer, &header, data.as_bytes())
+}
+
+/// Writes an array piece by piece in bounded memory: the header first, then
+/// data chunks in memory order, then [`NpyWriter::finish`] checks the total.
+///
+/// ```
+/// use npy_core::io::NpyWriter;
+/// use npy_core::{Element, Header, Order};
+///
+/// let header = Header { dtype: u16::dtype(), order: Order::C, shape: vec![1000] };
+/// let mut writer = NpyWriter::new(Vec::new(), &header, None)?;
+/// for chunk in (0..1000u16).collect::<Vec<_>>().chunks(64) {
+///     writer.write_elements(chunk)?;
+/// }
+/// let file = writer.finish()?;
+/// assert_eq!(file.len(), 128 + 2000);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct NpyWriter<W: Write> {
+    writer: W,
+    element: DType,
+    expected: usize,
+    written: usize,
+}
+
+impl<W: Write> NpyWriter<W> {
+    /// Writes the header (`version` `None` picks it like NumPy) and returns a
+    /// writer for the data.
+    pub fn new(mut writer: W, header: &Header, version: Option<Version>) -> Result<Self> {
+        let expected = header.data_len()?;
+        writer.write_all(&header.to_bytes(version)?)?;
+        let mut element = &header.dtype;
+        while let DType::SubArray(base, _) = element {
+            element = base;
+        }
+        Ok(NpyWriter {
+            writer,
+            element: element.clone(),
+            expected,
+            written: 0,
+        })
+    }
+
+    /// Data bytes written so far.
+    pub fn written(&self) -> usize {
+        self.written
+    }
+
+    /// Data bytes the header still expects.
+    pub fn remaining(&self) -> usize {
+        self.expected - self.written
+    }
+
+    /// Writes raw data bytes. Writing more than the header describes is an
+    /// [`Error::DataLength`] and writes nothing.
+    pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.len() > self.remaining() {
+            return Err(Error::DataLength {
+                expected: self.expected,
+                actual: self.written.saturating_add(bytes.len()),
+            });
+        }
+        self.writer.write_all(bytes)?;
+        self.written += bytes.len();
+        Ok(())
+    }
+
+    /// Writes elements, which must match the header's (element) dtype.
+    pub fn write_elements<T: Element>(&mut self, elements: &[T]) -> Result<()> {
+        if !T::matches(&self.element) || self.element.itemsize() != size_of::<T>() {
+            return Err(Error::TypeMismatch {
+                found: Box::new(self.element.clone()),
+                requested: Box::new(T::dtype()),
+                rust_type: std::any::type_name::<T>(),
+            });
+        }
+        self.write_bytes(elements.as_bytes())
+    }
+
+    /// Checks that all the data was written, flushes, and returns the writer.
+    pub fn finish(mut self) -> Result<W> {
+        if self.written != self.expected {
+            return Err(Error::DataLength {
+                expected: self.expected,
+                actual: self.written,
+            });
+        }
+        self.writer.flush()?;
+        Ok(self.writer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_shape_matches_tuple_repr() {
+        assert_eq!(python_shape(&[]), "()");
+        assert_eq!(python_shape(&[5]), "(5,)");
+        assert_eq!(python_shape(&[3, 4]), "(3, 4)");
+    }
+
+    #[test]
+    fn aligned_bytes_are_aligned_and_sized() {
+        let mut b = AlignedBytes::copy_from(&[1, 2, 3]);
+        assert_eq!(&*b, &[1, 2, 3]);
+        assert_eq!(b.as_ptr() as usize % 16, 0);
+        b.try_resize(40).unwrap();
+        assert_eq!(b.len(), 40);
+        assert_eq!(&b[..4], &[1, 2, 3, 0]);
+        assert_eq!(b.to_vec().len(), 40);
+    }
+}

@@ -1,0 +1,906 @@
+//! A bounded parser for the Python literals found in `.npy` headers.
+//!
+//! NumPy reads the header dict with `ast.literal_eval`, so any Python literal
+//! syntax is valid there: either quote style, string prefixes (`u`, `r`, `b`),
+//! escapes, implicit string concatenation, hex/octal/binary integers with `_`
+//! separators, signs, `True`/`False`/`None`, tuples, lists and dicts with or
+//! without trailing commas, comments and line continuations. This module reads
+//! that subset in one left-to-right pass:
+//!
+//! * linear time: every input byte is looked at a bounded number of times;
+//! * no recursion: containers live on an explicit stack, at most
+//!   [`MAX_NESTING`] deep;
+//! * allocation proportional to the input only.
+//!
+//! Not supported (all refused as syntax errors): sets, complex numbers,
+//! `\N{name}` escapes, lone surrogates (`'\ud800'`), and operators other than a
+//! sign directly before a number. None of these can describe an array.
+
+/// Deepest nesting of brackets accepted.
+///
+/// A structured dtype costs two levels per nesting level (the field list and
+/// the field tuple), plus one for the header dict, so this admits records
+/// nested about 30 deep.
+pub(crate) const MAX_NESTING: usize = 64;
+
+/// A parsed Python literal.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Value {
+    /// `'text'`
+    Str(String),
+    /// `b'bytes'`
+    Bytes(Vec<u8>),
+    /// An integer (literals outside `i128` are refused).
+    Int(i128),
+    /// A float, kept as written (without `_` separators) for messages.
+    Float(String),
+    /// `True` / `False`
+    Bool(bool),
+    /// `None`
+    None,
+    /// `(a, b)`
+    Tuple(Vec<Value>),
+    /// `[a, b]`
+    List(Vec<Value>),
+    /// `{k: v}` in source order, duplicates kept.
+    Dict(Vec<(Value, Value)>),
+}
+
+impl Value {
+    /// The value as Python's `repr()` prints it (used in error messages).
+    pub(crate) fn repr(&self) -> String {
+        let mut out = String::new();
+        self.push_repr(&mut out);
+        out
+    }
+
+    fn push_repr(&self, out: &mut String) {
+        use std::fmt::Write;
+        match self {
+            Value::Str(s) => crate::pyrepr::push_str_repr(out, s),
+            Value::Bytes(b) => crate::pyrepr::push_bytes_repr(out, b),
+            Value::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::Float(f) => out.push_str(f),
+            Value::Bool(true) => out.push_str("True"),
+            Value::Bool(false) => out.push_str("False"),
+            Value::None => out.push_str("None"),
+            Value::Tuple(items) => {
+                out.push('(');
+                push_items(out, items);
+                if items.len() == 1 {
+                    out.push(',');
+                }
+                out.push(')');
+            }
+            Value::List(items) => {
+                out.push('[');
+                push_items(out, items);
+                out.push(']');
+            }
+            Value::Dict(items) => {
+                out.push('{');
+                for (i, (k, v)) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    k.push_repr(out);
+                    out.push_str(": ");
+                    v.push_repr(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn push_items(out: &mut String, items: &[Value]) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        item.push_repr(out);
+    }
+}
+
+/// Why and where a text is not a literal we read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SyntaxError {
+    /// What is wrong.
+    pub(crate) reason: &'static str,
+    /// Byte offset in the text.
+    pub(crate) offset: usize,
+}
+
+/// Parser settings.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Options {
+    /// Accept a Python-2 `L` right after a number (`(2L,)`), as NumPy does for
+    /// version 1.0 and 2.0 headers.
+    pub(crate) allow_long_suffix: bool,
+}
+
+/// Parses `text` as exactly one Python literal, surrounded by any whitespace
+/// and comments.
+pub(crate) fn parse(text: &str, options: Options) -> Result<Value, SyntaxError> {
+    Parser {
+        lexer: Lexer {
+            src: text,
+            pos: 0,
+            allow_long_suffix: options.allow_long_suffix,
+        },
+        stack: Vec::new(),
+    }
+    .run()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bracket {
+    Paren,
+    Square,
+    Curly,
+}
+
+#[derive(Debug)]
+enum Token {
+    Open(Bracket),
+    Close(Bracket),
+    Comma,
+    Colon,
+    Plus,
+    Minus,
+    Atom(Value),
+    End,
+}
+
+struct Lexer<'a> {
+    src: &'a str,
+    pos: usize,
+    allow_long_suffix: bool,
+}
+
+fn err<T>(reason: &'static str, offset: usize) -> Result<T, SyntaxError> {
+    Err(SyntaxError { reason, offset })
+}
+
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+fn is_ident_continue(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Where a string is being collected: text for `'...'`, bytes for `b'...'`.
+enum StrBuf {
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+impl StrBuf {
+    fn push_run(&mut self, run: &str) -> Result<(), &'static str> {
+        match self {
+            StrBuf::Text(s) => s.push_str(run),
+            StrBuf::Bytes(b) if run.is_ascii() => b.extend_from_slice(run.as_bytes()),
+            StrBuf::Bytes(_) => return Err("bytes can only contain ASCII literal characters"),
+        }
+        Ok(())
+    }
+
+    fn push_code(&mut self, code: u32) -> Result<(), &'static str> {
+        match self {
+            StrBuf::Text(s) => s.push(
+                char::from_u32(code).ok_or("escape is not a Unicode scalar value (surrogate?)")?,
+            ),
+            StrBuf::Bytes(b) => b.push(u8::try_from(code).map_err(|_| "bytes escape above 0xff")?),
+        }
+        Ok(())
+    }
+
+    fn is_bytes(&self) -> bool {
+        matches!(self, StrBuf::Bytes(_))
+    }
+}
+
+impl Lexer<'_> {
+    fn byte(&self, at: usize) -> Option<u8> {
+        self.src.as_bytes().get(at).copied()
+    }
+
+    /// Skips whitespace, newlines, comments and backslash line continuations.
+    fn skip_trivia(&mut self) {
+        let bytes = self.src.as_bytes();
+        while let Some(&b) = bytes.get(self.pos) {
+            match b {
+                b' ' | b'\t' | b'\x0c' | b'\r' | b'\n' => self.pos += 1,
+                b'#' => {
+                    while let Some(&c) = bytes.get(self.pos) {
+                        if c == b'\n' || c == b'\r' {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                }
+                b'\\' if matches!(bytes.get(self.pos + 1), Some(b'\n' | b'\r')) => {
+                    self.pos += 2;
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Whether the next token is a string literal (for implicit concatenation).
+    fn string_follows(&mut self) -> bool {
+        self.skip_trivia();
+        let bytes = &self.src.as_bytes()[self.pos..];
+        let prefix = bytes.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+        matches!(bytes.get(prefix), Some(b'\'' | b'"')) && string_prefix(&bytes[..prefix]).is_some()
+    }
+
+    fn next(&mut self) -> Result<(Token, usize), SyntaxError> {
+        self.skip_trivia();
+        let start = self.pos;
+        let Some(b) = self.byte(start) else {
+            return Ok((Token::End, start));
+        };
+        let token = match b {
+            b'(' | b'[' | b'{' | b')' | b']' | b'}' | b',' | b':' | b'+' | b'-' => {
+                self.pos += 1;
+                match b {
+                    b'(' => Token::Open(Bracket::Paren),
+                    b'[' => Token::Open(Bracket::Square),
+                    b'{' => Token::Open(Bracket::Curly),
+                    b')' => Token::Close(Bracket::Paren),
+                    b']' => Token::Close(Bracket::Square),
+                    b'}' => Token::Close(Bracket::Curly),
+                    b',' => Token::Comma,
+                    b':' => Token::Colon,
+                    b'+' => Token::Plus,
+                    _ => Token::Minus,
+                }
+            }
+            b'\'' | b'"' => Token::Atom(self.string(false, false)?),
+            b'0'..=b'9' => Token::Atom(self.number()?),
+            b'.' if matches!(self.byte(start + 1), Some(b'0'..=b'9')) => {
+                Token::Atom(self.number()?)
+            }
+            b if is_ident_start(b) => {
+                let bytes = self.src.as_bytes();
+                let mut end = start;
+                while end < bytes.len() && is_ident_continue(bytes[end]) {
+                    end += 1;
+                }
+                let word = &self.src[start..end];
+                if matches!(bytes.get(end), Some(b'\'' | b'"')) {
+                    let Some((raw, is_bytes)) = string_prefix(word.as_bytes()) else {
+                        return err("unknown string prefix", start);
+                    };
+                    self.pos = end;
+                    Token::Atom(self.string(raw, is_bytes)?)
+                } else {
+                    self.pos = end;
+                    match word {
+                        "True" => Token::Atom(Value::Bool(true)),
+                        "False" => Token::Atom(Value::Bool(false)),
+                        "None" => Token::Atom(Value::None),
+                        _ => return err("a name is not a literal", start),
+                    }
+                }
+            }
+            0 => return err("source code string cannot contain null bytes", start),
+            _ => return err("unexpected character", start),
+        };
+        Ok((token, start))
+    }
+
+    /// Reads a quoted string starting at the opening quote.
+    fn string(&mut self, raw: bool, is_bytes: bool) -> Result<Value, SyntaxError> {
+        let bytes = self.src.as_bytes();
+        let start = self.pos;
+        let quote = bytes[start];
+        let triple = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
+        self.pos += if triple { 3 } else { 1 };
+        let mut buf = if is_bytes {
+            StrBuf::Bytes(Vec::new())
+        } else {
+            StrBuf::Text(String::new())
+        };
+        let fail = |reason, offset| SyntaxError { reason, offset };
+        loop {
+            // Copy the run of ordinary characters in one go.
+            let run_start = self.pos;
+            while let Some(&b) = bytes.get(self.pos) {
+                if b == quote || b == b'\\' || b == b'\n' || b == b'\r' {
+                    break;
+                }
+                self.pos += 1;
+            }
+            buf.push_run(&self.src[run_start..self.pos])
+                .map_err(|r| fail(r, run_start))?;
+            let Some(&b) = bytes.get(self.pos) else {
+                return err("unterminated string literal", start);
+            };
+            match b {
+                b'\n' | b'\r' => {
+                    if !triple {
+                        return err("unterminated string literal", start);
+                    }
+                    // Python reads source with universal newlines.
+                    self.pos += if b == b'\r' && self.byte(self.pos + 1) == Some(b'\n') {
+                        2
+                    } else {
+                        1
+                    };
+                    buf.push_run("\n").map_err(|r| fail(r, self.pos))?;
+                }
+                _ if b == quote => {
+                    if !triple {
+                        self.pos += 1;
+                        break;
+                    }
+                    if self.byte(self.pos + 1) == Some(quote)
+                        && self.byte(self.pos + 2) == Some(quote)
+                    {
+                        self.pos += 3;
+                        break;
+                    }
+                    self.pos += 1;
+                    buf.push_run(&self.src[self.pos - 1..self.pos])
+                        .map_err(|r| fail(r, self.pos))?;
+                }
+                _ => self.escape(&mut buf, raw)?,
+            }
+        }
+        Ok(match buf {
+            StrBuf::Text(s) => Value::Str(s),
+            StrBuf::Bytes(b) => Value::Bytes(b),
+        })
+    }
+
+    /// Handles a backslash inside a string (the lexer is on the backslash).
+    fn escape(&mut self, buf: &mut StrBuf, raw: bool) -> Result<(), SyntaxError> {
+        let at = self.pos;
+        let fail = |reason| SyntaxError { reason, offset: at };
+        let Some(next) = self.byte(at + 1) else {
+            return err("unterminated string literal", at);
+        };
+        if raw {
+            // A raw string keeps the backslash and the character after it; the
+            // backslash only stops that character from ending the string.
+            let len = self.src[at + 1..].chars().next().map_or(1, char::len_utf8);
+            buf.push_run(&self.src[at..at + 1 + len]).map_err(fail)?;
+            self.pos = at + 1 + len;
+            return Ok(());
+        }
+        self.pos = at + 2;
+        let simple = match next {
+            b'\n' => return Ok(()),
+            b'\r' => {
+                if self.byte(self.pos) == Some(b'\n') {
+                    self.pos += 1;
+                }
+                return Ok(());
+            }
+            b'\\' => Some(b'\\'),
+            b'\'' => Some(b'\''),
+            b'"' => Some(b'"'),
+            b'a' => Some(0x07),
+            b'b' => Some(0x08),
+            b'f' => Some(0x0c),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            b'v' => Some(0x0b),
+            _ => None,
+        };
+        if let Some(code) = simple {
+            return buf.push_code(u32::from(code)).map_err(fail);
+        }
+        match next {
+            b'0'..=b'7' => {
+                let mut code = u32::from(next - b'0');
+                for _ in 0..2 {
+                    match self.byte(self.pos) {
+                        Some(d @ b'0'..=b'7') => {
+                            code = code * 8 + u32::from(d - b'0');
+                            self.pos += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                buf.push_code(code).map_err(fail)
+            }
+            b'x' => self.hex_escape(buf, 2, at),
+            b'u' if !buf.is_bytes() => self.hex_escape(buf, 4, at),
+            b'U' if !buf.is_bytes() => self.hex_escape(buf, 8, at),
+            b'N' if !buf.is_bytes() => err("\\N{...} escapes are not supported", at),
+            _ => {
+                // Unknown escapes keep their backslash; the character after it
+                // is read normally on the next round.
+                self.pos = at + 1;
+                buf.push_run("\\").map_err(fail)
+            }
+        }
+    }
+
+    fn hex_escape(
+        &mut self,
+        buf: &mut StrBuf,
+        digits: usize,
+        at: usize,
+    ) -> Result<(), SyntaxError> {
+        let mut code: u32 = 0;
+        for _ in 0..digits {
+            let digit = self
+                .byte(self.pos)
+                .and_then(|d| (d as char).to_digit(16))
+                .ok_or(SyntaxError {
+                    reason: "truncated \\x, \\u or \\U escape",
+                    offset: at,
+                })?;
+            // At most 8 hex digits: cannot overflow u32.
+            code = code * 16 + digit;
+            self.pos += 1;
+        }
+        buf.push_code(code)
+            .map_err(|reason| SyntaxError { reason, offset: at })
+    }
+
+    /// Reads an int or float literal.
+    fn number(&mut self) -> Result<Value, SyntaxError> {
+        let bytes = self.src.as_bytes();
+        let start = self.pos;
+        let radix = match (bytes[start], self.byte(start + 1)) {
+            (b'0', Some(b'x' | b'X')) => 16,
+            (b'0', Some(b'o' | b'O')) => 8,
+            (b'0', Some(b'b' | b'B')) => 2,
+            _ => 10,
+        };
+        let value = if radix != 10 {
+            self.pos += 2;
+            // Python allows one `_` right after the base prefix.
+            if self.byte(self.pos) == Some(b'_') {
+                self.pos += 1;
+            }
+            let value = self.digits(radix, start)?;
+            Value::Int(value.ok_or(SyntaxError {
+                reason: "invalid integer literal",
+                offset: start,
+            })?)
+        } else {
+            let int_part = self.digits(10, start)?;
+            let is_float = matches!(self.byte(self.pos), Some(b'.' | b'e' | b'E'));
+            if is_float {
+                self.float_tail(start)?
+            } else {
+                let value = int_part.ok_or(SyntaxError {
+                    reason: "invalid integer literal",
+                    offset: start,
+                })?;
+                let text = &bytes[start..self.pos];
+                if value != 0 && text[0] == b'0' {
+                    return err(
+                        "leading zeros in decimal integer literals are not permitted",
+                        start,
+                    );
+                }
+                Value::Int(value)
+            }
+        };
+        match self.byte(self.pos) {
+            Some(b'j' | b'J') => err("complex literals are not supported", start),
+            Some(b'L')
+                if self.allow_long_suffix
+                    && !self.byte(self.pos + 1).is_some_and(is_ident_continue) =>
+            {
+                // Python 2 long: NumPy strips it from version 1.0/2.0 headers.
+                self.pos += 1;
+                Ok(value)
+            }
+            Some(b) if is_ident_continue(b) || b == b'.' => err("invalid number literal", start),
+            _ => Ok(value),
+        }
+    }
+
+    /// Reads digits with single `_` separators; `None` when there are no digits.
+    /// An integer outside `i128` is an error.
+    fn digits(&mut self, radix: u32, start: usize) -> Result<Option<i128>, SyntaxError> {
+        let mut value: Option<i128> = None;
+        while let Some(d) = self
+            .byte(self.pos)
+            .and_then(|b| (b as char).to_digit(radix))
+        {
+            let acc = value.unwrap_or(0);
+            value = Some(
+                acc.checked_mul(i128::from(radix))
+                    .and_then(|v| v.checked_add(i128::from(d)))
+                    .ok_or(SyntaxError {
+                        reason: "integer literal too large",
+                        offset: start,
+                    })?,
+            );
+            self.pos += 1;
+            if self.byte(self.pos) == Some(b'_') {
+                match self
+                    .byte(self.pos + 1)
+                    .and_then(|b| (b as char).to_digit(radix))
+                {
+                    Some(_) => self.pos += 1,
+                    None => return err("invalid number literal", start),
+                }
+            }
+        }
+        Ok(value)
+    }
+
+    /// Reads the rest of a float after its integer digits.
+    fn float_tail(&mut self, start: usize) -> Result<Value, SyntaxError> {
+        if self.byte(self.pos) == Some(b'.') {
+            self.pos += 1;
+            // Floats keep their text, so the digits need no value.
+            while self
+                .byte(self.pos)
+                .is_some_and(|b| b.is_ascii_digit() || b == b'_')
+            {
+                self.pos += 1;
+            }
+        }
+        if matches!(self.byte(self.pos), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.byte(self.pos), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if !self.byte(self.pos).is_some_and(|b| b.is_ascii_digit()) {
+                return err("invalid float literal", start);
+            }
+            while self
+                .byte(self.pos)
+                .is_some_and(|b| b.is_ascii_digit() || b == b'_')
+            {
+                self.pos += 1;
+            }
+        }
+        Ok(Value::Float(self.src[start..self.pos].replace('_', "")))
+    }
+}
+
+/// `(raw, bytes)` for a valid string prefix (`u`, `r`, `b`, `br`, `rb`, any case).
+fn string_prefix(prefix: &[u8]) -> Option<(bool, bool)> {
+    match prefix.to_ascii_lowercase().as_slice() {
+        b"" | b"u" => Some((false, false)),
+        b"r" => Some((true, false)),
+        b"b" => Some((false, true)),
+        b"br" | b"rb" => Some((true, true)),
+        _ => None,
+    }
+}
+
+enum Frame {
+    /// Items, and whether a comma was seen (`(1)` is an int, `(1,)` a tuple).
+    Tuple(Vec<Value>, bool),
+    List(Vec<Value>),
+    /// Items, and the key waiting for its value.
+    Dict(Vec<(Value, Value)>, Option<Value>),
+}
+
+struct Parser<'a> {
+    lexer: Lexer<'a>,
+    stack: Vec<Frame>,
+}
+
+impl Parser<'_> {
+    fn run(mut self) -> Result<Value, SyntaxError> {
+        // True where a closing bracket may come instead of a value: right after
+        // an opening bracket or a comma.
+        let mut may_close = false;
+        self.reject_leading_indent()?;
+        'value: loop {
+            let (token, at) = self.lexer.next()?;
+            let mut value = match token {
+                Token::Open(bracket) => {
+                    if self.stack.len() >= MAX_NESTING {
+                        return err("too many nested brackets", at);
+                    }
+                    self.stack.push(match bracket {
+                        Bracket::Paren => Frame::Tuple(Vec::new(), false),
+                        Bracket::Square => Frame::List(Vec::new()),
+                        Bracket::Curly => Frame::Dict(Vec::new(), None),
+                    });
+                    may_close = true;
+                    continue 'value;
+                }
+                Token::Close(bracket) if may_close => self.close(bracket, at)?,
+                Token::Atom(first @ (Value::Str(_) | Value::Bytes(_))) => {
+                    // Implicit concatenation: 'a' "b" is 'ab'.
+                    let mut joined = first;
+                    while self.lexer.string_follows() {
+                        let at = self.lexer.pos;
+                        match (&mut joined, self.lexer.next()?.0) {
+                            (Value::Str(s), Token::Atom(Value::Str(more))) => s.push_str(&more),
+                            (Value::Bytes(b), Token::Atom(Value::Bytes(more))) => {
+                                b.extend_from_slice(&more)
+                            }
+                            _ => return err("cannot mix bytes and nonbytes literals", at),
+                        }
+                    }
+                    joined
+                }
+                Token::Atom(v) => v,
+                Token::Plus | Token::Minus => {
+                    let negative = matches!(token, Token::Minus);
+                    let (operand, at) = self.lexer.next()?;
+                    match operand {
+                        Token::Atom(Value::Int(i)) => Value::Int(if negative { -i } else { i }),
+                        Token::Atom(Value::Float(f)) if negative => Value::Float(format!("-{f}")),
+                        Token::Atom(Value::Float(f)) => Value::Float(f),
+                        _ => return err("a sign must be followed by a number", at),
+                    }
+                }
+                Token::End => return err("unexpected end of text", at),
+                _ => return err("expected a value", at),
+            };
+            // Fold the finished value into the enclosing containers.
+            loop {
+                let (token, at) = self.lexer.next()?;
+                let Some(top) = self.stack.last_mut() else {
+                    return match token {
+                        Token::End => Ok(value),
+                        _ => err("unexpected text after the literal", at),
+                    };
+                };
+                let expected_close = match top {
+                    Frame::Dict(_, key @ None) => {
+                        if !matches!(token, Token::Colon) {
+                            return err("expected ':' after a dict key", at);
+                        }
+                        *key = Some(value);
+                        may_close = false;
+                        continue 'value;
+                    }
+                    Frame::Dict(items, key @ Some(_)) => {
+                        if let Some(k) = key.take() {
+                            items.push((k, value));
+                        }
+                        Bracket::Curly
+                    }
+                    Frame::List(items) => {
+                        items.push(value);
+                        Bracket::Square
+                    }
+                    Frame::Tuple(items, comma) => {
+                        items.push(value);
+                        if matches!(token, Token::Comma) {
+                            *comma = true;
+                        }
+                        Bracket::Paren
+                    }
+                };
+                match token {
+                    Token::Comma => {
+                        may_close = true;
+                        continue 'value;
+                    }
+                    Token::Close(bracket) if bracket == expected_close => {
+                        value = self.close(bracket, at)?;
+                    }
+                    _ => return err("expected ',' or a closing bracket", at),
+                }
+            }
+        }
+    }
+
+    /// Python strips spaces and tabs before the first line only: a literal
+    /// that starts on a later line must not be indented.
+    fn reject_leading_indent(&mut self) -> Result<(), SyntaxError> {
+        self.lexer.skip_trivia();
+        let before = &self.lexer.src[..self.lexer.pos];
+        if let Some(newline) = before.rfind(['\n', '\r'])
+            && newline + 1 < before.len()
+        {
+            return err("unexpected indent", self.lexer.pos);
+        }
+        Ok(())
+    }
+
+    /// Pops the innermost container, which `bracket` closes.
+    fn close(&mut self, bracket: Bracket, at: usize) -> Result<Value, SyntaxError> {
+        match (self.stack.pop(), bracket) {
+            (Some(Frame::Tuple(mut items, comma)), Bracket::Paren) => {
+                Ok(if items.len() == 1 && !comma {
+                    items.pop().unwrap_or(Value::None)
+                } else {
+                    Value::Tuple(items)
+                })
+            }
+            (Some(Frame::List(items)), Bracket::Square) => Ok(Value::List(items)),
+            (Some(Frame::Dict(items, None)), Bracket::Curly) => Ok(Value::Dict(items)),
+            _ => err("mismatched closing bracket", at),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Value {
+        parse(text, Options::default()).unwrap_or_else(|e| panic!("{text:?}: {e:?}"))
+    }
+
+    fn fails(text: &str) -> SyntaxError {
+        parse(text, Options::default()).expect_err(text)
+    }
+
+    fn s(text: &str) -> Value {
+        Value::Str(text.to_owned())
+    }
+
+    // Expected values checked with CPython 3.11's ast.literal_eval.
+    #[test]
+    fn parentheses_follow_python() {
+        assert_eq!(p("(1)"), Value::Int(1));
+        assert_eq!(p("()"), Value::Tuple(vec![]));
+        assert_eq!(p("(1,)"), Value::Tuple(vec![Value::Int(1)]));
+        assert_eq!(p("((1))"), Value::Int(1));
+        assert_eq!(
+            p("(1, 2,)"),
+            Value::Tuple(vec![Value::Int(1), Value::Int(2)])
+        );
+        assert_eq!(p("[]"), Value::List(vec![]));
+        assert_eq!(p("[1,]"), Value::List(vec![Value::Int(1)]));
+        assert_eq!(
+            p("{1:2,}"),
+            Value::Dict(vec![(Value::Int(1), Value::Int(2))])
+        );
+        for bad in [
+            "(,)",
+            "[,]",
+            "{,}",
+            "(1 2)",
+            "{1:2 3:4}",
+            "(]",
+            "{1}",
+            "(1,,)",
+            "",
+            "  # c",
+        ] {
+            fails(bad);
+        }
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(p("0x1F"), Value::Int(31));
+        assert_eq!(p("0o17"), Value::Int(15));
+        assert_eq!(p("0b101"), Value::Int(5));
+        assert_eq!(p("0x_ff"), Value::Int(255));
+        assert_eq!(p("1_000"), Value::Int(1000));
+        assert_eq!(p("000"), Value::Int(0));
+        assert_eq!(p("-0"), Value::Int(0));
+        assert_eq!(p("+2"), Value::Int(2));
+        assert_eq!(p("- 3"), Value::Int(-3));
+        assert_eq!(p("-0x10"), Value::Int(-16));
+        for bad in [
+            "007", "1__0", "1_", "0x", "0xg", "1L", "1j", "12abc", "--1", "+-1", "-True",
+        ] {
+            fails(bad);
+        }
+        assert_eq!(
+            fails("1000000000000000000000000000000000000000000").reason,
+            "integer literal too large"
+        );
+        let long = Options {
+            allow_long_suffix: true,
+        };
+        assert_eq!(
+            parse("(2L, 0xffL)", long),
+            Ok(Value::Tuple(vec![Value::Int(2), Value::Int(255)]))
+        );
+        assert!(parse("2LL", long).is_err());
+        assert!(parse("2l", long).is_err());
+    }
+
+    #[test]
+    fn floats_and_names() {
+        assert_eq!(p("1.5"), Value::Float("1.5".into()));
+        assert_eq!(p("-1e3"), Value::Float("-1e3".into()));
+        assert_eq!(p(".5"), Value::Float(".5".into()));
+        assert_eq!(p("None"), Value::None);
+        assert_eq!(p("True"), Value::Bool(true));
+        assert_eq!(p("False"), Value::Bool(false));
+        assert_eq!(fails("true").reason, "a name is not a literal");
+        fails("1e");
+    }
+
+    #[test]
+    fn strings_and_escapes() {
+        assert_eq!(p(r#""a'b""#), s("a'b"));
+        assert_eq!(p(r"'a\'b'"), s("a'b"));
+        assert_eq!(p(r"'\\'"), s("\\"));
+        assert_eq!(p(r"'\n\t\r\a\b\f\v\0'"), s("\n\t\r\u{7}\u{8}\u{c}\u{b}\0"));
+        assert_eq!(p(r"'\x41\101\u00e9\U0001F600'"), s("AAé😀"));
+        assert_eq!(p(r"'\q'"), s("\\q"));
+        assert_eq!(p("'a\\\nb'"), s("ab"));
+        assert_eq!(p("u'x' 'y'  \"z\""), s("xyz"));
+        assert_eq!(p(r"r'\n'"), s("\\n"));
+        assert_eq!(p(r"r'\''"), s("\\'"));
+        assert_eq!(p("'''a'b\"\"'''"), s("a'b\"\""));
+        assert_eq!(p("'''a\r\nb'''"), s("a\nb"));
+        assert_eq!(p("'café'"), s("café"));
+        assert_eq!(p(r"b'\xff\u00e9'"), Value::Bytes(b"\xff\\u00e9".to_vec()));
+        assert_eq!(p(r"Rb'\n' b'x'"), Value::Bytes(b"\\nx".to_vec()));
+        for bad in [
+            "'abc",
+            "'a\nb'",
+            r"'\x4'",
+            r"'\N{DASH}'",
+            r"'\ud800'",
+            "b'é'",
+            "u'a' b'b'",
+            "f'x'",
+            "'''ab''",
+            r"'\'",
+        ] {
+            fails(bad);
+        }
+    }
+
+    #[test]
+    fn whitespace_comments_and_continuations() {
+        let dict = Value::Dict(vec![(s("a"), Value::Int(1))]);
+        for text in [
+            "{'a': 1}",
+            " \t{'a':1}",
+            "\n{'a': 1}\n",
+            "\r\n{'a' :\r\n 1}\r\n",
+            "# c\n{'a': 1 # x\n}  # y",
+            "\\\n{'a': 1}",
+            "\x0c{'a': 1}\x0c",
+            "# c\n  # indented comment\n{'a': 1}",
+            "{'a': 1}                                                     \n",
+        ] {
+            assert_eq!(p(text), dict, "{text:?}");
+        }
+        assert_eq!(
+            fails("{'a': 1}\0").reason,
+            "source code string cannot contain null bytes"
+        );
+        assert_eq!(fails("\n\t {'a': 1}").reason, "unexpected indent");
+        fails("{'a': 1} 2");
+        fails("{'a': 1}}");
+    }
+
+    #[test]
+    fn nesting_is_bounded_without_recursion() {
+        let ok = "[".repeat(MAX_NESTING) + &"]".repeat(MAX_NESTING);
+        p(&ok);
+        let deep = "[".repeat(MAX_NESTING + 1) + &"]".repeat(MAX_NESTING + 1);
+        assert_eq!(fails(&deep).reason, "too many nested brackets");
+        let huge = "(".repeat(1_000_000);
+        assert_eq!(fails(&huge).reason, "too many nested brackets");
+    }
+
+    #[test]
+    fn many_quotes_are_linear() {
+        // Runs of quotes are empty strings concatenated, or one left
+        // unterminated. Either way one pass.
+        // Six quotes are an empty triple-quoted string.
+        assert_eq!(p(&"'".repeat(999_996)), s(""));
+        fails(&"'".repeat(1_000_000));
+        fails(&"\"".repeat(999_999));
+        assert_eq!(
+            p(&format!("'{}'", "\\\\".repeat(500_000))),
+            s(&"\\".repeat(500_000))
+        );
+    }
+
+    #[test]
+    fn repr_matches_python() {
+        let v = p("{'a': (1,), 'b': [True, None, ()], b'c': (1, 2), 'd': -1.5}");
+        assert_eq!(
+            v.repr(),
+            "{'a': (1,), 'b': [True, None, ()], b'c': (1, 2), 'd': -1.5}"
+        );
+    }
+}

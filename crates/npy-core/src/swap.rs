@@ -1,0 +1,271 @@
+//! Byte-order conversion of array data, in place, for any dtype.
+//!
+//! What swaps, following NumPy's `byteswap`: every multi-byte number
+//! (integers, floats, long doubles, datetimes) is reversed whole; complex
+//! numbers reverse their real and imaginary parts separately; `U` strings
+//! reverse each 4-byte code unit; records swap field by field (recursively;
+//! padding is left alone); subarrays swap each item. `S`, `V` and `b1` have no
+//! byte order and are untouched. Fields already in the target order stay as
+//! they are, so mixed-order records become uniform.
+//!
+//! ```
+//! use npy_core::swap::convert_byte_order;
+//! use npy_core::{ByteOrder, DType, Scalar, ScalarKind};
+//!
+//! let i4 = |byte_order| DType::Scalar(Scalar { kind: ScalarKind::Int, byte_order, itemsize: 4 });
+//! let mut data = [0, 0, 0, 1, 0, 0, 1, 0]; // [1, 256] as '>i4'
+//! let converted = convert_byte_order(&i4(ByteOrder::Big), &mut data, ByteOrder::Little);
+//! assert_eq!(data, [1, 0, 0, 0, 0, 1, 0, 0]);
+//! assert_eq!(converted, i4(ByteOrder::Little));
+//! ```
+
+use crate::{ByteOrder, DType, Field, Record, Scalar, ScalarKind};
+
+/// The bytes-per-unit that a scalar swaps, or `None` if it has no byte order.
+fn swap_unit(scalar: &Scalar) -> Option<usize> {
+    if scalar.byte_order == ByteOrder::NotApplicable {
+        return None;
+    }
+    let unit = match scalar.kind {
+        ScalarKind::Bool | ScalarKind::Bytes | ScalarKind::Void => return None,
+        ScalarKind::Complex => scalar.itemsize / 2,
+        ScalarKind::Unicode => 4,
+        ScalarKind::Int
+        | ScalarKind::UInt
+        | ScalarKind::Float
+        | ScalarKind::DateTime(_)
+        | ScalarKind::TimeDelta(_) => scalar.itemsize,
+    };
+    (unit > 1).then_some(unit)
+}
+
+/// `dtype` with every byte order changed to `to` (types without one keep
+/// [`ByteOrder::NotApplicable`]). `to == NotApplicable` returns `dtype` unchanged.
+pub fn with_byte_order(dtype: &DType, to: ByteOrder) -> DType {
+    if to == ByteOrder::NotApplicable {
+        return dtype.clone();
+    }
+    match dtype {
+        DType::Scalar(s) => {
+            let byte_order = if s.byte_order == ByteOrder::NotApplicable {
+                ByteOrder::NotApplicable
+            } else {
+                to
+            };
+            DType::Scalar(Scalar { byte_order, ..*s })
+        }
+        DType::Record(r) => DType::Record(Record {
+            fields: r
+                .fields
+                .iter()
+                .map(|f| Field {
+                    dtype: with_byte_order(&f.dtype, to),
+                    ..f.clone()
+                })
+                .collect(),
+            itemsize: r.itemsize,
+        }),
+        DType::SubArray(base, shape) => {
+            DType::SubArray(Box::new(with_byte_order(base, to)), shape.clone())
+        }
+    }
+}
+
+/// Whether converting `dtype` data to `to` would change any byte.
+pub fn needs_swap(dtype: &DType, to: ByteOrder) -> bool {
+    to != ByteOrder::NotApplicable && !plan(dtype, 0, to).is_empty()
+}
+
+/// One step of swapping an element: reverse `count` runs of `width` bytes
+/// starting at `offset`, or repeat an inner plan `count` times `stride` apart.
+///
+/// Repeats keep the plan's size proportional to the dtype description, not
+/// to its itemsize (a header can declare a huge subarray cheaply).
+#[derive(Debug)]
+enum Step {
+    Reverse {
+        offset: usize,
+        width: usize,
+        count: usize,
+    },
+    Repeat {
+        offset: usize,
+        stride: usize,
+        count: usize,
+        steps: Vec<Step>,
+    },
+}
+
+fn plan(dtype: &DType, offset: usize, to: ByteOrder) -> Vec<Step> {
+    match dtype {
+        DType::Scalar(s) => match swap_unit(s) {
+            Some(width) if s.byte_order != to => vec![Step::Reverse {
+                offset,
+                width,
+                count: s.itemsize / width,
+            }],
+            _ => Vec::new(),
+        },
+        DType::Record(r) => r
+            .fields
+            .iter()
+            .flat_map(|f| plan(&f.dtype, offset + f.offset, to))
+            .collect(),
+        DType::SubArray(base, shape) => {
+            let count: usize = shape.iter().product();
+            let stride = base.itemsize();
+            let mut steps = plan(base, 0, to);
+            match steps.as_slice() {
+                [] => Vec::new(),
+                // A base that is one run covering itself just makes a longer run.
+                [
+                    Step::Reverse {
+                        offset: 0,
+                        width,
+                        count: n,
+                    },
+                ] if width * n == stride => {
+                    vec![Step::Reverse {
+                        offset,
+                        width: *width,
+                        count: n * count,
+                    }]
+                }
+                _ => {
+                    steps.shrink_to_fit();
+                    vec![Step::Repeat {
+                        offset,
+                        stride,
+                        count,
+                        steps,
+                    }]
+                }
+            }
+        }
+    }
+}
+
+/// Applies `steps` to one element's bytes; runs that do not fit are skipped
+/// (they only arise from hand-made, inconsistent dtypes).
+fn apply(steps: &[Step], element: &mut [u8]) {
+    for step in steps {
+        match *step {
+            Step::Reverse {
+                offset,
+                width,
+                count,
+            } => {
+                let Some(region) = element.get_mut(offset..) else {
+                    continue;
+                };
+                region
+                    .chunks_exact_mut(width)
+                    .take(count)
+                    .for_each(<[u8]>::reverse);
+            }
+            Step::Repeat {
+                offset,
+                stride,
+                count,
+                ref steps,
+            } => {
+                let Some(region) = element.get_mut(offset..) else {
+                    continue;
+                };
+                if stride == 0 {
+                    continue;
+                }
+                region
+                    .chunks_exact_mut(stride)
+                    .take(count)
+                    .for_each(|item| apply(steps, item));
+            }
+        }
+    }
+}
+
+/// Converts the elements of `data` (of `dtype`) to byte order `to` in place
+/// and returns the dtype that now describes them.
+///
+/// Only whole elements are converted: a trailing partial element is left as
+/// it is. `to == NotApplicable` changes nothing.
+pub fn convert_byte_order(dtype: &DType, data: &mut [u8], to: ByteOrder) -> DType {
+    if to == ByteOrder::NotApplicable {
+        return dtype.clone();
+    }
+    let itemsize = dtype.itemsize();
+    let steps = plan(dtype, 0, to);
+    match steps.as_slice() {
+        _ if itemsize == 0 => {}
+        [] => {}
+        // The common case (plain numbers, U strings): one run covering each
+        // element, so the whole buffer is a sequence of units to reverse.
+        [
+            Step::Reverse {
+                offset: 0,
+                width,
+                count,
+            },
+        ] if width * count == itemsize => {
+            let whole = data.len() - data.len() % itemsize;
+            swap_units(&mut data[..whole], *width);
+        }
+        _ => data
+            .chunks_exact_mut(itemsize)
+            .for_each(|element| apply(&steps, element)),
+    }
+    with_byte_order(dtype, to)
+}
+
+/// Reverses every `width`-byte unit; fixed widths get loops the compiler
+/// turns into bswap instructions.
+fn swap_units(data: &mut [u8], width: usize) {
+    fn fixed<const N: usize>(data: &mut [u8]) {
+        data.chunks_exact_mut(N).for_each(|unit| {
+            let unit: &mut [u8; N] = unit.try_into().expect("chunk of N bytes");
+            unit.reverse();
+        });
+    }
+    match width {
+        2 => fixed::<2>(data),
+        4 => fixed::<4>(data),
+        8 => fixed::<8>(data),
+        16 => fixed::<16>(data),
+        _ => data.chunks_exact_mut(width).for_each(<[u8]>::reverse),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scalar(kind: ScalarKind, byte_order: ByteOrder, itemsize: usize) -> DType {
+        DType::Scalar(Scalar {
+            kind,
+            byte_order,
+            itemsize,
+        })
+    }
+
+    #[test]
+    fn plan_of_large_subarray_is_one_step() {
+        let huge = DType::SubArray(
+            Box::new(scalar(ScalarKind::Float, ByteOrder::Big, 8)),
+            vec![1 << 40],
+        );
+        let steps = plan(&huge, 0, ByteOrder::Little);
+        assert!(matches!(
+            steps.as_slice(),
+            [Step::Reverse { offset: 0, width: 8, count }] if *count == 1 << 40
+        ));
+    }
+
+    #[test]
+    fn already_target_order_needs_no_swap() {
+        let le = scalar(ScalarKind::Int, ByteOrder::Little, 4);
+        assert!(!needs_swap(&le, ByteOrder::Little));
+        assert!(needs_swap(&le, ByteOrder::Big));
+        let s = scalar(ScalarKind::Bytes, ByteOrder::NotApplicable, 4);
+        assert!(!needs_swap(&s, ByteOrder::Big));
+    }
+}

@@ -1,0 +1,287 @@
+//! Streaming read and write against bytes written by `np.save`.
+
+use std::io::{self, Read};
+
+use npy_core::io::{NpyWriter, ReadOptions, read_npy, write_npy, write_slice};
+use npy_core::{ByteOrder, DType, Element, Error, Header, Order, Scalar, ScalarKind, Value};
+use zerocopy::byteorder::{BigEndian, I32};
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// A (2, 3) '<i4' header dict: `{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }`.
+const HEADER_I4_2X3: &str = "934e554d5059010076007b276465736372273a20273c6934272c2027666f727472616e5f6f72646572273a2046616c73652c20277368617065273a2028322c2033292c207d202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020200a";
+
+/// `np.save(f, np.arange(6, dtype='<i4').reshape(2, 3))`
+fn numpy_i4_2x3() -> Vec<u8> {
+    hex(&format!(
+        "{HEADER_I4_2X3}000000000100000002000000030000000400000005000000"
+    ))
+}
+
+/// `np.save(f, np.asfortranarray(np.arange(6, dtype='<f8').reshape(2, 3)))`
+fn numpy_f8_fortran() -> Vec<u8> {
+    hex(
+        "934e554d5059010076007b276465736372273a20273c6638272c2027666f727472616e5f6f72646572273a20547275652c20277368617065273a2028322c2033292c207d20202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020200a00000000000000000000000000000840000000000000f03f000000000000104000000000000000400000000000001440",
+    )
+}
+
+/// `np.save(f, np.array([1, -2, 3], dtype='>i4'))`
+fn numpy_big_i4() -> Vec<u8> {
+    hex(
+        "934e554d5059010076007b276465736372273a20273e6934272c2027666f727472616e5f6f72646572273a2046616c73652c20277368617065273a2028332c292c207d2020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020200a00000001fffffffe00000003",
+    )
+}
+
+/// `a = np.zeros(2, [('id', 'u1'), ('pos', '>f8', (2,))]); a['id'] = [5, 6];
+/// a['pos'] = [[1, 2], [3, 4]]; np.save(f, a)`
+fn numpy_records() -> Vec<u8> {
+    hex(
+        "934e554d5059010076007b276465736372273a205b28276964272c20277c753127292c202827706f73272c20273e6638272c2028322c29295d2c2027666f727472616e5f6f72646572273a2046616c73652c20277368617065273a2028322c292c207d202020202020202020202020202020202020202020202020202020200a053ff000000000000040000000000000000640080000000000004010000000000000",
+    )
+}
+
+/// A reader that is not `Seek`, returns at most `chunk` bytes per call and
+/// is interrupted every other call, like a slow pipe.
+struct Trickle<'a> {
+    data: &'a [u8],
+    chunk: usize,
+    calls: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.calls += 1;
+        if self.calls.is_multiple_of(2) {
+            return Err(io::Error::from(io::ErrorKind::Interrupted));
+        }
+        let n = buf.len().min(self.chunk).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn reads_numpy_files_in_c_and_fortran_order() {
+    let array = read_npy(numpy_i4_2x3().as_slice(), &ReadOptions::default()).unwrap();
+    assert_eq!(array.header().shape, [2, 3]);
+    assert_eq!(array.layout().data_offset, 128);
+    assert_eq!(array.data().len(), 24);
+    assert_eq!(array.view::<i32>().unwrap().to_vec(), [0, 1, 2, 3, 4, 5]);
+
+    let array = read_npy(numpy_f8_fortran().as_slice(), &ReadOptions::default()).unwrap();
+    assert_eq!(array.header().order, Order::Fortran);
+    let view = array.view::<f64>().unwrap();
+    assert_eq!(view.to_vec(), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(view.get(&[1, 0]), Some(&3.0));
+    assert!((array.data().as_ptr() as usize).is_multiple_of(16));
+}
+
+#[test]
+fn reads_from_a_non_seekable_trickling_reader() {
+    let file = numpy_f8_fortran();
+    let mut reader = Trickle {
+        data: &file,
+        chunk: 7,
+        calls: 0,
+    };
+    let array = read_npy(&mut reader, &ReadOptions::default()).unwrap();
+    assert_eq!(
+        array.view::<f64>().unwrap().to_vec(),
+        [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    assert!(reader.data.is_empty());
+}
+
+#[test]
+fn consecutive_arrays_in_one_stream() {
+    let mut stream = numpy_i4_2x3();
+    stream.extend(numpy_big_i4());
+    let mut reader = stream.as_slice();
+    let first = read_npy(&mut reader, &ReadOptions::default()).unwrap();
+    let second = read_npy(&mut reader, &ReadOptions::default()).unwrap();
+    assert_eq!(first.header().shape, [2, 3]);
+    assert_eq!(second.header().shape, [3]);
+    assert!(reader.is_empty());
+}
+
+#[test]
+fn big_endian_data_views_directly_or_converts_to_native() {
+    let file = numpy_big_i4();
+    let array = read_npy(file.as_slice(), &ReadOptions::default()).unwrap();
+    let be: Vec<i32> = array
+        .view::<I32<BigEndian>>()
+        .unwrap()
+        .iter()
+        .map(|x| x.get())
+        .collect();
+    assert_eq!(be, [1, -2, 3]);
+
+    let options = ReadOptions {
+        to_native: true,
+        ..ReadOptions::default()
+    };
+    let mut native = read_npy(file.as_slice(), &options).unwrap();
+    assert_eq!(native.header().dtype, i32::dtype());
+    assert_eq!(native.view::<i32>().unwrap().to_vec(), [1, -2, 3]);
+    native.view_mut::<i32>().unwrap().fill(9);
+    native.convert_byte_order(ByteOrder::Big);
+    assert_eq!(native.data()[..4], [0, 0, 0, 9]);
+    let (header, layout, data) = native.into_parts();
+    assert_eq!(header.dtype.descr(), "'>i4'");
+    assert_eq!(layout.data_len, 12);
+    assert_eq!(data.len(), 12);
+}
+
+#[test]
+fn records_from_a_stream() {
+    let array = read_npy(numpy_records().as_slice(), &ReadOptions::default()).unwrap();
+    let records = array.records().unwrap();
+    let second = records.get(&[1]).unwrap();
+    assert_eq!(second.field("id").unwrap().read::<u8>().unwrap(), 6);
+    assert_eq!(
+        second.field("pos").unwrap().value().unwrap(),
+        Value::SubArray(vec![2], vec![Value::Float(3.0), Value::Float(4.0)])
+    );
+    assert_eq!(second.value().unwrap().to_string(), "(6, [3.0, 4.0])");
+}
+
+#[test]
+fn truncated_data_uses_numpys_message() {
+    let mut file = numpy_i4_2x3();
+    file.truncate(file.len() - 5);
+    let err = read_npy(file.as_slice(), &ReadOptions::default()).unwrap_err();
+    assert!(matches!(
+        err,
+        Error::TruncatedData {
+            count: 6,
+            read: 4,
+            ..
+        }
+    ));
+    assert_eq!(
+        err.to_string(),
+        "Failed to read all data for array. Expected (2, 3) = 6 elements, \
+         could only read 4 elements. (file seems not fully written?)"
+    );
+}
+
+#[test]
+fn writes_exactly_what_numpy_writes() {
+    let mut out = Vec::new();
+    write_slice(&mut out, &[0i32, 1, 2, 3, 4, 5], &[2, 3], Order::C).unwrap();
+    assert_eq!(out, numpy_i4_2x3());
+
+    let mut out = Vec::new();
+    // Fortran data is given in memory order.
+    write_slice(
+        &mut out,
+        &[0.0f64, 3.0, 1.0, 4.0, 2.0, 5.0],
+        &[2, 3],
+        Order::Fortran,
+    )
+    .unwrap();
+    assert_eq!(out, numpy_f8_fortran());
+
+    let big = DType::Scalar(Scalar {
+        kind: ScalarKind::Int,
+        byte_order: ByteOrder::Big,
+        itemsize: 4,
+    });
+    let header = Header {
+        dtype: big,
+        order: Order::C,
+        shape: vec![3],
+    };
+    let mut out = Vec::new();
+    write_npy(&mut out, &header, &hex("00000001fffffffe00000003")).unwrap();
+    assert_eq!(out, numpy_big_i4());
+}
+
+#[test]
+fn write_length_is_checked_before_writing() {
+    let header = Header {
+        dtype: i32::dtype(),
+        order: Order::C,
+        shape: vec![2, 3],
+    };
+    let mut out = Vec::new();
+    let err = write_npy(&mut out, &header, &[0; 23]).unwrap_err();
+    assert!(matches!(
+        err,
+        Error::DataLength {
+            expected: 24,
+            actual: 23
+        }
+    ));
+    assert!(out.is_empty(), "nothing written on a length mismatch");
+    assert!(matches!(
+        write_slice(&mut out, &[1u8, 2], &[3], Order::C),
+        Err(Error::DataLength {
+            expected: 3,
+            actual: 2
+        })
+    ));
+}
+
+#[test]
+fn streaming_writer_checks_counts_and_types() {
+    let header = Header {
+        dtype: i32::dtype(),
+        order: Order::C,
+        shape: vec![2, 3],
+    };
+    let mut writer = NpyWriter::new(Vec::new(), &header, None).unwrap();
+    writer.write_elements(&[0i32, 1]).unwrap();
+    assert!(matches!(
+        writer.write_elements(&[0i64]),
+        Err(Error::TypeMismatch { .. })
+    ));
+    writer.write_bytes(&2i32.to_le_bytes()).unwrap();
+    assert_eq!((writer.written(), writer.remaining()), (12, 12));
+    assert!(matches!(
+        writer.write_elements(&[3i32, 4, 5, 6]),
+        Err(Error::DataLength {
+            expected: 24,
+            actual: 28
+        })
+    ));
+    assert_eq!(writer.written(), 12, "a rejected chunk writes nothing");
+    writer.write_elements(&[3i32, 4, 5]).unwrap();
+    assert_eq!(writer.finish().unwrap(), numpy_i4_2x3());
+
+    let short = NpyWriter::new(Vec::new(), &header, None).unwrap();
+    assert!(matches!(
+        short.finish(),
+        Err(Error::DataLength {
+            expected: 24,
+            actual: 0
+        })
+    ));
+}
+
+#[test]
+fn round_trip_through_a_stream() {
+    let data: Vec<u16> = (0..1000).collect();
+    let mut file = Vec::new();
+    write_slice(&mut file, &data, &[10, 100], Order::C).unwrap();
+    let array = read_npy(
+        Trickle {
+            data: &file,
+            chunk: 333,
+            calls: 0,
+        },
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(array.view::<u16>().unwrap().as_slice(), Some(&data[..]));
+    assert_eq!(
+        array.view::<u16>().unwrap().rows(9..).unwrap().to_vec(),
+        data[900..]
+    );
+}

@@ -1,0 +1,133 @@
+//! Shared helpers for the root package's integration tests: where the fixtures
+//! are, the manifest of numpy's answers, and the numpy venv for live interop.
+//!
+//! Each test binary uses a subset of these, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The repository root (the root package's manifest directory).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tests/fixtures/`: files written by numpy (see `scripts/gen_fixtures.py`).
+pub fn fixtures_dir() -> PathBuf {
+    repo_root().join("tests").join("fixtures")
+}
+
+/// The bytes of a fixture, by its path relative to [`fixtures_dir`].
+pub fn fixture_bytes(relative: &str) -> Vec<u8> {
+    let path = fixtures_dir().join(relative);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("reading fixture {}: {e}", path.display()))
+}
+
+/// `tests/fixtures/manifest.json`: numpy's answers for every fixture.
+pub fn manifest() -> serde_json::Value {
+    let path = fixtures_dir().join("manifest.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
+}
+
+/// The Python that has the pinned numpy: `$NPY_PYTHON`, else `<repo>/.venv`'s.
+///
+/// Panics with the command to run when neither exists, so an interop run can
+/// never pass by silently skipping.
+pub fn python() -> PathBuf {
+    let path = match std::env::var_os("NPY_PYTHON") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => venv_python(&repo_root().join(".venv")),
+    };
+    assert!(
+        path.exists(),
+        "no Python with numpy at {}: run scripts/setup-venv.sh (or set NPY_PYTHON)",
+        path.display()
+    );
+    path
+}
+
+fn venv_python(venv: &Path) -> PathBuf {
+    if cfg!(windows) {
+        venv.join("Scripts").join("python.exe")
+    } else {
+        venv.join("bin").join("python")
+    }
+}
+
+/// Runs `python -c code args...` and returns its stdout; panics with stderr on failure.
+///
+/// Inside `code`, `sys.argv[1:]` are `args`.
+pub fn run_python(code: &str, args: &[&OsStr]) -> String {
+    let python = python();
+    let output = Command::new(&python)
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", python.display()));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "python failed ({}):\n--- code ---\n{code}\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// A fresh, empty directory for one test, under the system temp dir.
+///
+/// Unique per process and call, so tests running in parallel never share one.
+/// Left in place after the test so a failure can be inspected.
+pub fn temp_dir(name: &str) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("npy-mmap-test-{name}-{}-{n}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap_or_else(|e| panic!("clearing {}: {e}", dir.display()));
+    }
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+    dir
+}
+
+/// Lower-case hex of `bytes` (the manifest's `c_le_hex` format).
+pub fn to_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// Bytes from hex text; panics on malformed input (manifest data is generated).
+pub fn from_hex(hex: &str) -> Vec<u8> {
+    assert!(hex.len().is_multiple_of(2), "odd-length hex");
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex digit"))
+        .collect()
+}
+
+/// Whether any scalar inside `dtype` is stored big-endian.
+pub fn has_big_endian(dtype: &npy_core::DType) -> bool {
+    use npy_core::{ByteOrder, DType};
+    match dtype {
+        DType::Scalar(s) => s.byte_order == ByteOrder::Big,
+        DType::Record(r) => r.fields.iter().any(|f| has_big_endian(&f.dtype)),
+        DType::SubArray(base, _) => has_big_endian(base),
+    }
+}
+
+/// Whether the array's stored bytes already are its little-endian C-order bytes
+/// (the manifest's `c_le_hex`): no big-endian scalar, and no transposition.
+pub fn data_is_c_le(header: &npy_core::Header) -> bool {
+    let transposed = header.order == npy_core::Order::Fortran
+        && header.shape.iter().filter(|&&d| d > 1).count() > 1;
+    !transposed && !has_big_endian(&header.dtype)
+}
