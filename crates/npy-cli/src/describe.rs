@@ -78,22 +78,65 @@ pub fn write_lines(out: &mut dyn Write, lines: &[(&str, String)]) -> std::io::Re
     Ok(())
 }
 
-/// The descr numpy would write, as JSON: a string, or for records a list of
-/// `[name, type]` / `[name, type, shape]` lists (tuples become lists).
+/// The descr numpy would write, as JSON: the Python literal with tuples as
+/// lists. A scalar is its type string (`"<f8"`); a record is a list of
+/// `[name, type]` / `[name, type, shape]` entries (a titled name is
+/// `[title, name]`; gaps are `["", "|V<n>"]` like numpy writes them); a
+/// subarray is `[base, shape]`.
 pub fn descr_json(dtype: &DType) -> Value {
-    // TODO(npy-core): build this from the library's descr literal once it
-    // exposes one; until then only non-structured descrs (plain quoted
-    // strings without escapes in everything numpy writes) are converted.
-    let text = dtype.descr();
-    match text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')) {
-        Some(inner) => json!(inner),
-        None => json!(text),
+    // TODO(npy-core): npy-core writes this literal as text (`DType::descr`)
+    // but does not expose its structure, so the walk (and numpy's gap
+    // entries) is repeated here; a public descr literal would remove it.
+    match dtype {
+        DType::Scalar(scalar) => json!(scalar.type_str()),
+        DType::SubArray(base, shape) => json!([descr_json(base), shape]),
+        DType::Record(record) => {
+            let mut entries = Vec::new();
+            let mut end = 0usize;
+            let gap = |size: usize| json!(["", format!("|V{size}")]);
+            for field in &record.fields {
+                if field.offset > end {
+                    entries.push(gap(field.offset - end));
+                }
+                let name = match &field.title {
+                    Some(title) => json!([title, field.name]),
+                    None => json!(field.name),
+                };
+                entries.push(match &field.dtype {
+                    DType::SubArray(base, shape) => json!([name, descr_json(base), shape]),
+                    other => json!([name, descr_json(other)]),
+                });
+                end = end.max(field.offset.saturating_add(field.dtype.itemsize()));
+            }
+            if record.itemsize > end {
+                entries.push(gap(record.itemsize - end));
+            }
+            Value::Array(entries)
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descrs_become_json_like_numpy_literals() {
+        let json = |descr: &str| descr_json(&DType::parse(descr).unwrap()).to_string();
+        assert_eq!(json("'<f8'"), r#""<f8""#);
+        assert_eq!(
+            json("[('x', '<i4'), ('y', '>f8', (2, 3))]"),
+            r#"[["x","<i4"],["y",">f8",[2,3]]]"#
+        );
+        assert_eq!(
+            json("[(('t', 'a'), '<i4'), ('', '|V4'), ('b', [('c', '|u1')]), ('', '|V3')]"),
+            r#"[[["t","a"],"<i4"],["","|V4"],["b",[["c","|u1"]]],["","|V3"]]"#
+        );
+        assert_eq!(
+            json("[('c', ('<f8', (5,)), (2,))]"),
+            r#"[["c",["<f8",[5]],[2]]]"#
+        );
+    }
 
     #[test]
     fn shapes_read_like_python_tuples() {

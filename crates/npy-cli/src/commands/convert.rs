@@ -5,7 +5,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use npy_core::{ByteOrder, DType, Header, Order, Version};
+use npy_core::swap::convert_byte_order;
+use npy_core::{ByteOrder, Header, Order, Version};
 
 use crate::cli::{ByteOrderArg, ConvertArgs, OrderArg};
 use crate::progress::Progress;
@@ -41,7 +42,14 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .context("cannot write the requested header")?;
 
     let temporary = temporary_path(&args.output);
-    let result = write_output(&input, &target, &header_bytes, &temporary).and_then(|()| {
+    let result = write_output(
+        &input,
+        &target,
+        args.byte_order.map(byte_order),
+        &header_bytes,
+        &temporary,
+    )
+    .and_then(|()| {
         std::fs::rename(&temporary, &args.output)
             .with_context(|| format!("cannot write {}", args.output.display()))
     });
@@ -55,9 +63,7 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 fn target_header(input: &Header, args: &ConvertArgs) -> Header {
     let dtype = match args.byte_order {
         None => input.dtype.clone(),
-        Some(ByteOrderArg::Little) => with_byte_order(&input.dtype, ByteOrder::Little),
-        Some(ByteOrderArg::Big) => with_byte_order(&input.dtype, ByteOrder::Big),
-        Some(ByteOrderArg::Native) => with_byte_order(&input.dtype, ByteOrder::NATIVE),
+        Some(order) => input.dtype.with_byte_order(byte_order(order)),
     };
     let requested = match args.order {
         None => input.order,
@@ -80,27 +86,11 @@ fn target_header(input: &Header, args: &ConvertArgs) -> Header {
     }
 }
 
-/// `dtype` with every multi-byte value stored in `order`.
-fn with_byte_order(dtype: &DType, order: ByteOrder) -> DType {
-    // TODO(npy-core dtype): use the library's byte-order rewrite once it has one.
-    match dtype {
-        DType::Scalar(scalar) => {
-            let mut scalar = *scalar;
-            if scalar.byte_order != ByteOrder::NotApplicable {
-                scalar.byte_order = order;
-            }
-            DType::Scalar(scalar)
-        }
-        DType::Record(record) => {
-            let mut record = record.clone();
-            for field in &mut record.fields {
-                field.dtype = with_byte_order(&field.dtype, order);
-            }
-            DType::Record(record)
-        }
-        DType::SubArray(base, shape) => {
-            DType::SubArray(Box::new(with_byte_order(base, order)), shape.clone())
-        }
+fn byte_order(arg: ByteOrderArg) -> ByteOrder {
+    match arg {
+        ByteOrderArg::Little => ByteOrder::Little,
+        ByteOrderArg::Big => ByteOrder::Big,
+        ByteOrderArg::Native => ByteOrder::NATIVE,
     }
 }
 
@@ -113,6 +103,7 @@ fn temporary_path(output: &Path) -> PathBuf {
 fn write_output(
     input: &NpyFile,
     target: &Header,
+    byte_order: Option<ByteOrder>,
     header_bytes: &[u8],
     path: &Path,
 ) -> anyhow::Result<()> {
@@ -145,7 +136,9 @@ fn write_output(
                 gather.fill(all, itemsize, bytes);
             }
         }
-        convert_byte_order(bytes, &input.header.dtype, &target.dtype);
+        if let Some(order) = byte_order {
+            convert_byte_order(&input.header.dtype, bytes, order);
+        }
         writer.write_all(bytes)?;
         progress.advance(bytes.len() as u64);
         done += n;
@@ -163,54 +156,4 @@ fn read_all(data: &dyn DataBytes, len: usize) -> anyhow::Result<Vec<u8>> {
     let mut all = vec![0u8; len];
     data.read_at(0, &mut all)?;
     Ok(all)
-}
-
-/// Rewrites whole elements of `from` in place so they read as `to` (the same
-/// layout, byte orders possibly differing field by field).
-fn convert_byte_order(bytes: &mut [u8], from: &DType, to: &DType) {
-    // TODO(npy-core swap): the library's byte-order conversion for any dtype.
-    if from == to {
-        return;
-    }
-    let itemsize = from.itemsize();
-    if itemsize == 0 {
-        return;
-    }
-    for element in bytes.chunks_exact_mut(itemsize) {
-        swap_element(element, from, to);
-    }
-}
-
-fn swap_element(bytes: &mut [u8], from: &DType, to: &DType) {
-    match (from, to) {
-        (DType::Scalar(a), DType::Scalar(b)) if a.byte_order != b.byte_order => {
-            let unit = match a.kind {
-                npy_core::ScalarKind::Complex => a.itemsize / 2,
-                npy_core::ScalarKind::Unicode => 4,
-                _ => a.itemsize,
-            };
-            if unit > 1 {
-                bytes.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
-            }
-        }
-        (DType::Record(a), DType::Record(b)) => {
-            for (fa, fb) in a.fields.iter().zip(&b.fields) {
-                let size = fa.dtype.itemsize();
-                swap_element(
-                    &mut bytes[fa.offset..fa.offset + size],
-                    &fa.dtype,
-                    &fb.dtype,
-                );
-            }
-        }
-        (DType::SubArray(a, _), DType::SubArray(b, _)) => {
-            let size = a.itemsize();
-            if size > 0 {
-                for item in bytes.chunks_exact_mut(size) {
-                    swap_element(item, a, b);
-                }
-            }
-        }
-        _ => {}
-    }
 }

@@ -3,7 +3,8 @@
 use std::io::Write;
 
 use anyhow::{Context, bail};
-use npy_core::{DType, Header, Order};
+use npy_core::swap::convert_byte_order;
+use npy_core::{ByteOrder, DType, Header, Order, Value};
 
 use crate::cli::ShowArgs;
 use crate::print::{self, Column, Selection};
@@ -52,6 +53,9 @@ pub fn render(header: &Header, data: &dyn DataBytes, args: &ShowArgs) -> anyhow:
     let itemsize = element.itemsize();
     let mut column = Column::for_dtype(element);
     let mut bytes = vec![0u8; itemsize];
+    // Elements are decoded in native order: the decoder knows long doubles
+    // only in the machine's own layout.
+    let native = element.with_byte_order(ByteOrder::NATIVE);
     let mut result = Ok(());
     let outer_ndim = header.shape.len();
     selection.for_each_index(|index| {
@@ -69,9 +73,10 @@ pub fn render(header: &Header, data: &dyn DataBytes, args: &ShowArgs) -> anyhow:
             .map(|(&i, &s)| (i * s) as u64)
             .sum();
         let offset = outer * outer_itemsize + inner * itemsize as u64;
-        result = data
-            .read_at(offset, &mut bytes)
-            .and_then(|()| column.push(element, &bytes));
+        result = data.read_at(offset, &mut bytes).and_then(|()| {
+            convert_byte_order(element, &mut bytes, ByteOrder::NATIVE);
+            column.push(Value::decode(&native, &bytes)?)
+        });
     });
     result?;
     Ok(print::array_str(&selection, &column))

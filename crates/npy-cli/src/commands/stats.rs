@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use anyhow::bail;
+use npy_core::swap::convert_byte_order;
 use npy_core::{ByteOrder, DType, ScalarKind};
 use serde_json::{Map, Value, json};
 
@@ -30,27 +31,49 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             }
         );
     };
-    let swap =
-        scalar.byte_order != ByteOrder::NATIVE && scalar.byte_order != ByteOrder::NotApplicable;
+    let dtype = &header.dtype;
+    let swap = !dtype.is_native_byte_order();
     let mut progress = Progress::bytes(header.data_len()? as u64, "stats", args.json);
     let data = opened.data.as_ref();
     let (report, width) = match (scalar.kind, scalar.itemsize) {
-        (ScalarKind::Bool | ScalarKind::UInt, 1) => {
-            (accumulate::<u8>(data, count, swap, &mut progress)?, None)
-        }
-        (ScalarKind::UInt, 2) => (accumulate::<u16>(data, count, swap, &mut progress)?, None),
-        (ScalarKind::UInt, 4) => (accumulate::<u32>(data, count, swap, &mut progress)?, None),
-        (ScalarKind::UInt, 8) => (accumulate::<u64>(data, count, swap, &mut progress)?, None),
-        (ScalarKind::Int, 1) => (accumulate::<i8>(data, count, swap, &mut progress)?, None),
-        (ScalarKind::Int, 2) => (accumulate::<i16>(data, count, swap, &mut progress)?, None),
-        (ScalarKind::Int, 4) => (accumulate::<i32>(data, count, swap, &mut progress)?, None),
-        (ScalarKind::Int, 8) => (accumulate::<i64>(data, count, swap, &mut progress)?, None),
+        (ScalarKind::Bool | ScalarKind::UInt, 1) => (
+            accumulate::<u8>(dtype, data, count, swap, &mut progress)?,
+            None,
+        ),
+        (ScalarKind::UInt, 2) => (
+            accumulate::<u16>(dtype, data, count, swap, &mut progress)?,
+            None,
+        ),
+        (ScalarKind::UInt, 4) => (
+            accumulate::<u32>(dtype, data, count, swap, &mut progress)?,
+            None,
+        ),
+        (ScalarKind::UInt, 8) => (
+            accumulate::<u64>(dtype, data, count, swap, &mut progress)?,
+            None,
+        ),
+        (ScalarKind::Int, 1) => (
+            accumulate::<i8>(dtype, data, count, swap, &mut progress)?,
+            None,
+        ),
+        (ScalarKind::Int, 2) => (
+            accumulate::<i16>(dtype, data, count, swap, &mut progress)?,
+            None,
+        ),
+        (ScalarKind::Int, 4) => (
+            accumulate::<i32>(dtype, data, count, swap, &mut progress)?,
+            None,
+        ),
+        (ScalarKind::Int, 8) => (
+            accumulate::<i64>(dtype, data, count, swap, &mut progress)?,
+            None,
+        ),
         (ScalarKind::Float, 4) => (
-            accumulate::<f32>(data, count, swap, &mut progress)?,
+            accumulate::<f32>(dtype, data, count, swap, &mut progress)?,
             Some(FloatWidth::Single),
         ),
         (ScalarKind::Float, 8) => (
-            accumulate::<f64>(data, count, swap, &mut progress)?,
+            accumulate::<f64>(dtype, data, count, swap, &mut progress)?,
             Some(FloatWidth::Double),
         ),
         _ => bail!(
@@ -70,6 +93,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// Streams `count` elements of `T` through the accumulator, one chunk at a time.
 fn accumulate<T: Sample>(
+    dtype: &DType,
     data: &dyn DataBytes,
     count: usize,
     swap: bool,
@@ -85,8 +109,7 @@ fn accumulate<T: Sample>(
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buffer[..n]);
         data.read_at((done * size) as u64, bytes)?;
         if swap {
-            // TODO(npy-core swap): convert through the library's byte-order conversion.
-            bytes.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+            convert_byte_order(dtype, bytes, ByteOrder::NATIVE);
         }
         accumulator.add(&buffer[..n]);
         progress.advance((n * size) as u64);

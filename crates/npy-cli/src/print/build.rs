@@ -1,7 +1,7 @@
 //! Filling a [`Column`] from element bytes of any dtype.
 
 use anyhow::bail;
-use npy_core::{DType, Scalar, ScalarKind};
+use npy_core::{DType, ScalarKind, Value};
 
 use super::{Column, FieldColumn, FloatWidth};
 
@@ -62,38 +62,35 @@ impl Column {
         }
     }
 
-    /// Appends the element held in `bytes` (exactly one `dtype` item).
-    pub fn push(&mut self, dtype: &DType, bytes: &[u8]) -> anyhow::Result<()> {
-        match (self, dtype) {
-            (Column::Record { len, fields }, DType::Record(record)) => {
-                for (column, field) in fields.iter_mut().zip(&record.fields) {
-                    let (base, shape) = flatten(&field.dtype);
-                    let count: usize = shape.iter().product();
-                    let size = base.itemsize();
-                    for i in 0..count {
-                        let start = field.offset + i * size;
-                        column.column.push(base, &bytes[start..start + size])?;
-                    }
+    /// Appends one decoded element (a top-level subarray's items, or a
+    /// record's fields, go to their places).
+    pub fn push(&mut self, value: Value) -> anyhow::Result<()> {
+        match (self, value) {
+            (Column::Bool(v), Value::Bool(b)) => v.push(b),
+            (Column::Int(v), Value::Int(i)) => v.push(i.into()),
+            (Column::Int(v), Value::UInt(u)) => v.push(u.into()),
+            (Column::Float(_, v), Value::Float(x)) => v.push(x),
+            // A long double of unknown format (not x87) has no f64 value to show.
+            (Column::Float(_, v), Value::LongDouble(_, x)) => v.push(x.unwrap_or(f64::NAN)),
+            (Column::Complex(_, v), Value::Complex(re, im)) => v.push((re, im)),
+            (Column::Bytes(v), Value::Bytes(b)) => v.push(b),
+            (Column::Str(v), Value::Str(s)) => v.push(s),
+            (Column::Void(v), Value::Void(b)) => v.push(b),
+            (Column::DateTime(_, v), Value::DateTime(t, _)) => v.push(t),
+            (Column::TimeDelta(_, v), Value::TimeDelta(t, _)) => v.push(t),
+            (Column::Record { len, fields }, Value::Record(values)) => {
+                for (field, (_, value)) in fields.iter_mut().zip(values) {
+                    field.column.push(value)?;
                 }
                 *len += 1;
-                Ok(())
             }
-            (column, DType::Scalar(scalar)) => column.push_scalar(scalar, bytes),
-            (column, DType::SubArray(base, _)) => {
-                let (base, shape) = flatten(base);
-                let size = base.itemsize();
-                for i in 0..shape.iter().product::<usize>() {
-                    column.push(base, &bytes[i * size..(i + 1) * size])?;
+            (column, Value::SubArray(_, items)) => {
+                for item in items {
+                    column.push(item)?;
                 }
-                Ok(())
             }
-            (_, DType::Record(_)) => unreachable!("record columns are built for record dtypes"),
+            (_, value) => bail!("cannot show {value:?} in this column"),
         }
-    }
-
-    fn push_scalar(&mut self, scalar: &Scalar, bytes: &[u8]) -> anyhow::Result<()> {
-        // TODO(npy-core value::Value): decode through the library.
-        let _ = (scalar, bytes);
-        bail!("decoding values is not available yet")
+        Ok(())
     }
 }

@@ -18,7 +18,8 @@ pub enum FloatWidth {
     Single,
     /// `f8`
     Double,
-    /// `f12`/`f16`, printed from its nearest `f64` (the CLI has no wider type).
+    /// `f12`/`f16`, printed from its nearest `f64` (the CLI has no wider
+    /// type): digits are those of an `f64` value widened to long double.
     Long,
 }
 
@@ -60,7 +61,8 @@ impl FloatWidth {
         match self {
             FloatWidth::Half => shortest_half(x),
             FloatWidth::Single => split_scientific(&format!("{:e}", x as f32)),
-            FloatWidth::Double | FloatWidth::Long => split_scientific(&format!("{x:e}")),
+            FloatWidth::Double => split_scientific(&format!("{x:e}")),
+            FloatWidth::Long => shortest_long(x),
         }
     }
 }
@@ -81,6 +83,25 @@ fn round_to_half(x: f64) -> f64 {
         rounded
     };
     rounded.copysign(x)
+}
+
+/// Long double data is mostly `f64` values widened (`np.array(floats,
+/// dtype=np.longdouble)`). Such a value needs about 20 digits to be told
+/// apart from its long double neighbours unless its short `f64` digits are
+/// exact (1.5, 0.25), so numpy prints it with all the digits it allows.
+fn shortest_long(x: f64) -> (String, i32) {
+    let (digits, exponent) = split_scientific(&format!("{x:e}"));
+    let significant = digits.trim_start_matches('-').len();
+    let longer = format!("{x:.precision$e}", precision = significant + 24);
+    let (longer_digits, _) = split_scientific(&longer);
+    let exact = longer_digits.trim_start_matches('-')[significant..]
+        .bytes()
+        .all(|b| b == b'0');
+    if exact {
+        (digits, exponent)
+    } else {
+        split_scientific(&format!("{x:.20e}"))
+    }
 }
 
 /// Splits Rust's `{:e}` output (`-1.25e-7`) into sign-kept digits and exponent.

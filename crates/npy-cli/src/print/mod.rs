@@ -8,20 +8,15 @@
 //! ever decoded, so showing a 10 GB array reads a few pages.
 
 mod build;
-mod datetime;
 mod float;
-mod text;
 
 pub use float::FloatWidth;
-use npy_core::DateTimeUnit;
+use npy_core::{DateTimeUnit, Value};
 
 /// numpy's print options (the defaults; the CLI does not change them).
 const THRESHOLD: usize = 1000;
 const EDGE_ITEMS: usize = 3;
 const LINE_WIDTH: usize = 75;
-
-/// numpy's NaT: the smallest i64.
-const NAT: i64 = i64::MIN;
 
 /// Decoded values of one dtype, in C order.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,16 +29,16 @@ pub enum Column {
     Float(FloatWidth, Vec<f64>),
     /// Complex numbers: each part has the given width.
     Complex(FloatWidth, Vec<(f64, f64)>),
-    /// `S<n>` items (trailing NULs are dropped when printed, like numpy).
+    /// `S<n>` items, trailing NULs removed.
     Bytes(Vec<Vec<u8>>),
-    /// `U<n>` items (trailing NULs are dropped when printed, like numpy).
+    /// `U<n>` items, trailing NULs removed.
     Str(Vec<String>),
     /// Unstructured `V<n>` items.
     Void(Vec<Vec<u8>>),
-    /// datetime64 ticks (NaT is `i64::MIN`).
-    DateTime(Option<DateTimeUnit>, Vec<i64>),
-    /// timedelta64 ticks (NaT is `i64::MIN`).
-    TimeDelta(Option<DateTimeUnit>, Vec<i64>),
+    /// datetime64 ticks (`None` is NaT).
+    DateTime(Option<DateTimeUnit>, Vec<Option<i64>>),
+    /// timedelta64 ticks (`None` is NaT).
+    TimeDelta(Option<DateTimeUnit>, Vec<Option<i64>>),
     /// Structured records: one column per field, `len` records.
     Record {
         len: usize,
@@ -208,7 +203,7 @@ impl Formatter {
             Column::Str(_) => Formatter::Str,
             Column::Void(_) => Formatter::Void,
             Column::DateTime(unit, values) => {
-                Formatter::timelike(values, |v| format!("'{}'", iso(v, *unit)))
+                Formatter::timelike(values, |v| format!("'{}'", Value::DateTime(Some(v), *unit)))
             }
             Column::TimeDelta(_, values) => Formatter::timelike(values, |v| v.to_string()),
             Column::Record { fields, .. } => Formatter::Record(
@@ -222,13 +217,13 @@ impl Formatter {
 
     /// numpy's `_TimelikeFormat`: the width of the smallest and largest value,
     /// at least 5 (`'NaT'`) when a NaT is present.
-    fn timelike(values: &[i64], text: impl Fn(i64) -> String) -> Formatter {
-        let valid = values.iter().copied().filter(|v| *v != NAT);
+    fn timelike(values: &[Option<i64>], text: impl Fn(i64) -> String) -> Formatter {
+        let valid = values.iter().copied().flatten();
         let mut width = match (valid.clone().min(), valid.max()) {
             (Some(min), Some(max)) => text(min).len().max(text(max).len()),
             _ => 0,
         };
-        if values.contains(&NAT) {
+        if values.contains(&None) {
             width = width.max(5);
         }
         Formatter::Timelike { width }
@@ -254,20 +249,20 @@ impl Formatter {
                     &imaginary[end..]
                 )
             }
-            (Formatter::Bytes, Column::Bytes(v)) => text::bytes_repr(trim_nuls(&v[i])),
-            (Formatter::Str, Column::Str(v)) => text::str_repr(v[i].trim_end_matches('\0')),
-            (Formatter::Void, Column::Void(v)) => text::void_repr(&v[i]),
+            (Formatter::Bytes, Column::Bytes(v)) => Value::Bytes(v[i].clone()).to_string(),
+            (Formatter::Str, Column::Str(v)) => Value::Str(v[i].clone()).to_string(),
+            (Formatter::Void, Column::Void(v)) => void_repr(&v[i]),
             (Formatter::Timelike { width }, Column::DateTime(unit, v)) => {
                 let text = match v[i] {
-                    NAT => "'NaT'".to_string(),
-                    value => format!("'{}'", iso(value, *unit)),
+                    None => "'NaT'".to_string(),
+                    value => format!("'{}'", Value::DateTime(value, *unit)),
                 };
                 format!("{text:>width$}")
             }
             (Formatter::Timelike { width }, Column::TimeDelta(_, v)) => {
                 let text = match v[i] {
-                    NAT => "'NaT'".to_string(),
-                    value => value.to_string(),
+                    None => "'NaT'".to_string(),
+                    Some(value) => value.to_string(),
                 };
                 format!("{text:>width$}")
             }
@@ -341,17 +336,16 @@ fn c_strides(shape: &[usize]) -> Vec<usize> {
     strides
 }
 
-fn trim_nuls(bytes: &[u8]) -> &[u8] {
-    let end = bytes.iter().rposition(|b| *b != 0).map_or(0, |p| p + 1);
-    &bytes[..end]
-}
-
-fn iso(value: i64, unit: Option<DateTimeUnit>) -> String {
-    match unit {
-        Some(unit) => datetime::iso(value, unit),
-        // A generic-unit datetime can only hold NaT in numpy; show the raw count.
-        None => value.to_string(),
+/// numpy's `str()` of an unstructured void: every byte as `\xNN` in upper
+/// case hex (unlike `bytes`, printable bytes are not shown as characters).
+fn void_repr(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(4 * bytes.len() + 3);
+    out.push_str("b'");
+    for byte in bytes {
+        out.push_str(&format!("\\x{byte:02X}"));
     }
+    out.push('\'');
+    out
 }
 
 /// numpy's `str(array)` for an array of `selection.shape` whose shown
@@ -386,16 +380,10 @@ fn scalar_str(column: &Column) -> String {
     match column {
         Column::Float(width, v) => float::scalar(*width, v[0], false),
         Column::Complex(width, v) => complex_scalar(*width, v[0]),
-        Column::Bytes(v) => format!("np.bytes_({})", text::bytes_repr(trim_nuls(&v[0]))),
-        Column::Str(v) => v[0].trim_end_matches('\0').to_string(),
-        Column::DateTime(unit, v) => match v[0] {
-            NAT => "NaT".to_string(),
-            value => iso(value, *unit),
-        },
-        Column::TimeDelta(unit, v) => match v[0] {
-            NAT => "NaT".to_string(),
-            value => datetime::timedelta_scalar(value, *unit),
-        },
+        Column::Bytes(v) => format!("np.bytes_({})", Value::Bytes(v[0].clone())),
+        Column::Str(v) => v[0].clone(),
+        Column::DateTime(unit, v) => Value::DateTime(v[0], *unit).to_string(),
+        Column::TimeDelta(unit, v) => Value::TimeDelta(v[0], *unit).to_string(),
         _ => Formatter::new(column, true).format(column, 0),
     }
 }
@@ -621,7 +609,7 @@ mod tests {
             "[1.+2.j 3.-4.j]"
         );
         assert_eq!(
-            one_d(Column::Bytes(vec![b"ab".to_vec(), b"c\0\0".to_vec()])),
+            one_d(Column::Bytes(vec![b"ab".to_vec(), b"c".to_vec()])),
             "[b'ab' b'c']"
         );
         assert_eq!(
@@ -633,11 +621,11 @@ mod tests {
             r"[b'\x00\x00\x00' b'\x00\x00\x00']"
         );
         assert_eq!(
-            one_d(Column::DateTime(seconds, vec![1_577_836_800, NAT])),
+            one_d(Column::DateTime(seconds, vec![Some(1_577_836_800), None])),
             "['2020-01-01T00:00:00'                 'NaT']"
         );
         assert_eq!(
-            one_d(Column::TimeDelta(seconds, vec![1, NAT])),
+            one_d(Column::TimeDelta(seconds, vec![Some(1), None])),
             "[    1 'NaT']"
         );
     }
@@ -703,9 +691,12 @@ mod tests {
             unit: TimeUnit::Day,
             multiple: 1,
         });
-        assert_eq!(scalar(Column::DateTime(days, vec![18_262])), "2020-01-01");
-        assert_eq!(scalar(Column::DateTime(days, vec![NAT])), "NaT");
-        assert_eq!(scalar(Column::TimeDelta(days, vec![1])), "1 days");
+        assert_eq!(
+            scalar(Column::DateTime(days, vec![Some(18_262)])),
+            "2020-01-01"
+        );
+        assert_eq!(scalar(Column::DateTime(days, vec![None])), "NaT");
+        assert_eq!(scalar(Column::TimeDelta(days, vec![Some(1)])), "1 days");
         let record = Column::Record {
             len: 1,
             fields: vec![
@@ -720,8 +711,8 @@ mod tests {
                     },
                 ),
                 field(&[], Column::Str(vec!["y".into()])),
-                field(&[], Column::DateTime(days, vec![0])),
-                field(&[], Column::TimeDelta(days, vec![0])),
+                field(&[], Column::DateTime(days, vec![Some(0)])),
+                field(&[], Column::TimeDelta(days, vec![Some(0)])),
                 field(&[], Column::Complex(FloatWidth::Double, vec![(1.0, 2.0)])),
                 field(&[], Column::Bool(vec![false])),
                 field(&[], Column::Void(vec![vec![0, 0]])),
