@@ -57,7 +57,8 @@ pub struct InfoArgs {
 /// Strictly check headers, sizes and data length (every member of an .npz).
 ///
 /// Exit status: 0 when every file is valid, 1 when any is not (one line per
-/// bad file on stdout), 2 for usage or I/O errors.
+/// problem on stdout, naming the file), 2 for usage or I/O errors. Stricter
+/// than numpy: bytes after the data are a problem too.
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:

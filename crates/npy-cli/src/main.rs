@@ -35,10 +35,23 @@ fn main() -> ExitCode {
         // `npy show big.npy | head` closes the pipe early: not an error.
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "npy: error: {err:#}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "npy: error: {}",
+                one_line(&format!("{err:#}"))
+            );
             ExitCode::FAILURE
         }
     }
+}
+
+/// Error messages are one line each (some of numpy's wordings span several).
+pub fn one_line(text: &str) -> String {
+    text.split('\n')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

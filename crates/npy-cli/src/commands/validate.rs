@@ -33,7 +33,8 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
             }
             Err(err) => {
                 any_unreadable = true;
-                writeln!(std::io::stderr(), "npy: error: {err:#}")?;
+                let message = crate::one_line(&format!("{err:#}"));
+                writeln!(std::io::stderr(), "npy: error: {message}")?;
             }
         }
     }
@@ -58,7 +59,7 @@ fn check_npy(path: &Path, options: &ParseOptions) -> Verdict {
     let file = match NpyFile::open(path, options) {
         Ok(file) => file,
         // The path opened a moment ago, so a failure here is the header's.
-        Err(err) => return Verdict::Invalid(vec![format!("{:#}", err.root_cause())]),
+        Err(err) => return Verdict::Invalid(vec![header_problem(&err)]),
     };
     match data_length_problem(&file.header, file.layout.data_len, file.surplus()) {
         Some(problem) => Verdict::Invalid(vec![problem]),
@@ -66,27 +67,38 @@ fn check_npy(path: &Path, options: &ParseOptions) -> Verdict {
     }
 }
 
+/// The library's own message for a header it refused (not our context
+/// around it), with the option that lifts numpy's header size limit.
+fn header_problem(err: &anyhow::Error) -> String {
+    let Some(format_error) = err
+        .chain()
+        .find_map(|e| e.downcast_ref::<npy_core::Error>())
+    else {
+        return crate::one_line(&format!("{err:#}"));
+    };
+    let mut problem = crate::one_line(&format_error.to_string());
+    if matches!(format_error, npy_core::Error::HeaderTooLarge { .. }) {
+        problem.push_str(" (npy validate: raise it with --max-header-size)");
+    }
+    problem
+}
+
 /// What is wrong with the amount of data after the header: `surplus` is the
-/// bytes present minus the bytes the header promises.
+/// bytes present minus the bytes the header promises. Bytes after the data,
+/// which numpy ignores, are a problem for a strict check.
 pub fn data_length_problem(
     header: &npy_core::Header,
     data_len: usize,
     surplus: i128,
 ) -> Option<String> {
     if surplus < 0 {
-        let itemsize = header.dtype.itemsize() as i128;
-        let present = data_len as i128 + surplus;
-        let expected = if itemsize == 0 {
-            0
-        } else {
-            data_len as i128 / itemsize
+        let present = usize::try_from(data_len as i128 + surplus).unwrap_or(0);
+        let truncated = npy_core::Error::TruncatedData {
+            shape: header.shape.clone(),
+            count: header.element_count().unwrap_or(0),
+            read: present.checked_div(header.dtype.itemsize()).unwrap_or(0),
         };
-        let read = if itemsize == 0 { 0 } else { present / itemsize };
-        // numpy's wording for a short file.
-        Some(format!(
-            "Failed to read all data for array. Expected {} = {expected} elements, could only read {read} elements. (file seems not fully written?)",
-            crate::describe::shape_text(&header.shape)
-        ))
+        Some(truncated.to_string())
     } else if surplus > 0 {
         Some(format!(
             "{surplus} trailing bytes after the {data_len} bytes of data"
