@@ -99,10 +99,10 @@ fn validate_accepts_numpys_files_and_flags_what_numpy_tolerates() {
         let needs = entry.get("max_header_size").and_then(Value::as_u64);
         let trailing = entry["trailing_bytes"].as_u64().unwrap();
         let output = npy([OsStr::new("validate"), path.as_os_str()]);
-        if needs.is_some() {
+        if let Some(needs) = needs {
             assert_exit(&output, 1);
             assert!(stdout(&output).contains("max_header_size"), "{file}");
-            let raised = needs.unwrap().to_string();
+            let raised = needs.to_string();
             let output = npy([
                 OsStr::new("validate"),
                 OsStr::new("--max-header-size"),
