@@ -137,29 +137,14 @@ fn scalar(dtype: &DType) -> Option<&Scalar> {
     }
 }
 
-/// A byte order as stored in a [`Scalar`]: 1-byte types have none.
-fn stored_order(itemsize: usize, order: ByteOrder) -> ByteOrder {
-    if itemsize == 1 {
-        ByteOrder::NotApplicable
-    } else {
-        order
-    }
-}
-
 fn scalar_dtype(kind: ScalarKind, byte_order: ByteOrder, itemsize: usize) -> DType {
-    DType::Scalar(Scalar {
-        kind,
-        byte_order: stored_order(itemsize, byte_order),
-        itemsize,
-    })
+    DType::Scalar(Scalar::new(kind, byte_order, itemsize))
 }
 
 /// Whether `dtype` is a number of `kind` and `itemsize` stored in `order`
-/// (1-byte numbers match any order: they have none).
+/// (compared normalised: 1-byte numbers have no order).
 fn is_number(dtype: &DType, kind: ScalarKind, itemsize: usize, order: ByteOrder) -> bool {
-    scalar(dtype).is_some_and(|s| {
-        s.kind == kind && s.itemsize == itemsize && (itemsize == 1 || s.byte_order == order)
-    })
+    scalar(dtype).is_some_and(|s| s.normalized() == Scalar::new(kind, order, itemsize))
 }
 
 macro_rules! check_free_cast {
@@ -201,7 +186,7 @@ impl Element for i64 {
             || scalar(dtype).is_some_and(|s| {
                 matches!(s.kind, ScalarKind::DateTime(_) | ScalarKind::TimeDelta(_))
                     && s.itemsize == 8
-                    && s.byte_order == ByteOrder::NATIVE
+                    && s.normalized().byte_order == ByteOrder::NATIVE
             })
     }
     fn dtype() -> DType {

@@ -183,7 +183,7 @@ pub enum Error {
 
     // data side: typed views, element decoding and streaming (view.rs, element.rs, record.rs, value.rs, io.rs)
     /// The element type asked for does not describe the data's dtype.
-    #[error("cannot view '{}' data as '{}' ({rust_type})", found.descr(), requested.descr())]
+    #[error("cannot view {} data as {} ({rust_type})", found.descr(), requested.descr())]
     TypeMismatch {
         /// The dtype of the data.
         found: Box<crate::DType>,
@@ -224,16 +224,6 @@ pub enum Error {
         /// Bytes given or written.
         actual: usize,
     },
-    /// A shape's element or byte count does not fit in `usize`.
-    #[error(
-        "array of shape {shape:?} with {itemsize}-byte elements is too large for this platform"
-    )]
-    SizeOverflow {
-        /// The (logical) shape.
-        shape: Vec<usize>,
-        /// Bytes per element.
-        itemsize: usize,
-    },
     /// A row range outside axis 0 (or a 0-d array, which has no rows).
     #[error("rows {start}..{end} are out of range for an axis 0 of length {len}")]
     RowsOutOfRange {
@@ -246,13 +236,12 @@ pub enum Error {
     },
     /// A stream ended before all the data the header describes.
     #[error(
-        "Failed to read all data for array. Expected {} = {count} elements, \
-         could only read {read} elements. (file seems not fully written?)",
-        crate::io::python_shape(shape)
+        "Failed to read all data for array. Expected {shape} = {count} elements, \
+         could only read {read} elements. (file seems not fully written?)"
     )]
     TruncatedData {
-        /// The array's shape.
-        shape: Vec<usize>,
+        /// The array's shape, as a Python tuple.
+        shape: String,
         /// Elements the header describes.
         count: usize,
         /// Whole elements that arrived.

@@ -31,21 +31,11 @@ use std::ops::{Deref, DerefMut};
 use zerocopy::IntoBytes;
 
 use crate::element::Element;
+use crate::pyrepr::push_shape_repr;
 use crate::record::RecordView;
 use crate::swap::convert_byte_order;
 use crate::view::{ArrayView, ArrayViewMut};
 use crate::{ByteOrder, DType, Error, Header, Layout, Order, ParseOptions, Result, Version};
-
-/// Formats a shape like Python's tuple repr: `()`, `(5,)`, `(3, 4)`.
-pub(crate) fn python_shape(shape: &[usize]) -> String {
-    match shape {
-        [one] => format!("({one},)"),
-        _ => {
-            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-            format!("({})", dims.join(", "))
-        }
-    }
-}
 
 /// Bytes in a buffer aligned to 16 bytes (enough for every NumPy element
 /// type), so typed views of native data never fail on alignment.
@@ -203,10 +193,12 @@ pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArra
         match reader.read(&mut data[filled..]) {
             Ok(0) => {
                 let itemsize = header.dtype.itemsize();
+                let mut shape = String::new();
+                push_shape_repr(&mut shape, &header.shape);
                 return Err(Error::TruncatedData {
                     count: header.element_count()?,
                     read: filled.checked_div(itemsize).unwrap_or(0),
-                    shape: header.shape,
+                    shape,
                 });
             }
             Ok(n) => filled += n,
@@ -353,13 +345,6 @@ impl<W: Write> NpyWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn python_shape_matches_tuple_repr() {
-        assert_eq!(python_shape(&[]), "()");
-        assert_eq!(python_shape(&[5]), "(5,)");
-        assert_eq!(python_shape(&[3, 4]), "(3, 4)");
-    }
 
     #[test]
     fn aligned_bytes_are_aligned_and_sized() {

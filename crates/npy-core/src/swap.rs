@@ -19,61 +19,19 @@
 //! assert_eq!(converted, i4(ByteOrder::Little));
 //! ```
 
-use crate::{ByteOrder, DType, Field, Record, Scalar, ScalarKind};
+use crate::{ByteOrder, DType, Scalar, ScalarKind};
 
 /// The bytes-per-unit that a scalar swaps, or `None` if it has no byte order.
 fn swap_unit(scalar: &Scalar) -> Option<usize> {
-    if scalar.byte_order == ByteOrder::NotApplicable {
+    if !scalar.has_byte_order() {
         return None;
     }
     let unit = match scalar.kind {
-        ScalarKind::Bool | ScalarKind::Bytes | ScalarKind::Void => return None,
         ScalarKind::Complex => scalar.itemsize / 2,
         ScalarKind::Unicode => 4,
-        ScalarKind::Int
-        | ScalarKind::UInt
-        | ScalarKind::Float
-        | ScalarKind::DateTime(_)
-        | ScalarKind::TimeDelta(_) => scalar.itemsize,
+        _ => scalar.itemsize,
     };
     (unit > 1).then_some(unit)
-}
-
-/// `dtype` with every byte order changed to `to` (types without one keep
-/// [`ByteOrder::NotApplicable`]). `to == NotApplicable` returns `dtype` unchanged.
-pub fn with_byte_order(dtype: &DType, to: ByteOrder) -> DType {
-    if to == ByteOrder::NotApplicable {
-        return dtype.clone();
-    }
-    match dtype {
-        DType::Scalar(s) => {
-            let byte_order = if s.byte_order == ByteOrder::NotApplicable {
-                ByteOrder::NotApplicable
-            } else {
-                to
-            };
-            DType::Scalar(Scalar { byte_order, ..*s })
-        }
-        DType::Record(r) => DType::Record(Record {
-            fields: r
-                .fields
-                .iter()
-                .map(|f| Field {
-                    dtype: with_byte_order(&f.dtype, to),
-                    ..f.clone()
-                })
-                .collect(),
-            itemsize: r.itemsize,
-        }),
-        DType::SubArray(base, shape) => {
-            DType::SubArray(Box::new(with_byte_order(base, to)), shape.clone())
-        }
-    }
-}
-
-/// Whether converting `dtype` data to `to` would change any byte.
-pub fn needs_swap(dtype: &DType, to: ByteOrder) -> bool {
-    to != ByteOrder::NotApplicable && !plan(dtype, 0, to).is_empty()
 }
 
 /// One step of swapping an element: reverse `count` runs of `width` bytes
@@ -99,7 +57,7 @@ enum Step {
 fn plan(dtype: &DType, offset: usize, to: ByteOrder) -> Vec<Step> {
     match dtype {
         DType::Scalar(s) => match swap_unit(s) {
-            Some(width) if s.byte_order != to => vec![Step::Reverse {
+            Some(width) if s.normalized().byte_order != to => vec![Step::Reverse {
                 offset,
                 width,
                 count: s.itemsize / width,
@@ -185,14 +143,15 @@ fn apply(steps: &[Step], element: &mut [u8]) {
 }
 
 /// Converts the elements of `data` (of `dtype`) to byte order `to` in place
-/// and returns the dtype that now describes them.
+/// and returns the dtype that now describes them ([`DType::with_byte_order`]).
 ///
 /// Only whole elements are converted: a trailing partial element is left as
-/// it is. `to == NotApplicable` changes nothing.
+/// it is. `to == NotApplicable` means native, as in [`DType::with_byte_order`].
 pub fn convert_byte_order(dtype: &DType, data: &mut [u8], to: ByteOrder) -> DType {
-    if to == ByteOrder::NotApplicable {
-        return dtype.clone();
-    }
+    let to = match to {
+        ByteOrder::NotApplicable => ByteOrder::NATIVE,
+        order => order,
+    };
     let itemsize = dtype.itemsize();
     let steps = plan(dtype, 0, to);
     match steps.as_slice() {
@@ -214,7 +173,7 @@ pub fn convert_byte_order(dtype: &DType, data: &mut [u8], to: ByteOrder) -> DTyp
             .chunks_exact_mut(itemsize)
             .for_each(|element| apply(&steps, element)),
     }
-    with_byte_order(dtype, to)
+    dtype.with_byte_order(to)
 }
 
 /// Reverses every `width`-byte unit; fixed widths get loops the compiler
@@ -258,14 +217,5 @@ mod tests {
             steps.as_slice(),
             [Step::Reverse { offset: 0, width: 8, count }] if *count == 1 << 40
         ));
-    }
-
-    #[test]
-    fn already_target_order_needs_no_swap() {
-        let le = scalar(ScalarKind::Int, ByteOrder::Little, 4);
-        assert!(!needs_swap(&le, ByteOrder::Little));
-        assert!(needs_swap(&le, ByteOrder::Big));
-        let s = scalar(ScalarKind::Bytes, ByteOrder::NotApplicable, 4);
-        assert!(!needs_swap(&s, ByteOrder::Big));
     }
 }

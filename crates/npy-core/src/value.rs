@@ -19,6 +19,7 @@
 
 use std::fmt::{self, Write as _};
 
+use crate::pyrepr::{bytes_repr, str_repr};
 use crate::{ByteOrder, DType, DateTimeUnit, Error, Result, Scalar, ScalarKind, TimeUnit};
 
 /// One decoded element. `Display` follows NumPy's `str()` of the scalar
@@ -284,49 +285,6 @@ impl fmt::Display for FloatRepr {
     }
 }
 
-/// Bytes like Python's `bytes` repr: `b'a\x00b'`.
-fn write_bytes(f: &mut fmt::Formatter<'_>, bytes: &[u8]) -> fmt::Result {
-    let quote = if bytes.contains(&b'\'') && !bytes.contains(&b'"') {
-        '"'
-    } else {
-        '\''
-    };
-    write!(f, "b{quote}")?;
-    for &b in bytes {
-        match b {
-            b'\\' => f.write_str("\\\\")?,
-            b'\t' => f.write_str("\\t")?,
-            b'\n' => f.write_str("\\n")?,
-            b'\r' => f.write_str("\\r")?,
-            _ if char::from(b) == quote => write!(f, "\\{quote}")?,
-            0x20..=0x7e => f.write_char(char::from(b))?,
-            _ => write!(f, "\\x{b:02x}")?,
-        }
-    }
-    f.write_char(quote)
-}
-
-fn write_str(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    f.write_char(quote)?;
-    for c in text.chars() {
-        match c {
-            '\\' => f.write_str("\\\\")?,
-            '\t' => f.write_str("\\t")?,
-            '\n' => f.write_str("\\n")?,
-            '\r' => f.write_str("\\r")?,
-            _ if c == quote => write!(f, "\\{quote}")?,
-            _ if c.is_control() => write!(f, "\\x{:02x}", u32::from(c))?,
-            _ => f.write_char(c)?,
-        }
-    }
-    f.write_char(quote)
-}
-
 /// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar.
 fn civil_from_days(days: i128) -> (i128, u32, u32) {
     let z = days + 719_468;
@@ -463,8 +421,8 @@ impl fmt::Display for Value {
                     complex_part(im.abs())
                 )
             }
-            Value::Bytes(bytes) | Value::Void(bytes) => write_bytes(f, bytes),
-            Value::Str(text) => write_str(f, text),
+            Value::Bytes(bytes) | Value::Void(bytes) => f.write_str(&bytes_repr(bytes)),
+            Value::Str(text) => f.write_str(&str_repr(text)),
             Value::DateTime(None, _) | Value::TimeDelta(None, _) => f.write_str("NaT"),
             Value::DateTime(Some(t), Some(unit)) => write_datetime(f, *t, *unit),
             Value::DateTime(Some(t), None) | Value::TimeDelta(Some(t), None) => write!(f, "{t}"),

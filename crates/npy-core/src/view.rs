@@ -29,6 +29,7 @@ use std::fmt;
 use std::ops::{Bound, RangeBounds};
 
 use crate::element::Element;
+use crate::pyrepr::push_shape_repr;
 use crate::{DType, Error, Header, Order, Result};
 
 /// Shape and strides of a view, and how many elements of memory it spans.
@@ -60,9 +61,13 @@ impl Geometry {
             element = base;
         }
         let logical: Vec<usize> = shape.iter().chain(&inner).copied().collect();
-        let overflow = || Error::SizeOverflow {
-            shape: logical.clone(),
-            itemsize: element.itemsize(),
+        let overflow = || {
+            let mut text = String::new();
+            push_shape_repr(&mut text, &logical);
+            Error::ArrayTooBig {
+                shape: text,
+                itemsize: element.itemsize(),
+            }
         };
         let len = logical
             .iter()
@@ -383,7 +388,7 @@ impl<'a, T: Element> ArrayView<'a, T> {
     ///
     /// Errors: `T` does not match the dtype ([`Error::TypeMismatch`]), the
     /// bytes are too few ([`Error::DataLength`]) or misaligned for `T`
-    /// ([`Error::Misaligned`]), the size overflows ([`Error::SizeOverflow`]),
+    /// ([`Error::Misaligned`]), the size overflows ([`Error::ArrayTooBig`]),
     /// or an element is invalid for `T` ([`Error::InvalidElement`], `bool` only).
     pub fn new(bytes: &'a [u8], dtype: &DType, shape: &[usize], order: Order) -> Result<Self> {
         let (geometry, needed) = prepare::<T>(bytes, dtype, shape, order)?;
@@ -682,10 +687,10 @@ mod tests {
     #[test]
     fn overflow_is_an_error() {
         let err = Geometry::new(&f64::dtype(), &[usize::MAX, 2], Order::C).unwrap_err();
-        assert!(matches!(err, Error::SizeOverflow { .. }), "{err:?}");
+        assert!(matches!(err, Error::ArrayTooBig { .. }), "{err:?}");
         // Fits in elements but not in bytes.
         let err = Geometry::new(&f64::dtype(), &[usize::MAX / 4], Order::C).unwrap_err();
-        assert!(matches!(err, Error::SizeOverflow { .. }), "{err:?}");
+        assert!(matches!(err, Error::ArrayTooBig { .. }), "{err:?}");
         // Zero-size arrays with huge other dimensions are fine.
         let g = geometry(&[0, usize::MAX, usize::MAX], Order::C);
         assert_eq!(g.len(), 0);

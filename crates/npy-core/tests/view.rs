@@ -394,3 +394,48 @@ fn record_field_titles_are_found_too() {
     assert_eq!(r.field("Temperature").unwrap().read::<u8>().unwrap(), 42);
     assert_eq!(r.field("t").unwrap().read::<u8>().unwrap(), 42);
 }
+
+#[test]
+fn error_messages_name_both_dtypes_and_the_alignment() {
+    let data = [0f32; 4];
+    let err = ArrayView::<f64>::new(data.as_bytes(), &f32::dtype(), &[2], Order::C).unwrap_err();
+    assert_eq!(err.to_string(), "cannot view '<f4' data as '<f8' (f64)");
+    let records = DType::parse("[('x', '<i4')]").unwrap();
+    let err = ArrayView::<i32>::new(data.as_bytes(), &records, &[4], Order::C).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot view [('x', '<i4')] data as '<i4' (i32)"
+    );
+    let err =
+        ArrayView::<f32>::new(&data.as_bytes()[1..5], &f32::dtype(), &[1], Order::C).unwrap_err();
+    assert!(err.to_string().contains("needs 4-byte alignment"), "{err}");
+}
+
+#[test]
+fn parsed_aligned_record_with_titles_and_nesting() {
+    // np.dtype([('a', 'u1'), (('Title', 'b'), '<i4'), ('c', [('d', '<u2'), ('e', '|S3')])], align=True).descr
+    let dtype = DType::parse(
+        "[('a', '|u1'), ('', '|V3'), (('Title', 'b'), '<i4'), ('c', [('d', '<u2'), ('e', '|S3'), ('', '|V1')]), ('', '|V2')]",
+    )
+    .unwrap();
+    assert_eq!(dtype.itemsize(), 16);
+    let mut record = vec![9u8, 0xAA, 0xAA, 0xAA];
+    record.extend_from_slice(&(-5i32).to_le_bytes());
+    record.extend_from_slice(&300u16.to_le_bytes());
+    record.extend_from_slice(b"ok\0\xAA\xAA\xAA");
+    let view = RecordView::new(&record, &dtype, &[1], Order::C).unwrap();
+    let r = view.get(&[0]).unwrap();
+    assert_eq!(r.field("a").unwrap().read::<u8>().unwrap(), 9);
+    assert_eq!(
+        r.field("Title")
+            .unwrap()
+            .read::<zerocopy::byteorder::I32<LittleEndian>>()
+            .unwrap()
+            .get(),
+        -5
+    );
+    let c = r.field("c").unwrap();
+    assert_eq!(c.field("d").unwrap().read::<u16>().unwrap(), 300);
+    assert_eq!(c.field("e").unwrap().read::<[u8; 3]>().unwrap(), *b"ok\0");
+    assert_eq!(r.value().unwrap().to_string(), "(9, -5, (300, b'ok'))");
+}
