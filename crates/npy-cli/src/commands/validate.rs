@@ -94,7 +94,7 @@ pub fn data_length_problem(
     if surplus < 0 {
         let present = usize::try_from(data_len as i128 + surplus).unwrap_or(0);
         let truncated = npy_core::Error::TruncatedData {
-            shape: header.shape.clone(),
+            shape: crate::describe::shape_text(&header.shape),
             count: header.element_count().unwrap_or(0),
             read: present.checked_div(header.dtype.itemsize()).unwrap_or(0),
         };
