@@ -104,7 +104,8 @@ pub struct ShowArgs {
 NaNs are counted and left out of min, max, mean and std (like numpy's
 nanmin/nanmax/nanmean/nanstd); std is the population standard deviation
 (ddof=0). Works on bool, integer, float32 and float64 arrays of either byte
-order, streaming in bounded memory.
+order, streaming in bounded memory. In --json, inf and nan are the strings
+'inf', '-inf' and 'nan', and values of an array with no numbers are null.
 
 Examples:
   npy stats data.npy

@@ -148,9 +148,17 @@ fn number_json(number: Option<Number>) -> Value {
     match number {
         Some(Number::Int(v)) => json!(v),
         Some(Number::UInt(v)) => json!(v),
-        // JSON has no inf or NaN: those become null.
-        Some(Number::Float(v)) => json!(v),
+        Some(Number::Float(v)) => float_json(v),
         None => Value::Null,
+    }
+}
+
+/// JSON has no inf or NaN: those are written as the strings numpy prints.
+fn float_json(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        json!(scalar_float(FloatWidth::Double, x))
     }
 }
 
@@ -160,7 +168,7 @@ fn report_json(report: &Report) -> Map<String, Value> {
     object.insert("nan".into(), json!(report.nan));
     object.insert("min".into(), number_json(report.min));
     object.insert("max".into(), number_json(report.max));
-    object.insert("mean".into(), json!(report.mean));
-    object.insert("std".into(), json!(report.std));
+    object.insert("mean".into(), report.mean.map_or(Value::Null, float_json));
+    object.insert("std".into(), report.std.map_or(Value::Null, float_json));
     object
 }
