@@ -1,5 +1,95 @@
 //! # npy-mmap: memory-mapped NumPy arrays, a preallocating writer, and npz archives
+//!
+//! Open a multi-GB `.npy` file in microseconds and touch only the pages you
+//! read; create one sized for its data without writing it; let many
+//! processes each map and fill their own rows of one file.
+//!
+//! | numpy | here |
+//! | --- | --- |
+//! | `np.load(p, mmap_mode='r')` | [`open(p)`](open) → [`MappedArray<ReadOnly>`] |
+//! | `np.load(p, mmap_mode='r+')` | [`open_rw(p)`](open_rw) → [`MappedArray<ReadWrite>`] |
+//! | `np.load(p, mmap_mode='c')` | [`open_cow(p)`](open_cow) → [`MappedArray<CopyOnWrite>`] |
+//! | `open_memmap(p, 'w+', dtype, shape)` | [`CreateOptions::create`] → [`MappedArray<ReadWrite>`] |
+//!
+//! The mode is part of the type: a read-only mapping has no method that
+//! writes (see [`mode`]). Bytes become typed arrays through npy-core's views.
+//!
+//! ```
+//! use npy_core::DType;
+//! use npy_mmap::{CreateOptions, OpenOptions, ReadWrite};
+//! # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-lib-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! let path = dir.join("grid.npy");
+//!
+//! // Create a 4 x 3 float64 file: header written, data sparse (all zeros).
+//! CreateOptions::new(DType::parse("<f8")?, [4, 3]).preallocate(&path)?;
+//!
+//! // A worker maps only rows 2..4 and fills them: value = row * 3 + col.
+//! let mut part = OpenOptions::new().window(2..4).open::<ReadWrite>(&path)?;
+//! assert_eq!(part.shape(), [2, 3]);
+//! let first_row = part.rows().start;
+//! let mut view = part.view_mut::<f64>()?;
+//! for i in 0..2 {
+//!     for j in 0..3 {
+//!         // Window-relative index i is file row first_row + i.
+//!         *view.get_mut(&[i, j]).unwrap() = ((first_row + i) * 3 + j) as f64;
+//!     }
+//! }
+//! part.flush()?;
+//! drop(part);
+//!
+//! // Anyone can read it back, without reading more than they touch.
+//! let array = npy_mmap::open(&path)?;
+//! let view = array.view::<f64>()?;
+//! assert_eq!(view.get(&[3, 2]), Some(&11.0));
+//! assert_eq!(view.get(&[0, 0]), Some(&0.0));
+//! assert_eq!(view.as_slice().unwrap().iter().sum::<f64>(), (6..12).sum::<i32>() as f64);
+//! # drop(array); std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Safety
+//!
+//! All `unsafe` code of the project sits in one private module (creating the
+//! maps). What is and is not safe when several processes share a file, and
+//! what this crate does about it, is in `docs/SAFETY.md`; in short: every
+//! function here takes an advisory lock (exclusive to change a file's
+//! structure, shared while mapped), and processes that write the same file
+//! at once must write disjoint bytes.
 #![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+mod array;
+mod create;
+mod error;
+pub mod mode;
+mod open;
+#[allow(unsafe_code)]
+mod sys;
 
 #[cfg(feature = "npz")]
 pub mod npz;
+
+pub use array::{Advice, MappedArray};
+pub use create::CreateOptions;
+pub use error::{Error, Result};
+pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
+pub use open::{Locking, OpenOptions};
+
+use std::path::Path;
+
+/// Opens `path` read-only (numpy's `mmap_mode='r'`), with default options.
+pub fn open(path: impl AsRef<Path>) -> Result<MappedArray<ReadOnly>> {
+    OpenOptions::new().open(path)
+}
+
+/// Opens `path` read-write (numpy's `mmap_mode='r+'`): writes reach the file.
+pub fn open_rw(path: impl AsRef<Path>) -> Result<MappedArray<ReadWrite>> {
+    OpenOptions::new().open(path)
+}
+
+/// Opens `path` copy-on-write (numpy's `mmap_mode='c'`): writes stay in
+/// this process, the file never changes.
+pub fn open_cow(path: impl AsRef<Path>) -> Result<MappedArray<CopyOnWrite>> {
+    OpenOptions::new().open(path)
+}

@@ -1,0 +1,362 @@
+//! [`MappedArray`]: an `.npy` file (or a window of its rows) mapped into memory.
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RecordView};
+
+use crate::error::{Error, Result, io_error};
+use crate::mode::{Mode, ReadWrite, Writable};
+use crate::sys::{Storage, StorageMut};
+
+/// A hint to the kernel about how the mapped bytes will be accessed
+/// (`madvise`). Hints never change what the bytes are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Advice {
+    /// No special treatment (the default).
+    Normal,
+    /// Expect random access: read ahead less.
+    Random,
+    /// Expect sequential access: read ahead aggressively, drop pages behind.
+    Sequential,
+    /// The whole mapping will be needed soon: start reading it in now.
+    WillNeed,
+    /// Not needed for now: the kernel may drop the pages (they are re-read
+    /// from the file on the next access; nothing written is lost). Refused
+    /// on copy-on-write mappings, where it would discard the private copies.
+    DontNeed,
+}
+
+/// An `.npy` file memory-mapped in mode `M`, or a window of its rows.
+///
+/// The header is parsed at open; the data is never read until you touch it.
+/// Typed access goes through npy-core's views ([`view`](Self::view),
+/// [`view_mut`](Self::view_mut)); raw access through [`bytes`](Self::bytes)
+/// and [`bytes_mut`](Self::bytes_mut). Writing methods exist only for the
+/// writable modes, flushing only for [`ReadWrite`].
+///
+/// The file stays open and holds a shared advisory lock (unless opened with
+/// [`Locking::Disabled`](crate::Locking)) until the value is dropped.
+#[derive(Debug)]
+pub struct MappedArray<M: Mode = crate::ReadOnly> {
+    // Field order is drop order: unmap before the file (and its lock) goes.
+    map: M::Map,
+    file: File,
+    path: PathBuf,
+    header: Header,
+    layout: Layout,
+    file_len: u64,
+    rows: Range<usize>,
+    row_bytes: usize,
+    shape: Vec<usize>,
+}
+
+/// Where rows live: the axis (None for 0-d), how many, bytes per row.
+fn row_geometry(header: &Header) -> (Option<usize>, usize, usize) {
+    let itemsize = header.dtype.itemsize();
+    let Some(last) = header.shape.len().checked_sub(1) else {
+        return (None, 1, itemsize);
+    };
+    let axis = match header.order {
+        Order::C => 0,
+        Order::Fortran => last,
+    };
+    let rows = header.shape[axis];
+    // The other axes' product fits whenever there is at least one row (the
+    // header's data length was computed with checked arithmetic); with no
+    // rows it may overflow and is meaningless anyway.
+    let row_bytes = header
+        .shape
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != axis)
+        .try_fold(itemsize, |acc, (_, &d)| acc.checked_mul(d))
+        .unwrap_or(0);
+    (Some(axis), rows, row_bytes)
+}
+
+impl<M: Mode> MappedArray<M> {
+    /// Maps the data (or a window of it) of an open, locked file whose
+    /// header has been parsed.
+    pub(crate) fn map(
+        file: File,
+        path: &Path,
+        header: Header,
+        layout: Layout,
+        file_len: u64,
+        window: Option<Range<usize>>,
+        advice: Option<Advice>,
+    ) -> Result<MappedArray<M>> {
+        let data_end = layout.data_end() as u64;
+        if file_len < data_end {
+            return Err(Error::FileTooShort {
+                path: path.to_path_buf(),
+                expected: data_end,
+                actual: file_len,
+                data_offset: layout.data_offset,
+                data_len: layout.data_len,
+            });
+        }
+        let (axis, total_rows, row_bytes) = row_geometry(&header);
+        let (rows, shape) = match (window, axis) {
+            (None, _) => (0..total_rows, header.shape.clone()),
+            (Some(_), None) => return Err(Error::NoRows),
+            (Some(rows), Some(axis)) => {
+                if rows.start > rows.end || rows.end > total_rows {
+                    return Err(Error::RowsOutOfBounds {
+                        start: rows.start,
+                        end: rows.end,
+                        rows: total_rows,
+                    });
+                }
+                let mut shape = header.shape.clone();
+                shape[axis] = rows.len();
+                (rows, shape)
+            }
+        };
+        // In bounds: rows.end * row_bytes <= data_len, which fits in usize.
+        let start = rows.start * row_bytes;
+        let len = if axis.is_some() {
+            rows.len() * row_bytes
+        } else {
+            layout.data_len
+        };
+        let offset = (layout.data_offset + start) as u64;
+        let map = M::Map::map(&file, offset, len).map_err(io_error("map", path))?;
+        if let Some(advice) = advice {
+            map.advise(advice)
+                .map_err(io_error("advise the kernel about", path))?;
+        }
+        Ok(MappedArray {
+            map,
+            file,
+            path: path.to_path_buf(),
+            header,
+            layout,
+            file_len,
+            rows,
+            row_bytes,
+            shape,
+        })
+    }
+
+    /// The file's path, as given when opening.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The parsed header (dtype, order and the *file's* full shape).
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Where the header and data lie in the file.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> &DType {
+        &self.header.dtype
+    }
+
+    /// C or Fortran order.
+    pub fn order(&self) -> Order {
+        self.header.order
+    }
+
+    /// The shape of what is mapped: the file's shape, or for a window the
+    /// same with the row axis cut to the window's length.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The rows mapped, in the file's row numbering: `0..n` for the whole
+    /// array. Add `rows().start` to a window-relative row index to get the
+    /// file's. A 0-d array counts as one row.
+    pub fn rows(&self) -> Range<usize> {
+        self.rows.clone()
+    }
+
+    /// The axis rows are counted along: 0 for C order, the last axis for
+    /// Fortran order; `None` for a 0-d array.
+    pub fn row_axis(&self) -> Option<usize> {
+        let last = self.header.shape.len().checked_sub(1)?;
+        Some(match self.header.order {
+            Order::C => 0,
+            Order::Fortran => last,
+        })
+    }
+
+    /// Bytes in one row (0 when the array has no rows at all).
+    pub fn row_bytes(&self) -> usize {
+        self.row_bytes
+    }
+
+    /// Whether only part of the rows is mapped.
+    pub fn is_window(&self) -> bool {
+        self.shape != self.header.shape
+    }
+
+    /// Length of the file when it was opened.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// Bytes after the end of the array data (numpy ignores them, and so do
+    /// we; a non-zero value may mean the file was written by something else).
+    pub fn trailing_bytes(&self) -> u64 {
+        self.file_len - self.layout.data_end() as u64
+    }
+
+    /// The mapped array data, in file order.
+    pub fn bytes(&self) -> &[u8] {
+        self.map.bytes()
+    }
+
+    /// The mapped data as a typed, shaped view (window shape for a window).
+    ///
+    /// `T` must match the dtype: a native primitive (`f64`, `i32`, ...) for
+    /// native-endian data, which also needs the data offset aligned for `T`
+    /// (every file numpy writes is); a `zerocopy::byteorder` type
+    /// (`F64<BigEndian>`, ...) for any byte order and any alignment. A
+    /// mismatch is an error, never a panic. Build the view once and index it
+    /// many times: `view.get(&[i, j])` honours Fortran order.
+    pub fn view<T: Element>(&self) -> Result<ArrayView<'_, T>> {
+        Ok(ArrayView::new(
+            self.map.bytes(),
+            &self.header.dtype,
+            &self.shape,
+            self.header.order,
+        )?)
+    }
+
+    /// The mapped data as records (any dtype, structured ones included),
+    /// with field access by name.
+    pub fn records(&self) -> Result<RecordView<'_>> {
+        Ok(RecordView::new(
+            self.map.bytes(),
+            &self.header.dtype,
+            &self.shape,
+            self.header.order,
+        )?)
+    }
+
+    /// Passes an access-pattern hint for the whole mapping to the kernel.
+    pub fn advise(&self, advice: Advice) -> Result<()> {
+        self.map
+            .advise(advice)
+            .map_err(io_error("advise the kernel about", &self.path))
+    }
+
+    /// The open file (locked shared, unless locking was disabled).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Byte range of window-relative `rows` inside [`bytes`](Self::bytes).
+    pub fn row_byte_range(&self, rows: Range<usize>) -> Result<Range<usize>> {
+        let count = self.rows.len();
+        if rows.start > rows.end || rows.end > count {
+            return Err(Error::RowsOutOfBounds {
+                start: rows.start,
+                end: rows.end,
+                rows: count,
+            });
+        }
+        Ok(rows.start * self.row_bytes..rows.end * self.row_bytes)
+    }
+}
+
+impl<M: Writable> MappedArray<M> {
+    /// The mapped array data, writable.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.map.bytes_mut()
+    }
+
+    /// The mapped data as a writable typed view (see [`view`](Self::view)
+    /// for which `T` fit).
+    pub fn view_mut<T: Element>(&mut self) -> Result<ArrayViewMut<'_, T>> {
+        Ok(ArrayViewMut::new(
+            self.map.bytes_mut(),
+            &self.header.dtype,
+            &self.shape,
+            self.header.order,
+        )?)
+    }
+
+    /// Splits the mapped rows into disjoint writable views of
+    /// `rows_per_chunk` rows each (the last may be shorter; 0 counts as 1),
+    /// with each chunk's window-relative row range: hand them to threads
+    /// (`std::thread::scope`) to fill in parallel.
+    ///
+    /// Rows are along the row axis ([`row_axis`](Self::row_axis)), so each
+    /// chunk is contiguous in memory in either order. A 0-d array, or rows
+    /// of zero bytes, make one chunk; no rows make no chunks.
+    pub fn row_chunks_mut<T: Element>(
+        &mut self,
+        rows_per_chunk: usize,
+    ) -> Result<Vec<(Range<usize>, ArrayViewMut<'_, T>)>> {
+        let rows_per_chunk = rows_per_chunk.max(1);
+        let axis = self.row_axis();
+        let row_count = self.rows.len();
+        let chunk_bytes = rows_per_chunk.saturating_mul(self.row_bytes);
+        let (dtype, order) = (&self.header.dtype, self.header.order);
+        let bytes = self.map.bytes_mut();
+        let (Some(axis), true) = (axis, chunk_bytes > 0) else {
+            // 0-d, or rows of zero bytes: nothing to split.
+            let view = ArrayViewMut::new(bytes, dtype, &self.shape, order)?;
+            return Ok(vec![(0..row_count, view)]);
+        };
+        let mut shape = self.shape.clone();
+        bytes
+            .chunks_mut(chunk_bytes)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let start = i * rows_per_chunk;
+                let rows = start..(start + rows_per_chunk).min(row_count);
+                shape[axis] = rows.len();
+                Ok((rows, ArrayViewMut::new(chunk, dtype, &shape, order)?))
+            })
+            .collect()
+    }
+}
+
+impl MappedArray<ReadWrite> {
+    /// Writes all changes back to the file and waits for the disk
+    /// (`msync(MS_SYNC)`).
+    pub fn flush(&self) -> Result<()> {
+        self.flush_bytes_inner(0..self.bytes().len(), true)
+    }
+
+    /// Starts writing all changes back without waiting (`msync(MS_ASYNC)`).
+    pub fn flush_async(&self) -> Result<()> {
+        self.flush_bytes_inner(0..self.bytes().len(), false)
+    }
+
+    /// Writes back the changes in window-relative `rows` and waits.
+    pub fn flush_rows(&self, rows: Range<usize>) -> Result<()> {
+        let range = self.row_byte_range(rows)?;
+        self.flush_bytes_inner(range, true)
+    }
+
+    /// Writes back the changes in `range` of [`bytes`](Self::bytes) and waits.
+    pub fn flush_bytes(&self, range: Range<usize>) -> Result<()> {
+        self.flush_bytes_inner(range, true)
+    }
+
+    fn flush_bytes_inner(&self, range: Range<usize>, wait: bool) -> Result<()> {
+        let len = self.bytes().len();
+        if range.start > range.end || range.end > len {
+            return Err(Error::BytesOutOfBounds {
+                start: range.start,
+                end: range.end,
+                len,
+            });
+        }
+        self.map
+            .flush_range(range.start, range.len(), wait)
+            .map_err(io_error("flush", &self.path))
+    }
+}

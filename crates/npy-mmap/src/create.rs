@@ -1,0 +1,226 @@
+//! Creating files: numpy's `w+`, as a preallocating writer.
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::Path;
+
+use npy_core::{DType, Header, Layout, Order, ParseOptions, Version};
+
+use crate::error::{Error, Result, io_error};
+use crate::open::{lock_exclusive, lock_shared, read_header};
+use crate::{Advice, Locking, MappedArray, ReadWrite};
+
+/// Options for creating an `.npy` file (numpy's `open_memmap(mode="w+")`).
+///
+/// The header is written by npy-core ([`Header::to_bytes`]), byte-identical
+/// to `np.save`; the file is then sized for the data and mapped read-write.
+/// By default the data is *sparse* (`set_len`: nothing is written, creation
+/// costs the same for 1 KB and 1 TB, the data reads as zeros); with
+/// [`reserve`](Self::reserve) the disk blocks are allocated up front so a
+/// full disk fails here rather than as a SIGBUS in whichever process first
+/// writes a page that has no block.
+///
+/// An existing file is never replaced unless [`overwrite`](Self::overwrite)
+/// is set.
+///
+/// ```
+/// use npy_core::DType;
+/// use npy_mmap::CreateOptions;
+/// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-create-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("zeros.npy");
+/// let mut array = CreateOptions::new(DType::parse("<f8")?, [1000, 3]).create(&path)?;
+/// assert_eq!(array.shape(), [1000, 3]);
+/// array.bytes_mut()[..8].copy_from_slice(&1.5f64.to_le_bytes());
+/// array.flush()?;
+/// # drop(array); std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreateOptions {
+    header: Header,
+    version: Option<Version>,
+    overwrite: bool,
+    reserve: bool,
+    locking: Locking,
+    advice: Option<Advice>,
+}
+
+impl CreateOptions {
+    /// An array of `dtype` with `shape`, in C order, header version chosen
+    /// like numpy does.
+    pub fn new(dtype: DType, shape: impl Into<Vec<usize>>) -> CreateOptions {
+        CreateOptions {
+            header: Header::new(dtype, Order::C, shape.into()),
+            version: None,
+            overwrite: false,
+            reserve: false,
+            locking: Locking::default(),
+            advice: None,
+        }
+    }
+
+    /// C (row-major, the default) or Fortran (column-major) order.
+    pub fn order(&mut self, order: Order) -> &mut CreateOptions {
+        self.header.order = order;
+        self
+    }
+
+    /// Forces a header format version (numpy's `version=`).
+    pub fn version(&mut self, version: Version) -> &mut CreateOptions {
+        self.version = Some(version);
+        self
+    }
+
+    /// Replaces an existing file (after taking its exclusive lock, so no
+    /// process following the locking rule has it mapped). Off by default:
+    /// creating over an existing file is an [`Error::AlreadyExists`].
+    pub fn overwrite(&mut self, overwrite: bool) -> &mut CreateOptions {
+        self.overwrite = overwrite;
+        self
+    }
+
+    /// Allocates the data's disk blocks now (`fallocate`), so that running
+    /// out of disk space is an error here instead of a SIGBUS later.
+    pub fn reserve(&mut self, reserve: bool) -> &mut CreateOptions {
+        self.reserve = reserve;
+        self
+    }
+
+    /// How to take the locks (exclusive while writing, then shared while mapped).
+    pub fn locking(&mut self, locking: Locking) -> &mut CreateOptions {
+        self.locking = locking;
+        self
+    }
+
+    /// Passes an access-pattern hint to the kernel right after mapping.
+    pub fn advice(&mut self, advice: Advice) -> &mut CreateOptions {
+        self.advice = Some(advice);
+        self
+    }
+
+    /// The header that will be written.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Creates the file and maps all of it read-write.
+    pub fn create(&self, path: impl AsRef<Path>) -> Result<MappedArray<ReadWrite>> {
+        let path = path.as_ref();
+        let (file, layout, file_len) = self.write_file(path)?;
+        MappedArray::map(
+            file,
+            path,
+            self.header.clone(),
+            layout,
+            file_len,
+            None,
+            self.advice,
+        )
+    }
+
+    /// Creates the file without mapping it, and releases it: for a parent
+    /// that prepares a file which worker processes then open
+    /// ([`OpenOptions::window`](crate::OpenOptions::window)) and fill.
+    pub fn preallocate(&self, path: impl AsRef<Path>) -> Result<Layout> {
+        let (_file, layout, _) = self.write_file(path.as_ref())?;
+        Ok(layout)
+    }
+
+    /// Writes header and length under the exclusive lock, then holds the
+    /// shared lock; returns the open file, the layout and the file length.
+    fn write_file(&self, path: &Path) -> Result<(File, Layout, u64)> {
+        let header_bytes = self
+            .header
+            .to_bytes(self.version)
+            .map_err(|source| Error::Header {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let data_len = self.header.data_len().map_err(|source| Error::Header {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        // data_len fits isize (npy-core checks), so the sum fits u64.
+        let file_len = header_bytes.len() as u64 + data_len as u64;
+
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true);
+        if self.overwrite {
+            // Not `truncate(true)`: truncating comes after the lock is held.
+            options.create(true);
+        } else {
+            options.create_new(true);
+        }
+        let file = options.open(path).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::AlreadyExists {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                io_error("create", path)(source)
+            }
+        })?;
+
+        if let Err(error) = lock_exclusive(&file, path, self.locking) {
+            // Someone else's file is left alone; a file we just made is ours.
+            if !self.overwrite {
+                drop(std::fs::remove_file(path));
+            }
+            return Err(error);
+        }
+        if let Err(error) = self.write_locked(&file, path, &header_bytes, file_len) {
+            // Leave nothing half-made behind. The exclusive lock is still
+            // held, so no cooperating process is using the file.
+            drop(std::fs::remove_file(path));
+            return Err(error);
+        }
+
+        // std offers no lock downgrade, and `flock` itself converts by
+        // unlocking first; so there is a moment without a lock. Whatever
+        // another process did in that moment, we check below that the file
+        // is still the one we wrote before mapping it.
+        if self.locking != Locking::Disabled {
+            file.unlock().map_err(io_error("unlock", path))?;
+            lock_shared(&file, path, self.locking)?;
+        }
+        let parse = ParseOptions {
+            max_header_size: header_bytes
+                .len()
+                .max(ParseOptions::default().max_header_size),
+        };
+        let (header, layout) = read_header(&file, path, &parse)?;
+        let now_len = file.metadata().map_err(io_error("stat", path))?.len();
+        if header != self.header || layout.data_offset != header_bytes.len() || now_len != file_len
+        {
+            return Err(Error::ChangedDuringCreate {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok((file, layout, file_len))
+    }
+
+    fn write_locked(
+        &self,
+        mut file: &File,
+        path: &Path,
+        header_bytes: &[u8],
+        file_len: u64,
+    ) -> Result<()> {
+        if self.overwrite {
+            file.set_len(0).map_err(io_error("truncate", path))?;
+        }
+        file.write_all(header_bytes)
+            .map_err(io_error("write the header of", path))?;
+        if self.reserve {
+            fs4::FileExt::allocate(file, file_len)
+                .map_err(io_error("reserve disk space for", path))?;
+        }
+        file.set_len(file_len)
+            .map_err(io_error("set the length of", path))?;
+        // Reading the header back starts at the beginning.
+        file.seek(SeekFrom::Start(0))
+            .map_err(io_error("seek in", path))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,130 @@
+//! The error type of the mapping API.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Everything that can go wrong while opening, creating, mapping or
+/// flushing an array file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A system call on the file failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done (`open`, `map`, `flush`, ...).
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+
+    /// The file's header is not a valid `.npy` header.
+    #[error("{}: {source}", path.display())]
+    Header {
+        /// The file.
+        path: PathBuf,
+        /// What the parser found.
+        source: npy_core::Error,
+    },
+
+    /// The header describes Python objects, which are pickles, not data.
+    #[error("{}: Array can't be memory-mapped: Python objects in dtype.", path.display())]
+    ObjectDType {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// The file ends before the array data the header promises.
+    #[error(
+        "mmap length is greater than file size: {} needs {expected} bytes \
+         (data offset {data_offset} + {data_len} bytes of array data) but has {actual}; \
+         the file seems truncated or not fully written",
+        path.display()
+    )]
+    FileTooShort {
+        /// The file.
+        path: PathBuf,
+        /// Bytes needed: `data_offset + data_len`.
+        expected: u64,
+        /// Bytes the file has.
+        actual: u64,
+        /// Where the data starts.
+        data_offset: usize,
+        /// Bytes of array data the header promises.
+        data_len: usize,
+    },
+
+    /// Another process holds a conflicting lock and non-blocking locking
+    /// was asked for.
+    #[error("{}: file is locked by another process", path.display())]
+    Locked {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// Creating would replace an existing file, and overwriting was not asked for.
+    #[error(
+        "{}: file exists; set `overwrite(true)` to replace it",
+        path.display()
+    )]
+    AlreadyExists {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// Between writing the file and mapping it, another process changed it.
+    #[error(
+        "{}: the file was changed by another process while it was being created",
+        path.display()
+    )]
+    ChangedDuringCreate {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// A row range does not fit the array.
+    #[error("rows {start}..{end} are out of bounds for an axis of length {rows}")]
+    RowsOutOfBounds {
+        /// First row asked for.
+        start: usize,
+        /// One past the last row asked for.
+        end: usize,
+        /// Rows available.
+        rows: usize,
+    },
+
+    /// A byte range does not fit the mapped data.
+    #[error("bytes {start}..{end} are out of bounds for {len} bytes of mapped array data")]
+    BytesOutOfBounds {
+        /// First byte asked for.
+        start: usize,
+        /// One past the last byte asked for.
+        end: usize,
+        /// Bytes available.
+        len: usize,
+    },
+
+    /// A 0-d array has no axis to take a window of rows from.
+    #[error("a 0-d array has no rows: it cannot be mapped as a window")]
+    NoRows,
+
+    /// Building a typed view failed (dtype mismatch, misalignment, ...).
+    #[error(transparent)]
+    View(#[from] npy_core::Error),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Attaches the action and path to an I/O error.
+pub(crate) fn io_error(
+    action: &'static str,
+    path: &std::path::Path,
+) -> impl FnOnce(io::Error) -> Error {
+    move |source| Error::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}

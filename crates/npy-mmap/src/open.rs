@@ -1,0 +1,187 @@
+//! Opening existing files: [`OpenOptions`], locking, reading the header.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::ops::Range;
+use std::path::Path;
+
+use npy_core::{Header, Layout, ParseOptions, Preamble};
+
+use crate::error::{Error, Result, io_error};
+use crate::sys::Storage;
+use crate::{Advice, MappedArray, Mode};
+
+/// How to take the advisory lock that protects a file's structure.
+///
+/// The rule (docs/SAFETY.md): changing a file's structure (its header or its
+/// length) takes the exclusive lock; mapping its data holds the shared lock
+/// for as long as the mapping lives. Locks are advisory (`flock` on Unix,
+/// `LockFileEx` on Windows): they bind processes that take them, which every
+/// function of this crate does unless told [`Locking::Disabled`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Locking {
+    /// Wait until the lock can be taken.
+    #[default]
+    Blocking,
+    /// Fail at once with [`Error::Locked`] when another process holds a
+    /// conflicting lock.
+    NonBlocking,
+    /// Take no lock (the caller coordinates access some other way).
+    Disabled,
+}
+
+/// Options for opening an existing `.npy` file as a memory map.
+///
+/// ```no_run
+/// use npy_mmap::{Advice, OpenOptions, ReadWrite};
+/// // A worker that fills rows 1000..2000 of a big file maps only those rows.
+/// let mut part = OpenOptions::new()
+///     .window(1000..2000)
+///     .advice(Advice::Sequential)
+///     .open::<ReadWrite>("big.npy")?;
+/// part.bytes_mut().fill(0);
+/// part.flush()?;
+/// # Ok::<(), npy_mmap::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    parse: ParseOptions,
+    advice: Option<Advice>,
+    window: Option<Range<usize>>,
+    locking: Locking,
+}
+
+impl OpenOptions {
+    /// Default options: whole array, blocking shared lock, numpy's
+    /// `max_header_size` of 10000, no access hint.
+    pub fn new() -> OpenOptions {
+        OpenOptions::default()
+    }
+
+    /// Refuses headers longer than `max` characters (numpy's `max_header_size`).
+    pub fn max_header_size(&mut self, max: usize) -> &mut OpenOptions {
+        self.parse.max_header_size = max;
+        self
+    }
+
+    /// Passes an access-pattern hint to the kernel right after mapping.
+    pub fn advice(&mut self, advice: Advice) -> &mut OpenOptions {
+        self.advice = Some(advice);
+        self
+    }
+
+    /// Maps only `rows` of the array: along axis 0 for C order, along the
+    /// last axis for Fortran order (the axis whose slices are contiguous).
+    /// The mapped array then has the window's shape and window-relative
+    /// indices; [`MappedArray::rows`] tells where the window lies.
+    pub fn window(&mut self, rows: Range<usize>) -> &mut OpenOptions {
+        self.window = Some(rows);
+        self
+    }
+
+    /// How to take the shared lock held while the file is mapped.
+    pub fn locking(&mut self, locking: Locking) -> &mut OpenOptions {
+        self.locking = locking;
+        self
+    }
+
+    /// Opens `path` in mode `M` ([`ReadOnly`](crate::ReadOnly) = numpy's
+    /// `r`, [`ReadWrite`](crate::ReadWrite) = `r+`,
+    /// [`CopyOnWrite`](crate::CopyOnWrite) = `c`).
+    ///
+    /// Cost does not depend on the file's size: open, lock, two small reads
+    /// (preamble, then header), `fstat`, one `mmap`. No array data is read.
+    pub fn open<M: Mode>(&self, path: impl AsRef<Path>) -> Result<MappedArray<M>> {
+        let path = path.as_ref();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(M::Map::NEEDS_WRITE_ACCESS)
+            .open(path)
+            .map_err(io_error("open", path))?;
+        lock_shared(&file, path, self.locking)?;
+        let (header, layout) = read_header(&file, path, &self.parse)?;
+        let file_len = file.metadata().map_err(io_error("stat", path))?.len();
+        MappedArray::map(
+            file,
+            path,
+            header,
+            layout,
+            file_len,
+            self.window.clone(),
+            self.advice,
+        )
+    }
+}
+
+/// Takes the shared lock as `locking` says.
+pub(crate) fn lock_shared(file: &File, path: &Path, locking: Locking) -> Result<()> {
+    match locking {
+        Locking::Blocking => file.lock_shared().map_err(io_error("lock", path)),
+        Locking::NonBlocking => file.try_lock_shared().map_err(|e| lock_error(e, path)),
+        Locking::Disabled => Ok(()),
+    }
+}
+
+/// Takes the exclusive lock as `locking` says.
+pub(crate) fn lock_exclusive(file: &File, path: &Path, locking: Locking) -> Result<()> {
+    match locking {
+        Locking::Blocking => file.lock().map_err(io_error("lock", path)),
+        Locking::NonBlocking => file.try_lock().map_err(|e| lock_error(e, path)),
+        Locking::Disabled => Ok(()),
+    }
+}
+
+fn lock_error(error: std::fs::TryLockError, path: &Path) -> Error {
+    match error {
+        std::fs::TryLockError::WouldBlock => Error::Locked {
+            path: path.to_path_buf(),
+        },
+        std::fs::TryLockError::Error(source) => io_error("lock", path)(source),
+    }
+}
+
+/// Reads and parses the header with two reads: the fixed-size preamble,
+/// then the rest of the header, whose length the preamble gives (bounded by
+/// `options.max_header_size` before anything is allocated).
+pub(crate) fn read_header(
+    file: &File,
+    path: &Path,
+    options: &ParseOptions,
+) -> Result<(Header, Layout)> {
+    let header_error = |source| match source {
+        npy_core::Error::ObjectDType => Error::ObjectDType {
+            path: path.to_path_buf(),
+        },
+        source => Error::Header {
+            path: path.to_path_buf(),
+            source,
+        },
+    };
+    let mut preamble_bytes = [0u8; Preamble::MAX_LEN];
+    let got =
+        read_up_to(file, &mut preamble_bytes).map_err(io_error("read the header of", path))?;
+    let preamble = Preamble::parse(&preamble_bytes[..got]).map_err(header_error)?;
+    preamble.check_size(options).map_err(header_error)?;
+    let header_end = preamble.data_offset();
+    if header_end <= got {
+        return Header::parse(&preamble_bytes[..got], options).map_err(header_error);
+    }
+    let mut bytes = vec![0u8; header_end];
+    bytes[..got].copy_from_slice(&preamble_bytes[..got]);
+    let rest = read_up_to(file, &mut bytes[got..]).map_err(io_error("read the header of", path))?;
+    Header::parse(&bytes[..got + rest], options).map_err(header_error)
+}
+
+/// Reads from the current position until `buf` is full or the file ends.
+fn read_up_to(mut file: &File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}

@@ -1,0 +1,228 @@
+//! The only `unsafe` code of the project: creating memory maps.
+//!
+//! Mapping a file is `unsafe` in memmap2 because the bytes behind the
+//! returned slice belong to the file, and the file can change under the
+//! program: another process may write the bytes (a data race Rust's aliasing
+//! rules do not allow for) or shrink the file (the next access past the new
+//! end raises SIGBUS). No code inside one process can rule that out, so the
+//! contract is stated once, in `docs/SAFETY.md`, and the callers of this
+//! module uphold their half of it:
+//!
+//! * the file was opened by this crate and is held with an advisory lock
+//!   (shared while mapped), so processes that follow the locking rule never
+//!   change its structure while it is mapped;
+//! * the file length was checked (`fstat`) to cover `offset + len` before
+//!   mapping, so no byte of the mapping lies past the end of the file;
+//! * zero-length ranges are never mapped (`mmap` refuses length 0; memmap2
+//!   would map one byte past the range instead).
+//!
+//! The three storage types wrap memmap2's maps so that nothing of memmap2
+//! leaks into the public API.
+
+use std::fs::File;
+use std::io;
+
+use memmap2::{Mmap, MmapMut, MmapOptions, UncheckedAdvice};
+
+use crate::Advice;
+
+/// What every mode's mapping provides.
+pub trait Storage: Send + Sync + Sized {
+    /// Whether the file must be opened for writing to create this mapping.
+    const NEEDS_WRITE_ACCESS: bool;
+
+    /// Maps `len` bytes of `file` starting at byte `offset` (any offset: the
+    /// kernel mapping starts at the enclosing page boundary and the slice at
+    /// `offset`). The caller has checked that the file holds `offset + len`.
+    fn map(file: &File, offset: u64, len: usize) -> io::Result<Self>;
+
+    /// The mapped bytes.
+    fn bytes(&self) -> &[u8];
+
+    /// Passes an access-pattern hint to the kernel.
+    fn advise(&self, advice: Advice) -> io::Result<()>;
+}
+
+/// A mapping that can be written through.
+pub trait StorageMut: Storage {
+    /// The mapped bytes, writable.
+    fn bytes_mut(&mut self) -> &mut [u8];
+}
+
+/// Read-only shared mapping (`PROT_READ`, `MAP_SHARED`): numpy's `r`.
+#[derive(Debug)]
+pub struct ReadOnlyMap(Option<Mmap>);
+
+/// Writable shared mapping (`MAP_SHARED`): numpy's `r+` and `w+`; writes
+/// reach the file.
+#[derive(Debug)]
+pub struct SharedMap(Option<MmapMut>);
+
+/// Writable private mapping (`MAP_PRIVATE`): numpy's `c`; writes stay in
+/// this process.
+#[derive(Debug)]
+pub struct PrivateMap(Option<MmapMut>);
+
+fn options(offset: u64, len: usize) -> MmapOptions {
+    let mut options = MmapOptions::new();
+    options.offset(offset).len(len);
+    options
+}
+
+/// Maps the kernel hints memmap2 checks as safe; `DontNeed` is handled by
+/// the caller because its meaning depends on the kind of mapping.
+fn checked_advice(advice: Advice) -> Option<memmap2::Advice> {
+    match advice {
+        Advice::Normal => Some(memmap2::Advice::Normal),
+        Advice::Random => Some(memmap2::Advice::Random),
+        Advice::Sequential => Some(memmap2::Advice::Sequential),
+        Advice::WillNeed => Some(memmap2::Advice::WillNeed),
+        Advice::DontNeed => None,
+    }
+}
+
+/// memmap2's two map types, as far as hints for *shared* mappings go.
+trait SharedAdvise {
+    fn advise(&self, advice: memmap2::Advice) -> io::Result<()>;
+    /// `MADV_DONTNEED`: only for mappings created `MAP_SHARED`.
+    fn dont_need(&self) -> io::Result<()>;
+}
+
+impl SharedAdvise for Mmap {
+    fn advise(&self, advice: memmap2::Advice) -> io::Result<()> {
+        Mmap::advise(self, advice)
+    }
+
+    fn dont_need(&self) -> io::Result<()> {
+        // SAFETY: on a shared file mapping MADV_DONTNEED only drops the
+        // page-table entries; the next access reloads the same bytes from
+        // the page cache, so no live reference sees its contents change.
+        unsafe { self.unchecked_advise(UncheckedAdvice::DontNeed) }
+    }
+}
+
+impl SharedAdvise for MmapMut {
+    fn advise(&self, advice: memmap2::Advice) -> io::Result<()> {
+        MmapMut::advise(self, advice)
+    }
+
+    fn dont_need(&self) -> io::Result<()> {
+        // SAFETY: as for `Mmap`; dirty data is kept too (the kernel moves the
+        // dirty bit to the page-cache page before dropping the entry). Only
+        // `SharedMap` calls this: the private `PrivateMap` refuses DontNeed.
+        unsafe { self.unchecked_advise(UncheckedAdvice::DontNeed) }
+    }
+}
+
+/// Every hint, on a shared mapping (or on nothing, for an empty one).
+fn advise_shared(map: Option<&impl SharedAdvise>, advice: Advice) -> io::Result<()> {
+    let Some(map) = map else { return Ok(()) };
+    match checked_advice(advice) {
+        Some(advice) => map.advise(advice),
+        None => map.dont_need(),
+    }
+}
+
+impl Storage for ReadOnlyMap {
+    const NEEDS_WRITE_ACCESS: bool = false;
+
+    fn map(file: &File, offset: u64, len: usize) -> io::Result<Self> {
+        if len == 0 {
+            return Ok(ReadOnlyMap(None));
+        }
+        // SAFETY: see the module docs: the range lies inside the file (checked
+        // by the caller), the file is locked shared, and what remains (other
+        // programs ignoring the lock) is the contract in docs/SAFETY.md.
+        let map = unsafe { options(offset, len).map(file)? };
+        Ok(ReadOnlyMap(Some(map)))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.0.as_deref().unwrap_or_default()
+    }
+
+    fn advise(&self, advice: Advice) -> io::Result<()> {
+        advise_shared(self.0.as_ref(), advice)
+    }
+}
+
+impl Storage for SharedMap {
+    const NEEDS_WRITE_ACCESS: bool = true;
+
+    fn map(file: &File, offset: u64, len: usize) -> io::Result<Self> {
+        if len == 0 {
+            return Ok(SharedMap(None));
+        }
+        // SAFETY: as for `ReadOnlyMap::map`; in addition, writes by this
+        // process go through `&mut self`, so Rust's aliasing rules hold
+        // inside the process. Concurrent writers in other processes must
+        // write disjoint bytes (docs/SAFETY.md).
+        let map = unsafe { options(offset, len).map_mut(file)? };
+        Ok(SharedMap(Some(map)))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.0.as_deref().unwrap_or_default()
+    }
+
+    fn advise(&self, advice: Advice) -> io::Result<()> {
+        advise_shared(self.0.as_ref(), advice)
+    }
+}
+
+impl StorageMut for SharedMap {
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        self.0.as_deref_mut().unwrap_or_default()
+    }
+}
+
+impl SharedMap {
+    /// Writes the dirty pages of `len` bytes at `offset` (relative to the
+    /// start of the mapping) back to the file, waiting for completion when
+    /// `wait` is set (`msync(MS_SYNC)`, else `MS_ASYNC`).
+    pub fn flush_range(&self, offset: usize, len: usize, wait: bool) -> io::Result<()> {
+        match &self.0 {
+            Some(map) if len > 0 && wait => map.flush_range(offset, len),
+            Some(map) if len > 0 => map.flush_async_range(offset, len),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Storage for PrivateMap {
+    const NEEDS_WRITE_ACCESS: bool = false;
+
+    fn map(file: &File, offset: u64, len: usize) -> io::Result<Self> {
+        if len == 0 {
+            return Ok(PrivateMap(None));
+        }
+        // SAFETY: as for `ReadOnlyMap::map`. Pages this process has not
+        // written still show the file, so the contract about other writers
+        // applies to them too.
+        let map = unsafe { options(offset, len).map_copy(file)? };
+        Ok(PrivateMap(Some(map)))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.0.as_deref().unwrap_or_default()
+    }
+
+    fn advise(&self, advice: Advice) -> io::Result<()> {
+        let Some(map) = &self.0 else { return Ok(()) };
+        match checked_advice(advice) {
+            Some(advice) => map.advise(advice),
+            // MADV_DONTNEED on a private mapping throws away this process's
+            // copies: bytes visible through `&` would change. Refused.
+            None => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "DontNeed would discard the copy-on-write changes of this mapping",
+            )),
+        }
+    }
+}
+
+impl StorageMut for PrivateMap {
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        self.0.as_deref_mut().unwrap_or_default()
+    }
+}

@@ -1,0 +1,73 @@
+//! Helpers shared by the npy-mmap integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use npy_core::{DType, Header, Order};
+
+/// A fresh directory under the system temp dir, removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("npy-mmap-test-{tag}-{}-{n}", std::process::id()));
+        drop(std::fs::remove_dir_all(&dir));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        drop(std::fs::remove_dir_all(&self.0));
+    }
+}
+
+/// The bytes `np.save` writes for an array with this header and raw data.
+pub fn npy_bytes(descr: &str, order: Order, shape: &[usize], data: &[u8]) -> Vec<u8> {
+    let header = Header::new(DType::parse(descr).unwrap(), order, shape.to_vec());
+    assert_eq!(header.data_len().unwrap(), data.len(), "test data length");
+    let mut bytes = header.to_bytes(None).unwrap();
+    bytes.extend_from_slice(data);
+    bytes
+}
+
+/// A hand-made version 1.0 file whose header dict is `dict`, padded with
+/// spaces so that the data starts at a multiple of `align` plus `extra`
+/// bytes (numpy before 1.14 aligned to 16; `extra` makes odd offsets).
+pub fn raw_v1(dict: &str, align: usize, extra: usize, data: &[u8]) -> Vec<u8> {
+    let unpadded = 10 + dict.len() + 1;
+    let pad = (align - unpadded % align) % align + extra;
+    let text = format!("{dict}{}\n", " ".repeat(pad));
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&u16::try_from(text.len()).unwrap().to_le_bytes());
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.extend_from_slice(data);
+    bytes
+}
+
+/// `count` little-endian f64 values `start, start+1, ...` as bytes.
+pub fn f64_bytes(start: f64, count: usize) -> Vec<u8> {
+    (0..count)
+        .flat_map(|i| (start + i as f64).to_le_bytes())
+        .collect()
+}
+
+/// Writes `bytes` to `dir/name` and returns the path.
+pub fn write_file(dir: &TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}

@@ -1,0 +1,176 @@
+//! The three open modes: what reaches the file and what does not.
+
+mod common;
+
+use common::{TempDir, f64_bytes, npy_bytes, write_file};
+use npy_core::Order;
+use npy_mmap::{Advice, CopyOnWrite, OpenOptions, ReadOnly, ReadWrite};
+
+#[test]
+fn read_only_sees_the_file_data() {
+    let dir = TempDir::new("modes-r");
+    let file = npy_bytes("<f8", Order::C, &[4, 3], &f64_bytes(0.0, 12));
+    let path = write_file(&dir, "a.npy", &file);
+    let array = npy_mmap::open(&path).unwrap();
+    assert_eq!(array.shape(), [4, 3]);
+    assert_eq!(array.header().shape, [4, 3]);
+    assert_eq!(array.layout().data_offset, 128);
+    assert_eq!(array.bytes(), &file[128..]);
+    assert_eq!(array.rows(), 0..4);
+    assert_eq!(array.row_bytes(), 24);
+    assert_eq!(array.trailing_bytes(), 0);
+    assert!(!array.is_window());
+}
+
+#[test]
+fn read_write_changes_reach_the_file() {
+    let dir = TempDir::new("modes-rplus");
+    let file = npy_bytes("<f8", Order::C, &[4, 3], &f64_bytes(0.0, 12));
+    let path = write_file(&dir, "a.npy", &file);
+    let mut array = npy_mmap::open_rw(&path).unwrap();
+    array.bytes_mut()[5 * 8..6 * 8].copy_from_slice(&(-1.0f64).to_le_bytes());
+    array.flush().unwrap();
+    drop(array);
+    let after = std::fs::read(&path).unwrap();
+    let mut expected = file.clone();
+    expected[128 + 40..128 + 48].copy_from_slice(&(-1.0f64).to_le_bytes());
+    assert_eq!(after, expected);
+}
+
+#[test]
+fn read_write_changes_are_visible_to_other_mappings_before_drop() {
+    let dir = TempDir::new("modes-shared");
+    let file = npy_bytes("<u1", Order::C, &[10], &[0; 10]);
+    let path = write_file(&dir, "a.npy", &file);
+    let mut writer = npy_mmap::open_rw(&path).unwrap();
+    let reader = npy_mmap::open(&path).unwrap();
+    writer.bytes_mut()[3] = 42;
+    // Shared mappings of one file share the page cache: no flush needed
+    // within a machine; flush is for durability.
+    assert_eq!(reader.bytes()[3], 42);
+}
+
+#[test]
+fn copy_on_write_changes_never_reach_the_file() {
+    let dir = TempDir::new("modes-c");
+    let file = npy_bytes("<f8", Order::C, &[4, 3], &f64_bytes(0.0, 12));
+    let path = write_file(&dir, "a.npy", &file);
+    let mut array = npy_mmap::open_cow(&path).unwrap();
+    let reader = npy_mmap::open(&path).unwrap();
+    array.bytes_mut().fill(0xAB);
+    assert!(array.bytes().iter().all(|&b| b == 0xAB));
+    // Another mapping of the file, the file itself, and a reopen: unchanged.
+    assert_eq!(reader.bytes(), &file[128..]);
+    drop(array);
+    assert_eq!(std::fs::read(&path).unwrap(), file);
+    let again = OpenOptions::new().open::<CopyOnWrite>(&path).unwrap();
+    assert_eq!(again.bytes(), &file[128..]);
+}
+
+#[test]
+fn copy_on_write_refuses_dont_need_but_takes_other_hints() {
+    let dir = TempDir::new("modes-c-advice");
+    let path = write_file(
+        &dir,
+        "a.npy",
+        &npy_bytes("<u1", Order::C, &[4096], &[7; 4096]),
+    );
+    let mut array = npy_mmap::open_cow(&path).unwrap();
+    array.bytes_mut()[0] = 1;
+    for advice in [
+        Advice::Normal,
+        Advice::Random,
+        Advice::Sequential,
+        Advice::WillNeed,
+    ] {
+        array.advise(advice).unwrap();
+    }
+    let error = array.advise(Advice::DontNeed).unwrap_err();
+    assert!(error.to_string().contains("copy-on-write"), "{error}");
+    assert_eq!(array.bytes()[0], 1, "the private copy survives");
+}
+
+#[test]
+fn dont_need_on_shared_mappings_keeps_the_data() {
+    let dir = TempDir::new("modes-dontneed");
+    let path = write_file(
+        &dir,
+        "a.npy",
+        &npy_bytes("<u1", Order::C, &[8192], &[7; 8192]),
+    );
+    let mut writer = npy_mmap::open_rw(&path).unwrap();
+    writer.bytes_mut()[5000] = 9;
+    writer.advise(Advice::DontNeed).unwrap();
+    assert_eq!(writer.bytes()[5000], 9, "dirty data is not lost");
+    let reader = OpenOptions::new()
+        .advice(Advice::DontNeed)
+        .open::<ReadOnly>(&path)
+        .unwrap();
+    assert_eq!(reader.bytes()[5000], 9);
+    assert_eq!(reader.bytes()[0], 7);
+}
+
+#[test]
+fn trailing_bytes_are_allowed_and_reported() {
+    let dir = TempDir::new("modes-trailing");
+    let mut file = npy_bytes("<f8", Order::C, &[2], &f64_bytes(1.0, 2));
+    file.extend_from_slice(b"garbage");
+    let path = write_file(&dir, "a.npy", &file);
+    let array = npy_mmap::open(&path).unwrap();
+    assert_eq!(array.trailing_bytes(), 7);
+    assert_eq!(array.file_len(), file.len() as u64);
+    assert_eq!(
+        array.bytes(),
+        &f64_bytes(1.0, 2)[..],
+        "the view excludes them"
+    );
+    let rw = npy_mmap::open_rw(&path).unwrap();
+    assert_eq!(rw.trailing_bytes(), 7);
+}
+
+#[test]
+fn flush_ranges_are_checked_and_work() {
+    let dir = TempDir::new("modes-flush");
+    let path = write_file(
+        &dir,
+        "a.npy",
+        &npy_bytes("<f8", Order::C, &[100, 10], &[0; 8000]),
+    );
+    let mut array = npy_mmap::open_rw(&path).unwrap();
+    array.bytes_mut()[80 * 50] = 1;
+    array.flush_rows(50..51).unwrap();
+    array.flush_bytes(0..8000).unwrap();
+    array.flush_async().unwrap();
+    assert_eq!(array.row_byte_range(50..51).unwrap(), 4000..4080);
+    let error = array.flush_rows(90..101).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "rows 90..101 are out of bounds for an axis of length 100"
+    );
+    #[allow(clippy::reversed_empty_ranges)]
+    let error = array.flush_bytes(10..5).unwrap_err();
+    assert!(matches!(
+        error,
+        npy_mmap::Error::BytesOutOfBounds {
+            start: 10,
+            end: 5,
+            len: 8000
+        }
+    ));
+    assert!(array.flush_bytes(0..8001).is_err());
+    drop(array);
+    assert_eq!(std::fs::read(&path).unwrap()[128 + 4000], 1);
+}
+
+#[test]
+fn generic_open_names_the_mode() {
+    let dir = TempDir::new("modes-generic");
+    let path = write_file(&dir, "a.npy", &npy_bytes("|u1", Order::C, &[3], &[1, 2, 3]));
+    fn first<M: npy_mmap::Mode>(path: &std::path::Path) -> (u8, &'static str) {
+        let array = OpenOptions::new().open::<M>(path).unwrap();
+        (array.bytes()[0], M::NUMPY_MODE)
+    }
+    assert_eq!(first::<ReadOnly>(&path), (1, "r"));
+    assert_eq!(first::<ReadWrite>(&path), (1, "r+"));
+    assert_eq!(first::<CopyOnWrite>(&path), (1, "c"));
+}

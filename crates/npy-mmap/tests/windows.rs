@@ -1,0 +1,117 @@
+//! Windows: map only some rows of a file.
+
+mod common;
+
+use common::{TempDir, npy_bytes, write_file};
+use npy_core::Order;
+use npy_mmap::{Error, OpenOptions, ReadOnly, ReadWrite};
+
+/// A (rows, cols) u16 file whose element at flat position k holds k.
+fn counting_file(dir: &TempDir, order: Order, shape: &[usize]) -> (std::path::PathBuf, Vec<u8>) {
+    let count: usize = shape.iter().product();
+    let data: Vec<u8> = (0..count).flat_map(|k| (k as u16).to_le_bytes()).collect();
+    let file = npy_bytes("<u2", order, shape, &data);
+    (write_file(dir, "a.npy", &file), data)
+}
+
+#[test]
+fn c_order_windows_are_row_slabs() {
+    let dir = TempDir::new("win-c");
+    let (path, data) = counting_file(&dir, Order::C, &[1000, 7]);
+    // 37 * 14 = 518 bytes past the data start: not page aligned.
+    for rows in [0..1000, 37..91, 999..1000, 500..500] {
+        let window = OpenOptions::new()
+            .window(rows.clone())
+            .open::<ReadOnly>(&path)
+            .unwrap();
+        assert_eq!(window.shape(), [rows.len(), 7]);
+        assert_eq!(
+            window.header().shape,
+            [1000, 7],
+            "the header keeps the file's shape"
+        );
+        assert_eq!(window.rows(), rows);
+        assert_eq!(window.row_axis(), Some(0));
+        assert_eq!(window.bytes(), &data[rows.start * 14..rows.end * 14]);
+        assert_eq!(window.is_window(), rows.len() != 1000);
+    }
+}
+
+#[test]
+fn fortran_order_windows_run_along_the_last_axis() {
+    let dir = TempDir::new("win-f");
+    let (path, data) = counting_file(&dir, Order::Fortran, &[3, 4, 5]);
+    let window = OpenOptions::new()
+        .window(1..4)
+        .open::<ReadOnly>(&path)
+        .unwrap();
+    assert_eq!(window.shape(), [3, 4, 3]);
+    assert_eq!(window.row_axis(), Some(2));
+    assert_eq!(window.row_bytes(), 3 * 4 * 2);
+    assert_eq!(window.bytes(), &data[24..4 * 24]);
+}
+
+#[test]
+fn writes_through_a_window_land_at_the_right_rows() {
+    let dir = TempDir::new("win-write");
+    let (path, data) = counting_file(&dir, Order::C, &[3000, 5]);
+    let mut window = OpenOptions::new()
+        .window(2000..2500)
+        .open::<ReadWrite>(&path)
+        .unwrap();
+    window.bytes_mut().fill(0xFF);
+    window.flush_rows(0..500).unwrap();
+    drop(window);
+    let after = std::fs::read(&path).unwrap();
+    let body = &after[128..];
+    assert_eq!(&body[..2000 * 10], &data[..2000 * 10]);
+    assert!(body[2000 * 10..2500 * 10].iter().all(|&b| b == 0xFF));
+    assert_eq!(&body[2500 * 10..], &data[2500 * 10..]);
+}
+
+#[test]
+fn windows_out_of_bounds_are_errors() {
+    let dir = TempDir::new("win-oob");
+    let (path, _) = counting_file(&dir, Order::C, &[10, 2]);
+    for rows in [5..11, 11..11, usize::MAX - 1..usize::MAX] {
+        let error = OpenOptions::new()
+            .window(rows.clone())
+            .open::<ReadOnly>(&path)
+            .unwrap_err();
+        assert!(
+            matches!(error, Error::RowsOutOfBounds { start, end, rows: 10 } if start == rows.start && end == rows.end),
+            "{error:?}"
+        );
+    }
+    #[allow(clippy::reversed_empty_ranges)]
+    let backwards = OpenOptions::new().window(6..5).open::<ReadOnly>(&path);
+    assert!(matches!(
+        backwards,
+        Err(Error::RowsOutOfBounds {
+            start: 6,
+            end: 5,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn window_on_a_truncated_file_is_still_refused() {
+    let dir = TempDir::new("win-trunc");
+    let (path, _) = counting_file(&dir, Order::C, &[10, 2]);
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(128 + 39).unwrap();
+    // Rows 0..2 are present, but the file as a whole is broken.
+    let error = OpenOptions::new()
+        .window(0..2)
+        .open::<ReadOnly>(&path)
+        .unwrap_err();
+    assert!(matches!(
+        error,
+        Error::FileTooShort {
+            expected: 168,
+            actual: 167,
+            ..
+        }
+    ));
+}
