@@ -2,7 +2,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 use npy_core::{Header, Layout, ParseOptions};
@@ -41,7 +41,6 @@ pub fn sniff(path: &Path) -> anyhow::Result<Kind> {
 
 /// An `.npy` file whose header has been parsed; the data is not read.
 pub struct NpyFile {
-    pub path: PathBuf,
     pub header: Header,
     pub layout: Layout,
     pub file_size: u64,
@@ -58,7 +57,6 @@ impl NpyFile {
         let (header, layout) = Header::read_from(&mut BufReader::new(file), options)
             .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
         Ok(NpyFile {
-            path: path.to_path_buf(),
             header,
             layout,
             file_size,
@@ -71,48 +69,44 @@ impl NpyFile {
     }
 }
 
-/// Random access to an array's data bytes, wherever they live.
-pub trait DataBytes {
-    /// Fills `buf` from data offset `offset` (relative to the first data byte).
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> anyhow::Result<()>;
+/// An array opened for reading its values: the header and the data bytes
+/// (a read-only mapping of an .npy file, or an npz member in memory).
+pub struct OpenedArray {
+    pub header: Header,
+    data: Data,
 }
 
-/// Data read straight from the file with positioned reads: showing a few
-/// elements of a huge file touches only their pages.
-pub struct FileData {
-    file: File,
-    data_offset: u64,
+enum Data {
+    Mapped(npy_mmap::MappedArray<npy_mmap::ReadOnly>),
+    Owned(Vec<u8>),
 }
 
-impl NpyFile {
-    /// The data of this file, for positioned reads.
-    pub fn data(&self) -> anyhow::Result<FileData> {
-        let file = File::open(&self.path)
-            .with_context(|| format!("cannot open {}", self.path.display()))?;
-        Ok(FileData {
-            file,
-            data_offset: self.layout.data_offset as u64,
+impl OpenedArray {
+    /// Maps the .npy file at `path` read-only (refusing files shorter than
+    /// their header promises).
+    pub fn map(path: &Path) -> anyhow::Result<OpenedArray> {
+        let mapped = npy_mmap::OpenOptions::new()
+            .max_header_size(INSPECT_MAX_HEADER)
+            .open::<npy_mmap::ReadOnly>(path)?;
+        Ok(OpenedArray {
+            header: mapped.header().clone(),
+            data: Data::Mapped(mapped),
         })
     }
-}
 
-impl DataBytes for FileData {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> anyhow::Result<()> {
-        use std::os::unix::fs::FileExt;
-        self.file
-            .read_exact_at(buf, self.data_offset + offset)
-            .context("the file ends before the data the header promises")
+    /// An array whose data is already in memory (exactly `header.data_len()` bytes).
+    pub fn owned(header: Header, data: Vec<u8>) -> OpenedArray {
+        OpenedArray {
+            header,
+            data: Data::Owned(data),
+        }
     }
-}
 
-impl DataBytes for [u8] {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> anyhow::Result<()> {
-        let start = usize::try_from(offset).ok();
-        let bytes = start
-            .and_then(|s| s.checked_add(buf.len()).map(|e| (s, e)))
-            .and_then(|(s, e)| self.get(s..e))
-            .context("the data ends before the elements the header promises")?;
-        buf.copy_from_slice(bytes);
-        Ok(())
+    /// The data bytes, in the header's memory order.
+    pub fn data(&self) -> &[u8] {
+        match &self.data {
+            Data::Mapped(mapped) => mapped.bytes(),
+            Data::Owned(bytes) => bytes,
+        }
     }
 }

@@ -6,7 +6,9 @@
 //! That keeps std accurate on large arrays without a second pass over the file.
 
 /// A number type `stats` reads natively.
-pub trait Sample: Copy + PartialOrd + bytemuck::Pod {
+pub trait Sample:
+    Copy + PartialOrd + zerocopy::FromBytes + zerocopy::IntoBytes + zerocopy::Immutable
+{
     /// The value for mean and std.
     fn to_f64(self) -> f64;
     /// The value for min and max reports.

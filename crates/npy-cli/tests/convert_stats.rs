@@ -109,7 +109,7 @@ fn a_truncated_input_is_refused_and_nothing_is_written() {
     ]);
     assert_exit(&output, 1);
     assert!(
-        stderr(&output).contains("Failed to read all data"),
+        stderr(&output).contains("truncated"),
         "{}",
         stderr(&output)
     );
@@ -170,4 +170,99 @@ fn stats_refuses_non_numeric_arrays() {
             stderr(&output)
         );
     }
+}
+
+/// `npy create` writes what numpy's `open_memmap(mode='w+')` writes (the
+/// bytes of np.save of zeros), sparse unless --reserve.
+#[test]
+fn create_writes_numpys_bytes_for_zeros() {
+    let dir = scratch("create_writes_numpys_bytes_for_zeros");
+    let create = |name: &str, extra: &[&str]| {
+        let path = dir.join(name);
+        let mut args = vec![OsStr::new("create"), path.as_os_str()];
+        args.extend(extra.iter().map(OsStr::new));
+        (npy(&args), path)
+    };
+    // numpy: np.save(np.zeros((3, 4))) is 128 header bytes + 96 zero bytes.
+    let (output, path) = create("zeros.npy", &["--dtype", "<f8", "--shape", "3,4"]);
+    assert_exit(&output, 0);
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(
+        &bytes[..128],
+        &common::npy_bytes(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }",
+            20,
+            &[]
+        )[..]
+    );
+    assert_eq!(bytes.len(), 128 + 96);
+    assert!(bytes[128..].iter().all(|b| *b == 0));
+
+    let (output, path) = create(
+        "records.npy",
+        &[
+            "--dtype",
+            "[('x', '<i4'), ('y', '>f8', (2, 3))]",
+            "--shape",
+            "2",
+            "--reserve",
+        ],
+    );
+    assert_exit(&output, 0);
+    let info = npy([OsStr::new("info"), OsStr::new("--json"), path.as_os_str()]);
+    let info: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
+    assert_eq!(
+        info["descr"],
+        serde_json::json!([["x", "<i4"], ["y", ">f8", [2, 3]]])
+    );
+    assert_eq!(info["shape"], serde_json::json!([2]));
+    assert_eq!(info["nbytes"], 104);
+
+    let (output, path) = create("scalar.npy", &["--dtype", "|S7", "--shape", ""]);
+    assert_exit(&output, 0);
+    let shown = npy([OsStr::new("show"), path.as_os_str()]);
+    assert_eq!(stdout(&shown), "np.bytes_(b'')\n");
+
+    let (output, path) = create(
+        "fortran.npy",
+        &["--dtype", "<i2", "--shape", "2,3", "--order", "F"],
+    );
+    assert_exit(&output, 0);
+    let info = npy([OsStr::new("info"), OsStr::new("--json"), path.as_os_str()]);
+    let info: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
+    assert_eq!(info["fortran_order"], true);
+}
+
+#[test]
+fn create_refuses_existing_files_and_unknown_dtypes() {
+    let dir = scratch("create_refuses_existing_files_and_unknown_dtypes");
+    let path = dir.join("exists.npy");
+    std::fs::write(&path, b"precious").unwrap();
+    let output = npy([
+        OsStr::new("create"),
+        path.as_os_str(),
+        OsStr::new("--dtype"),
+        OsStr::new("<f8"),
+        OsStr::new("--shape"),
+        OsStr::new("1"),
+    ]);
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains("exists"), "{}", stderr(&output));
+    assert_eq!(std::fs::read(&path).unwrap(), b"precious");
+
+    let output = npy([
+        OsStr::new("create"),
+        dir.join("new.npy").as_os_str(),
+        OsStr::new("--dtype"),
+        OsStr::new("<x8"),
+        OsStr::new("--shape"),
+        OsStr::new("1"),
+    ]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("not understood"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!dir.join("new.npy").exists());
 }

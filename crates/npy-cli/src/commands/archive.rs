@@ -23,8 +23,7 @@ pub fn validate(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> 
 pub fn open_member(
     path: &Path,
     member: Option<&str>,
-    options: &ParseOptions,
-) -> anyhow::Result<crate::commands::OpenedArray> {
-    let _ = (path, member, options);
+) -> anyhow::Result<crate::source::OpenedArray> {
+    let _ = (path, member);
     anyhow::bail!("npz archives are not supported yet")
 }

@@ -4,33 +4,21 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use npy_core::swap::convert_byte_order;
 use npy_core::{ByteOrder, Header, Order, Version};
 
 use crate::cli::{ByteOrderArg, ConvertArgs, OrderArg};
 use crate::progress::Progress;
 use crate::reorder::Gather;
-use crate::source::{self, DataBytes, NpyFile};
+use crate::source::OpenedArray;
 
 /// Output is produced in chunks of about this many bytes.
 const CHUNK_BYTES: usize = 4 << 20;
 
 pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let _ = out;
-    let options = npy_core::ParseOptions {
-        max_header_size: source::INSPECT_MAX_HEADER,
-    };
-    let input = NpyFile::open(&args.input, &options)?;
-    if input.surplus() < 0 {
-        let problem = crate::commands::validate::data_length_problem(
-            &input.header,
-            input.layout.data_len,
-            input.surplus(),
-        )
-        .unwrap_or_default();
-        bail!("{}: {problem}", args.input.display());
-    }
+    let input = OpenedArray::map(&args.input)?;
     let target = target_header(&input.header, args);
     let version = args.version.map(|v| match v {
         1 => Version::V1,
@@ -101,7 +89,7 @@ fn temporary_path(output: &Path) -> PathBuf {
 }
 
 fn write_output(
-    input: &NpyFile,
+    input: &OpenedArray,
     target: &Header,
     byte_order: Option<ByteOrder>,
     header_bytes: &[u8],
@@ -111,33 +99,29 @@ fn write_output(
     let mut writer = BufWriter::with_capacity(1 << 20, file);
     writer.write_all(header_bytes)?;
 
-    let itemsize = input.header.dtype.itemsize();
-    let count = input.header.element_count()?;
-    let data_len = input.layout.data_len;
-    let data = input.data()?;
-    let mut progress = Progress::bytes(data_len as u64, "convert", false);
+    let source = &input.header;
+    let itemsize = source.dtype.itemsize();
+    let count = source.element_count()?;
+    let data = input.data();
+    let mut progress = Progress::bytes(data.len() as u64, "convert", false);
     let per_chunk = CHUNK_BYTES.checked_div(itemsize).unwrap_or(count).max(1);
     let mut chunk = vec![0u8; per_chunk.min(count) * itemsize];
-    let same_order = input.header.order == target.order;
-    // C <-> F needs random access to the whole input.
-    let whole = if same_order {
-        None
-    } else {
-        Some(read_all(&data, data_len)?)
-    };
-    let mut gather = Gather::new(&input.header.shape, count, input.header.order, target.order);
+    // Same order: consecutive bytes. C <-> F: each output element is
+    // gathered from wherever the input order keeps it.
+    let mut gather = (source.order != target.order)
+        .then(|| Gather::new(&source.shape, count, source.order, target.order));
     let mut done = 0usize;
     while done < count {
         let n = per_chunk.min(count - done);
         let bytes = &mut chunk[..n * itemsize];
-        match &whole {
-            None => data.read_at((done * itemsize) as u64, bytes)?,
-            Some(all) => {
-                gather.fill(all, itemsize, bytes);
+        match &mut gather {
+            None => bytes.copy_from_slice(&data[done * itemsize..(done + n) * itemsize]),
+            Some(gather) => {
+                gather.fill(data, itemsize, bytes);
             }
         }
         if let Some(order) = byte_order {
-            convert_byte_order(&input.header.dtype, bytes, order);
+            convert_byte_order(&source.dtype, bytes, order);
         }
         writer.write_all(bytes)?;
         progress.advance(bytes.len() as u64);
@@ -149,11 +133,4 @@ fn write_output(
         .sync_all()
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
-}
-
-/// TODO(npy-mmap): map the input instead of reading it whole.
-fn read_all(data: &dyn DataBytes, len: usize) -> anyhow::Result<Vec<u8>> {
-    let mut all = vec![0u8; len];
-    data.read_at(0, &mut all)?;
-    Ok(all)
 }

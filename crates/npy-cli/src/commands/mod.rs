@@ -2,6 +2,7 @@
 
 pub mod archive;
 mod convert;
+mod create;
 mod info;
 mod show;
 mod stats;
@@ -12,10 +13,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use npy_core::{Header, ParseOptions};
 
 use crate::cli::Command;
-use crate::source::{self, DataBytes, Kind, NpyFile};
+use crate::source::{self, Kind, OpenedArray};
 
 pub use validate::Verdict;
 
@@ -27,47 +27,22 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Show(args) => show::run(&args, out)?,
         Command::Stats(args) => stats::run(&args, out)?,
         Command::Convert(args) => convert::run(&args, out)?,
-        Command::Ls(_) | Command::Extract(_) | Command::Pack(_) | Command::Create(_) => {
+        Command::Create(args) => create::run(&args)?,
+        Command::Ls(_) | Command::Extract(_) | Command::Pack(_) => {
             bail!("not yet implemented")
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// An array to read: its header and where its data bytes are.
-pub struct OpenedArray {
-    pub header: Header,
-    pub data: Box<dyn DataBytes>,
-}
-
-/// Opens `path` (an .npy, or the `member` of an .npz) for reading values,
-/// refusing files whose data is shorter than the header promises.
+/// Opens `path` (an .npy, or the `member` of an .npz) for reading values.
 pub fn open_array(path: &Path, member: Option<&str>) -> anyhow::Result<OpenedArray> {
-    let options = ParseOptions {
-        max_header_size: source::INSPECT_MAX_HEADER,
-    };
     match (source::sniff(path)?, member) {
-        (Kind::Npy, None) => {
-            let file = NpyFile::open(path, &options)?;
-            if file.surplus() < 0 {
-                let problem = validate::data_length_problem(
-                    &file.header,
-                    file.layout.data_len,
-                    file.surplus(),
-                )
-                .unwrap_or_default();
-                bail!("{}: {problem}", path.display());
-            }
-            let data = Box::new(file.data()?);
-            Ok(OpenedArray {
-                header: file.header,
-                data,
-            })
-        }
+        (Kind::Npy, None) => OpenedArray::map(path),
         (Kind::Npy, Some(_)) => bail!(
             "{} is an .npy file, not an .npz archive: --member does not apply",
             path.display()
         ),
-        (Kind::Npz, member) => archive::open_member(path, member, &options),
+        (Kind::Npz, member) => archive::open_member(path, member),
     }
 }

@@ -9,20 +9,19 @@ use npy_core::{ByteOrder, DType, Header, Order, Value};
 use crate::cli::ShowArgs;
 use crate::print::{self, Column, Selection};
 use crate::reorder::strides;
-use crate::source::DataBytes;
 
 /// More shown elements than this is a request for a data dump, not a look.
 const MAX_SHOWN: usize = 10_000_000;
 
 pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let opened = crate::commands::open_array(&args.path, args.member.as_deref())?;
-    let text = render(&opened.header, opened.data.as_ref(), args)?;
+    let text = render(&opened.header, opened.data(), args)?;
     writeln!(out, "{text}")?;
     Ok(())
 }
 
 /// The printed text of the array described by `header` whose data is `data`.
-pub fn render(header: &Header, data: &dyn DataBytes, args: &ShowArgs) -> anyhow::Result<String> {
+pub fn render(header: &Header, data: &[u8], args: &ShowArgs) -> anyhow::Result<String> {
     // numpy appends a top-level subarray's shape to the array's shape.
     let (element, inner_shape) = match &header.dtype {
         DType::SubArray(base, shape) => (base.as_ref(), shape.clone()),
@@ -73,7 +72,12 @@ pub fn render(header: &Header, data: &dyn DataBytes, args: &ShowArgs) -> anyhow:
             .map(|(&i, &s)| (i * s) as u64)
             .sum();
         let offset = outer * outer_itemsize + inner * itemsize as u64;
-        result = data.read_at(offset, &mut bytes).and_then(|()| {
+        let element_bytes = usize::try_from(offset)
+            .ok()
+            .and_then(|start| data.get(start..start.checked_add(itemsize)?))
+            .context("the data is shorter than the header promises");
+        result = element_bytes.and_then(|element_bytes| {
+            bytes.copy_from_slice(element_bytes);
             convert_byte_order(element, &mut bytes, ByteOrder::NATIVE);
             column.push(Value::decode(&native, &bytes)?)
         });

@@ -6,11 +6,11 @@ use anyhow::bail;
 use npy_core::swap::convert_byte_order;
 use npy_core::{ByteOrder, DType, ScalarKind};
 use serde_json::{Map, Value, json};
+use zerocopy::{FromBytes, IntoBytes};
 
 use crate::cli::StatsArgs;
 use crate::print::{FloatWidth, scalar_float};
 use crate::progress::Progress;
-use crate::source::DataBytes;
 use crate::stats::{Accumulator, Number, Report, Sample};
 
 /// Elements per chunk: 1 MiB of f64, small enough to stay in cache for the
@@ -20,7 +20,6 @@ const CHUNK_BYTES: usize = 1 << 20;
 pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let opened = crate::commands::open_array(&args.path, args.member.as_deref())?;
     let header = &opened.header;
-    let count = header.element_count()?;
     let DType::Scalar(scalar) = &header.dtype else {
         bail!(
             "stats needs a numeric array (bool, integer or float), not a {} array",
@@ -34,46 +33,24 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let dtype = &header.dtype;
     let swap = !dtype.is_native_byte_order();
     let mut progress = Progress::bytes(header.data_len()? as u64, "stats", args.json);
-    let data = opened.data.as_ref();
+    let data = opened.data();
     let (report, width) = match (scalar.kind, scalar.itemsize) {
-        (ScalarKind::Bool | ScalarKind::UInt, 1) => (
-            accumulate::<u8>(dtype, data, count, swap, &mut progress)?,
-            None,
-        ),
-        (ScalarKind::UInt, 2) => (
-            accumulate::<u16>(dtype, data, count, swap, &mut progress)?,
-            None,
-        ),
-        (ScalarKind::UInt, 4) => (
-            accumulate::<u32>(dtype, data, count, swap, &mut progress)?,
-            None,
-        ),
-        (ScalarKind::UInt, 8) => (
-            accumulate::<u64>(dtype, data, count, swap, &mut progress)?,
-            None,
-        ),
-        (ScalarKind::Int, 1) => (
-            accumulate::<i8>(dtype, data, count, swap, &mut progress)?,
-            None,
-        ),
-        (ScalarKind::Int, 2) => (
-            accumulate::<i16>(dtype, data, count, swap, &mut progress)?,
-            None,
-        ),
-        (ScalarKind::Int, 4) => (
-            accumulate::<i32>(dtype, data, count, swap, &mut progress)?,
-            None,
-        ),
-        (ScalarKind::Int, 8) => (
-            accumulate::<i64>(dtype, data, count, swap, &mut progress)?,
-            None,
-        ),
+        (ScalarKind::Bool | ScalarKind::UInt, 1) => {
+            (accumulate::<u8>(dtype, data, swap, &mut progress), None)
+        }
+        (ScalarKind::UInt, 2) => (accumulate::<u16>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::UInt, 4) => (accumulate::<u32>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::UInt, 8) => (accumulate::<u64>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::Int, 1) => (accumulate::<i8>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::Int, 2) => (accumulate::<i16>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::Int, 4) => (accumulate::<i32>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::Int, 8) => (accumulate::<i64>(dtype, data, swap, &mut progress), None),
         (ScalarKind::Float, 4) => (
-            accumulate::<f32>(dtype, data, count, swap, &mut progress)?,
+            accumulate::<f32>(dtype, data, swap, &mut progress),
             Some(FloatWidth::Single),
         ),
         (ScalarKind::Float, 8) => (
-            accumulate::<f64>(dtype, data, count, swap, &mut progress)?,
+            accumulate::<f64>(dtype, data, swap, &mut progress),
             Some(FloatWidth::Double),
         ),
         _ => bail!(
@@ -91,31 +68,36 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Streams `count` elements of `T` through the accumulator, one chunk at a time.
+/// Streams the elements of `T` in `data` through the accumulator a chunk at
+/// a time: straight from the mapping when the data is native and aligned,
+/// else through a small buffer converted to native order.
 fn accumulate<T: Sample>(
     dtype: &DType,
-    data: &dyn DataBytes,
-    count: usize,
+    data: &[u8],
     swap: bool,
     progress: &mut Progress,
-) -> anyhow::Result<Report> {
+) -> Report {
     let size = std::mem::size_of::<T>();
-    let per_chunk = (CHUNK_BYTES / size).max(1);
-    let mut buffer: Vec<T> = vec![T::zeroed(); per_chunk.min(count)];
+    let chunk_bytes = (CHUNK_BYTES / size).max(1) * size;
+    let mut buffer: Vec<T> = Vec::new();
     let mut accumulator = Accumulator::<T>::new();
-    let mut done = 0usize;
-    while done < count {
-        let n = per_chunk.min(count - done);
-        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buffer[..n]);
-        data.read_at((done * size) as u64, bytes)?;
-        if swap {
-            convert_byte_order(dtype, bytes, ByteOrder::NATIVE);
+    for chunk in data.chunks(chunk_bytes) {
+        match <[T]>::ref_from_bytes(chunk) {
+            Ok(values) if !swap => accumulator.add(values),
+            _ => {
+                buffer.clear();
+                buffer.resize(chunk.len() / size, T::new_zeroed());
+                let bytes = buffer.as_mut_bytes();
+                bytes.copy_from_slice(chunk);
+                if swap {
+                    convert_byte_order(dtype, bytes, ByteOrder::NATIVE);
+                }
+                accumulator.add(&buffer);
+            }
         }
-        accumulator.add(&buffer[..n]);
-        progress.advance((n * size) as u64);
-        done += n;
+        progress.advance(chunk.len() as u64);
     }
-    Ok(accumulator.finish())
+    accumulator.finish()
 }
 
 fn number_text(number: Number, width: FloatWidth) -> String {
