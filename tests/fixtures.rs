@@ -9,9 +9,15 @@ mod support;
 use std::fmt::Debug;
 use std::io::Cursor;
 
-use npy_core::{DType, Header, Layout, Order, ParseOptions, Version};
+use npy_core::{
+    DType, Header, Layout, NpyWriter, Order, ParseOptions, ReadOptions, Version, read_npy,
+    write_npy,
+};
 use serde_json::Value;
-use support::{data_is_c_le, fixture_bytes, fixtures_dir, manifest, to_hex};
+use support::{
+    data_is_c_le, fixture_bytes, fixtures_dir, has_big_endian, has_big_endian_long_double,
+    logical_c_bytes, manifest, to_hex, value_disagreements,
+};
 
 /// Disagreements between npy-core and numpy, gathered across fixtures.
 #[derive(Default)]
@@ -433,4 +439,194 @@ fn stored_npz_members_parse_in_place() {
         }
     }
     m.finish("stored npz members");
+}
+
+/// How to read a fixture: numpy's header limit for it, converted to native order or not.
+fn read_options(entry: &Value, to_native: bool) -> ReadOptions {
+    ReadOptions {
+        parse: options_for(entry),
+        to_native,
+    }
+}
+
+/// `read_npy` with `to_native`, in logical C order, is numpy's little-endian
+/// C-order data byte for byte (on a little-endian host native is little), and
+/// the converted header has no big-endian scalar left.
+#[test]
+fn read_npy_data_matches_numpy() {
+    const { assert!(cfg!(target_endian = "little"), "c_le_hex is little-endian") };
+    let mut m = Mismatches::default();
+    for entry in section("npy") {
+        let file = text(&entry, "file");
+        m.checked += 1;
+        let bytes = fixture_bytes(file);
+        let array = match read_npy(&bytes[..], &read_options(&entry, true)) {
+            Ok(array) => array,
+            Err(e) => {
+                m.fail(file, format_args!("read_npy: {e}"));
+                continue;
+            }
+        };
+        m.check(
+            file,
+            "big-endian after to_native",
+            has_big_endian(&array.header().dtype),
+            false,
+        );
+        m.check(
+            file,
+            "stream position",
+            array.layout().data_offset + array.layout().data_len,
+            number(&entry, "data_offset") + number(&entry, "nbytes"),
+        );
+        match logical_c_bytes(&array) {
+            Ok(data) => m.check(
+                file,
+                "data",
+                to_hex(&data).as_str(),
+                text(&entry, "c_le_hex"),
+            ),
+            Err(e) => m.fail(file, format_args!("records view: {e}")),
+        }
+    }
+    m.finish("read_npy data");
+}
+
+/// Every element decoded as a `Value` (bools, ints, half floats, long doubles
+/// as f64, complex, strings, datetimes with NaT) equals numpy's `values`,
+/// after conversion to native order.
+#[test]
+fn native_values_match_numpy() {
+    let mut m = Mismatches::default();
+    for entry in section("npy") {
+        if entry["values_kind"].is_null() {
+            continue;
+        }
+        let file = text(&entry, "file");
+        m.checked += 1;
+        match read_npy(&fixture_bytes(file)[..], &read_options(&entry, true)) {
+            Ok(array) => {
+                for problem in value_disagreements(&array, &entry) {
+                    m.fail(file, problem);
+                }
+            }
+            Err(e) => m.fail(file, format_args!("read_npy: {e}")),
+        }
+    }
+    m.finish("values (native order)");
+}
+
+/// `Value` decodes data in its stored byte order too: the same values without
+/// `to_native` (except big-endian long doubles, documented as undecodable).
+#[test]
+fn stored_order_values_match_numpy() {
+    let mut m = Mismatches::default();
+    for entry in section("npy") {
+        if entry["values_kind"].is_null() {
+            continue;
+        }
+        let file = text(&entry, "file");
+        match read_npy(&fixture_bytes(file)[..], &read_options(&entry, false)) {
+            Ok(array) if has_big_endian_long_double(&array.header().dtype) => {}
+            Ok(array) => {
+                m.checked += 1;
+                for problem in value_disagreements(&array, &entry) {
+                    m.fail(file, problem);
+                }
+            }
+            Err(e) => m.fail(file, format_args!("read_npy: {e}")),
+        }
+    }
+    m.finish("values (stored order)");
+}
+
+/// Whole-file reads of the bad fixtures fail with numpy's wording, including
+/// the ones whose header numpy accepts (truncated data, objects, bad shapes).
+#[test]
+fn bad_fixtures_fail_to_read() {
+    let mut m = Mismatches::default();
+    for entry in section("bad") {
+        let file = text(&entry, "file");
+        m.checked += 1;
+        let bytes = fixture_bytes(file);
+        for to_native in [false, true] {
+            let options = ReadOptions {
+                to_native,
+                ..ReadOptions::default()
+            };
+            match read_npy(&bytes[..], &options) {
+                Ok(_) => m.fail(file, "read_npy read a file numpy refuses"),
+                Err(e) if has_numpy_wording(&e.to_string(), &entry["expect"]) => {}
+                Err(e) => m.fail(
+                    file,
+                    format_args!(
+                        "error {:?} lacks numpy's wording {}",
+                        e.to_string(),
+                        entry["expect"]
+                    ),
+                ),
+            }
+        }
+    }
+    m.finish("read_npy of bad fixtures");
+}
+
+/// "We write files numpy would write": `write_npy` of the header and data we
+/// read reproduces every file `np.save` wrote, whole (header and data), and
+/// `NpyWriter` at the file's version every file numpy's writer wrote at a
+/// forced version.
+#[test]
+fn write_npy_reproduces_numpys_files() {
+    let mut m = Mismatches::default();
+    for entry in section("npy") {
+        let file = text(&entry, "file");
+        let save = flag(&entry, "np_save_header");
+        let at_version = flag(&entry, "np_header_at_version");
+        if !save && !at_version {
+            continue;
+        }
+        let bytes = fixture_bytes(file);
+        let numpy_file = &bytes[..number(&entry, "data_offset") + number(&entry, "nbytes")];
+        let array = match read_npy(&bytes[..], &read_options(&entry, false)) {
+            Ok(array) => array,
+            Err(e) => {
+                m.fail(file, format_args!("read_npy: {e}"));
+                continue;
+            }
+        };
+        let mut compare = |what: &str, written: npy_core::Result<Vec<u8>>| {
+            m.checked += 1;
+            match written {
+                Ok(ours) if ours == numpy_file => {}
+                Ok(ours) => m.fail(
+                    file,
+                    format_args!(
+                        "{what}: {} bytes, numpy {}; first difference at byte {:?}",
+                        ours.len(),
+                        numpy_file.len(),
+                        ours.iter().zip(numpy_file).position(|(a, b)| a != b)
+                    ),
+                ),
+                Err(e) => m.fail(file, format_args!("{what} failed: {e}")),
+            }
+        };
+        if save {
+            let mut ours = Vec::new();
+            let written = write_npy(&mut ours, array.header(), array.data()).map(|()| ours);
+            compare("write_npy", written);
+        }
+        if at_version {
+            let version = version_from(text(&entry, "version"));
+            let written =
+                NpyWriter::new(Vec::new(), array.header(), Some(version)).and_then(|mut w| {
+                    // In two pieces, so the streaming path is exercised.
+                    let (first, second) = array.data().split_at(array.data().len() / 2);
+                    w.write_bytes(first)?;
+                    w.write_bytes(second)?;
+                    w.finish()
+                });
+            compare("NpyWriter at the file's version", written);
+        }
+    }
+    m.finish("write_npy");
 }

@@ -9,9 +9,15 @@ mod support;
 use std::ffi::OsStr;
 use std::path::Path;
 
-use npy_core::{ByteOrder, DType, Header, Order, ParseOptions, ScalarKind, Version};
+use npy_core::{
+    ByteOrder, DType, Element, Header, NpyWriter, Order, ParseOptions, ReadOptions, ScalarKind,
+    Version, read_npy, write_npy, write_slice,
+};
 use serde_json::Value;
-use support::{data_is_c_le, repo_root, run_python, temp_dir, to_hex};
+use support::{
+    has_big_endian_long_double, logical_c_bytes, repo_root, run_python, temp_dir, to_hex,
+    value_disagreements,
+};
 
 /// numpy writes a matrix of arrays (every dtype family × byte order × memory order
 /// × shape) with `np.save`, and describes each with the fixture generator's
@@ -84,8 +90,8 @@ fn shape_of(entry: &Value) -> Vec<usize> {
 }
 
 /// numpy writes every dtype family in both byte orders and both memory orders;
-/// we parse each header to numpy's answers and find numpy's data where the
-/// header says it is.
+/// we parse each header to numpy's answers, and `read_npy` gives numpy's
+/// bytes (in logical C order, little-endian) and numpy's values for every file.
 #[test]
 #[ignore = "needs numpy: run scripts/setup-venv.sh, then cargo test -- --ignored"]
 fn numpy_writes_we_read() {
@@ -129,17 +135,41 @@ fn numpy_writes_we_read() {
                 "{file} ({descr}): to_bytes differs from np.save's header"
             ));
         }
-        // Data already little-endian in C order is numpy's c_le bytes as stored.
-        // TODO(core-data): compare every case through read_npy + to_native once it lands.
-        if data_is_c_le(&header) {
-            data_checked += 1;
-            let data = &bytes[layout.data_offset..layout.data_offset + layout.data_len];
-            if to_hex(data) != case["c_le_hex"].as_str().expect("hex") {
-                failures.push(format!("{file} ({descr}): data differs from numpy's"));
+        // Every case through read_npy: converted to native order, its logical
+        // C-order bytes are numpy's little-endian C-order bytes, and its values
+        // are numpy's; in stored order the values decode the same (except
+        // big-endian long doubles, which `Value` documents it cannot decode).
+        const { assert!(cfg!(target_endian = "little"), "c_le_hex is little-endian") };
+        data_checked += 1;
+        for to_native in [true, false] {
+            let options = ReadOptions {
+                to_native,
+                ..ReadOptions::default()
+            };
+            let array = match read_npy(&bytes[..], &options) {
+                Ok(array) => array,
+                Err(e) => {
+                    failures.push(format!("{file} ({descr}): read_npy: {e}"));
+                    continue;
+                }
+            };
+            if to_native {
+                match logical_c_bytes(&array) {
+                    Ok(data) if to_hex(&data) == case["c_le_hex"].as_str().expect("hex") => {}
+                    Ok(_) => failures.push(format!("{file} ({descr}): data differs from numpy's")),
+                    Err(e) => failures.push(format!("{file} ({descr}): records view: {e}")),
+                }
+            } else if has_big_endian_long_double(&header.dtype) {
+                continue;
+            }
+            for problem in value_disagreements(&array, case) {
+                failures.push(format!(
+                    "{file} ({descr}, to_native {to_native}): {problem}"
+                ));
             }
         }
     }
-    assert!(data_checked > 100, "only {data_checked} data comparisons");
+    assert!(data_checked > 300, "only {data_checked} data comparisons");
     assert!(
         failures.is_empty(),
         "{} of {} numpy files disagree:\n{}",
@@ -208,6 +238,22 @@ fn fill_element(dtype: &DType, out: &mut [u8], rng: &mut SplitMix) {
     }
 }
 
+/// Runs [`NUMPY_CHECKS`] over the files we wrote (`cases`, saved as JSON
+/// for it) and fails listing every problem it prints.
+fn numpy_checks(dir: &Path, cases: &[Value]) {
+    let list = dir.join("cases.json");
+    std::fs::write(&list, serde_json::to_vec(cases).expect("json")).expect("write list");
+    let out = run_python(NUMPY_CHECKS, &[list.as_os_str()]);
+    let problems: Vec<String> = serde_json::from_str(&out).expect("numpy's JSON");
+    assert!(
+        problems.is_empty(),
+        "numpy disagrees with {} of {} files we wrote:\n{}",
+        problems.len(),
+        cases.len(),
+        problems.join("\n")
+    );
+}
+
 /// The descrs we write: every dtype family, both byte orders, records with
 /// padding, titles, nested and subarray fields, names that need v3 or escapes.
 fn descrs_we_write() -> Vec<String> {
@@ -264,9 +310,11 @@ fn descrs_we_write() -> Vec<String> {
     descrs
 }
 
-/// numpy loads each file we wrote and checks dtype, shape, order, the data
-/// bytes, and that `np.save` of what it loaded gives our file byte for byte.
-/// Prints one line per disagreement.
+/// numpy loads each file we wrote and checks dtype, shape, order, version,
+/// the data bytes (`data_hex`, in memory order) and values (`values`, as
+/// numpy's `tolist()` gives them, in memory order) when the case has them,
+/// and that `np.save` of what it loaded gives our file byte for byte.
+/// Prints the list of disagreements.
 const NUMPY_CHECKS: &str = r#"
 import io, json, sys, warnings
 import numpy as np
@@ -276,7 +324,7 @@ from numpy.lib import _format_impl
 problems = []
 cases = json.load(open(sys.argv[1]))
 for case in cases:
-    path, ours = case["file"], bytes.fromhex(case["data_hex"])
+    path, label = case["file"], case.get("how", case["descr"][:60])
     raw = open(path, "rb").read()
     try:
         with warnings.catch_warnings():
@@ -286,16 +334,23 @@ for case in cases:
                 version = npf.read_magic(f)
                 shape, fortran, dtype = _format_impl._read_array_header(f, version, max_header_size=10**7)
     except Exception as e:
-        problems.append(f"{path} {case['descr'][:60]}: numpy refuses it: {type(e).__name__}: {e}")
+        problems.append(f"{path} {label}: numpy refuses it: {type(e).__name__}: {e}")
         continue
     def check(what, got, want):
         if got != want:
-            problems.append(f"{path} {case['descr'][:60]}: {what}: numpy {got!r:.200}, we wrote {want!r:.200}")
+            problems.append(f"{path} {label}: {what}: numpy {got!r:.300}, we meant {want!r:.300}")
     check("descr", repr(npf.dtype_to_descr(arr.dtype)), case["descr"])
     check("shape", list(arr.shape), case["shape"])
     check("fortran_order", fortran, case["fortran_order"])
     check("version", "%d.%d" % version, case["version"])
-    check("data", arr.tobytes(order="F" if fortran else "C").hex(), ours.hex())
+    memory_order = "F" if fortran else "C"
+    if "data_hex" in case:
+        check("data", arr.tobytes(order=memory_order).hex(), case["data_hex"])
+    if "values" in case:
+        values = arr.ravel(order=memory_order).tolist()
+        if arr.dtype.kind == "S":
+            values = [v.decode("latin-1") for v in values]
+        check("values", values, case["values"])
     header = {"descr": npf.dtype_to_descr(arr.dtype), "fortran_order": fortran, "shape": shape}
     buf = io.BytesIO()
     with warnings.catch_warnings():
@@ -313,9 +368,8 @@ for case in cases:
 print(json.dumps(problems))
 "#;
 
-/// We write files (header by our encoder, data in the header's order and byte
-/// order), numpy reads them back and re-saves them identically.
-// TODO(core-data): write the data through npy_core's io writer from native values.
+/// We write files with `write_npy` (any dtype; data in the header's memory
+/// order and byte order), numpy reads them back and re-saves them identically.
 #[test]
 #[ignore = "needs numpy: run scripts/setup-venv.sh, then cargo test -- --ignored"]
 fn we_write_numpy_reads() {
@@ -347,13 +401,13 @@ fn we_write_numpy_reads() {
             for element in data.chunks_exact_mut(dtype.itemsize().max(1)) {
                 fill_element(&dtype, element, &mut rng);
             }
-            let mut file = header.to_bytes(None).expect("encode");
+            let mut file = Vec::new();
+            write_npy(&mut file, &header, &data).expect("write_npy");
             let version = match file[6] {
                 1 => Version::V1,
                 2 => Version::V2,
                 _ => Version::V3,
             };
-            file.extend_from_slice(&data);
             let path = dir.join(format!("{:03}.npy", cases.len()));
             std::fs::write(&path, &file).expect("write");
             cases.push(serde_json::json!({
@@ -366,18 +420,8 @@ fn we_write_numpy_reads() {
             }));
         }
     }
-    let list = dir.join("cases.json");
-    std::fs::write(&list, serde_json::to_vec(&cases).expect("json")).expect("write list");
-    let out = run_python(NUMPY_CHECKS, &[list.as_os_str()]);
-    let problems: Vec<String> = serde_json::from_str(&out).expect("numpy's JSON");
     assert!(cases.len() > 300, "wrote only {} files", cases.len());
-    assert!(
-        problems.is_empty(),
-        "numpy disagrees with {} of {} files we wrote:\n{}",
-        problems.len(),
-        cases.len(),
-        problems.join("\n")
-    );
+    numpy_checks(&dir, &cases);
 }
 
 /// The committed fixtures are exactly what the generator makes with this numpy.
@@ -393,4 +437,125 @@ fn fixtures_are_up_to_date() {
         out.contains("match a fresh run"),
         "unexpected output: {out}"
     );
+}
+
+/// How a typed case is written.
+#[derive(Clone, Copy, Debug)]
+enum Writer {
+    /// `write_slice` in one call.
+    Slice,
+    /// `NpyWriter::write_elements` in chunks of 7 elements.
+    Chunks,
+}
+
+/// Writes `data` (memory order) as `shape`/`order` with `writer` and records
+/// what numpy should find: `dtype` is numpy's `dtype.str`, `values` the
+/// elements as numpy's `tolist()` gives them, in memory order.
+fn write_typed<T: Element>(
+    dir: &Path,
+    cases: &mut Vec<Value>,
+    (data, values, dtype): (&[T], &[Value], &str),
+    shape: &[usize],
+    order: Order,
+    writer: Writer,
+) {
+    let path = dir.join(format!("typed_{:03}.npy", cases.len()));
+    let file = std::fs::File::create(&path).expect("create");
+    match writer {
+        Writer::Slice => write_slice(file, data, shape, order).expect("write_slice"),
+        Writer::Chunks => {
+            let header = Header {
+                dtype: T::dtype(),
+                order,
+                shape: shape.to_vec(),
+            };
+            let mut npy = NpyWriter::new(file, &header, None).expect("NpyWriter::new");
+            for chunk in data.chunks(7) {
+                npy.write_elements(chunk).expect("write_elements");
+            }
+            npy.finish().expect("finish");
+        }
+    }
+    cases.push(serde_json::json!({
+        "file": path,
+        "how": format!("{writer:?} {} {shape:?} {order:?}", std::any::type_name::<T>()),
+        "descr": format!("'{dtype}'"),
+        "shape": shape,
+        "fortran_order": order == Order::Fortran,
+        "version": "1.0",
+        "values": values,
+    }));
+}
+
+/// Rust values written with `write_slice` and `NpyWriter` (every native
+/// element type, C and Fortran order, 0-d and empty arrays) load in numpy as
+/// exactly those values, in the layout we meant.
+#[test]
+#[ignore = "needs numpy: run scripts/setup-venv.sh, then cargo test -- --ignored"]
+fn typed_writes_numpy_reads() {
+    let dir = temp_dir("typed-writes");
+    let mut cases = Vec::new();
+    // 24 elements: fits every shape below.
+    let n = 24;
+    let ints: Vec<i64> = (0..n).map(|i| (i - 12) * 0x0123_4567_89AB).collect();
+    macro_rules! typed {
+        ($ty:ty, $dtype:expr, $make:expr) => {{
+            let data: Vec<$ty> = (0..n).map($make).collect();
+            let values: Vec<Value> = data.iter().map(|&x| Value::from(x)).collect();
+            (data, values, $dtype)
+        }};
+    }
+    let bools = typed!(bool, "|b1", |i| i % 3 == 0);
+    let i8s = typed!(i8, "|i1", |i| (i * 11 - 128) as i8);
+    let u8s = typed!(u8, "|u1", |i| (i * 11) as u8);
+    let i16s = typed!(i16, "<i2", |i| (ints[i as usize] >> 24) as i16);
+    let u16s = typed!(u16, "<u2", |i| (i * 2741) as u16);
+    let i32s = typed!(i32, "<i4", |i| (ints[i as usize] >> 8) as i32);
+    let u32s = typed!(u32, "<u4", |i| (i as u32).wrapping_mul(0x9E37_79B9));
+    let i64s = typed!(i64, "<i8", |i| ints[i as usize] * 1000);
+    let u64s = typed!(u64, "<u8", |i| (i as u64)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let f32s = typed!(f32, "<f4", |i| (i as f32 - 7.5) * 0.1);
+    let f64s = typed!(f64, "<f8", |i| (i as f64 - 7.5) * 1e-300
+        + f64::from(i as u8) * 0.3);
+    let bytes: Vec<[u8; 5]> = (0..n)
+        .map(|i| [b'a' + i as u8, 0xe9, 0, i as u8 % 2, 0])
+        .collect();
+    // numpy's S scalars drop trailing NULs; the inner NUL stays.
+    let byte_values: Vec<Value> = bytes
+        .iter()
+        .map(|b| {
+            let end = b.iter().rposition(|&c| c != 0).map_or(0, |p| p + 1);
+            Value::from(b[..end].iter().map(|&c| char::from(c)).collect::<String>())
+        })
+        .collect();
+    let bytes = (bytes, byte_values, "|S5");
+
+    let layouts: [(&[usize], Order); 7] = [
+        (&[24], Order::C),
+        (&[4, 6], Order::C),
+        (&[4, 6], Order::Fortran),
+        (&[2, 3, 4], Order::Fortran),
+        (&[], Order::C),
+        (&[0, 6], Order::C),
+        (&[6, 0], Order::Fortran),
+    ];
+    macro_rules! all_layouts {
+        ($($case:expr),*) => {$(
+            for (shape, order) in layouts {
+                let count = shape.iter().product::<usize>();
+                for writer in [Writer::Slice, Writer::Chunks] {
+                    let (data, values, dtype) = &$case;
+                    let case = (&data[..count], &values[..count], *dtype);
+                    write_typed(&dir, &mut cases, case, shape, order, writer);
+                }
+            }
+        )*};
+    }
+    all_layouts!(
+        bools, i8s, u8s, i16s, u16s, i32s, u32s, i64s, u64s, f32s, f64s, bytes
+    );
+
+    assert!(cases.len() > 150, "wrote only {} files", cases.len());
+    numpy_checks(&dir, &cases);
 }

@@ -124,10 +124,99 @@ pub fn has_big_endian(dtype: &npy_core::DType) -> bool {
     }
 }
 
+/// Whether `dtype` is a big-endian long double (or long double complex), which
+/// `npy_core::Value` documents it cannot decode (only little-endian x87 is known).
+pub fn has_big_endian_long_double(dtype: &npy_core::DType) -> bool {
+    use npy_core::{ByteOrder, DType, ScalarKind};
+    matches!(dtype, DType::Scalar(s)
+        if s.byte_order == ByteOrder::Big
+            && matches!((s.kind, s.itemsize), (ScalarKind::Float, 12 | 16) | (ScalarKind::Complex, 24 | 32)))
+}
+
 /// Whether the array's stored bytes already are its little-endian C-order bytes
 /// (the manifest's `c_le_hex`): no big-endian scalar, and no transposition.
 pub fn data_is_c_le(header: &npy_core::Header) -> bool {
     let transposed = header.order == npy_core::Order::Fortran
         && header.shape.iter().filter(|&&d| d > 1).count() > 1;
     !transposed && !has_big_endian(&header.dtype)
+}
+
+/// The data of a read array in logical C order (last index fastest), whatever
+/// its memory order: npy-core's record view iterates logically.
+pub fn logical_c_bytes(array: &npy_core::NpyArray) -> npy_core::Result<Vec<u8>> {
+    Ok(array
+        .records()?
+        .iter()
+        .flat_map(|element| element.bytes())
+        .copied()
+        .collect())
+}
+
+/// Whether `ours` is the element numpy recorded as `numpy`, for a manifest
+/// entry's `values_kind` (format in `scripts/gen_fixtures.py`'s docstring).
+///
+/// Floats are repr strings, equal when they parse to the same bits (so -0.0
+/// and 0.0 differ) or are both NaN; long doubles compare their f64 value;
+/// NaT is numpy's int64 minimum.
+pub fn same_value(kind: &str, ours: &npy_core::Value, numpy: &serde_json::Value) -> bool {
+    use npy_core::Value;
+    let same_float = |x: f64, numpy: &serde_json::Value| {
+        numpy
+            .as_str()
+            .and_then(|s| s.parse::<f64>().ok())
+            .is_some_and(|n| n.to_bits() == x.to_bits() || (n.is_nan() && x.is_nan()))
+    };
+    match (kind, ours) {
+        ("bool", Value::Bool(b)) => numpy.as_bool() == Some(*b),
+        ("int", Value::Int(i)) => numpy.as_i64() == Some(*i),
+        ("uint", Value::UInt(u)) => numpy.as_u64() == Some(*u),
+        ("float", Value::Float(x) | Value::LongDouble(_, Some(x))) => same_float(*x, numpy),
+        ("complex", Value::Complex(re, im)) => match numpy.as_array().map(Vec::as_slice) {
+            Some([n_re, n_im]) => same_float(*re, n_re) && same_float(*im, n_im),
+            _ => false,
+        },
+        // numpy's bytes are latin-1 text: one char per byte.
+        ("bytes", Value::Bytes(bytes)) => numpy.as_str().is_some_and(|s| {
+            s.chars()
+                .map(u32::from)
+                .eq(bytes.iter().map(|&b| u32::from(b)))
+        }),
+        ("str", Value::Str(text)) => numpy.as_str() == Some(text.as_str()),
+        ("datetime", Value::DateTime(ticks, _)) | ("timedelta", Value::TimeDelta(ticks, _)) => {
+            numpy.as_i64() == Some(ticks.unwrap_or(i64::MIN))
+        }
+        _ => false,
+    }
+}
+
+/// Where an array read by npy-core disagrees with numpy's description of the
+/// same file (a manifest entry, or `describe_npy` output): element count and,
+/// element by element in logical order, the decoded [`npy_core::Value`]s
+/// against numpy's `values`. Entries without `values` (void, records,
+/// subarrays) are covered by the byte comparison alone.
+pub fn value_disagreements(array: &npy_core::NpyArray, entry: &serde_json::Value) -> Vec<String> {
+    let Some(kind) = entry["values_kind"].as_str() else {
+        return Vec::new();
+    };
+    let numpy = entry["values"].as_array().expect("values list");
+    let records = match array.records() {
+        Ok(records) => records,
+        Err(e) => return vec![format!("records view: {e}")],
+    };
+    let mut found = Vec::new();
+    if records.len() != numpy.len() {
+        found.push(format!(
+            "{} elements, numpy has {}",
+            records.len(),
+            numpy.len()
+        ));
+    }
+    for (i, (element, want)) in records.iter().zip(numpy).enumerate() {
+        match element.value() {
+            Ok(value) if same_value(kind, &value, want) => {}
+            Ok(value) => found.push(format!("value {i}: ours {value:?}, numpy {want}")),
+            Err(e) => found.push(format!("value {i}: decode failed: {e}")),
+        }
+    }
+    found
 }

@@ -1,1 +1,32 @@
-//! `.npz` archives.
+//! `.npz` archives: a lazy reader with NumPy's `NpzFile` semantics, a writer
+//! whose archives `np.load` reads, and zero-copy access to stored members.
+//!
+//! * [`NpzArchive`] opens any zip, lists NumPy's keys (member names with one
+//!   `.npy` removed), and reads a member only when asked for it.
+//! * [`NpzWriter`] writes stored (`np.savez`) or deflated
+//!   (`np.savez_compressed`) members, zip64 always on, stored array data
+//!   64-byte aligned; to a path it writes through an [`AtomicFile`].
+//!
+//! ```
+//! use std::io::Cursor;
+//! use npy_mmap::npz::{NpzArchive, NpzWriter};
+//!
+//! let mut writer = NpzWriter::new(Cursor::new(Vec::new()))?;
+//! writer.add_raw_member("meta.json", br#"{"run": 7}"#)?;
+//! let bytes = writer.finish()?.into_inner();
+//!
+//! let mut archive = NpzArchive::new(Cursor::new(bytes))?;
+//! assert!(archive.contains("meta.json"));
+//! assert_eq!(archive.read_raw("meta.json")?, br#"{"run": 7}"#);
+//! # Ok::<(), npy_mmap::npz::NpzError>(())
+//! ```
+
+mod container;
+mod deflate;
+mod error;
+mod read;
+mod write;
+
+pub use error::{NpzError, Result};
+pub use read::{Member, MemberCompression, MemberInfo, NpzArchive};
+pub use write::{AtomicFile, Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};

@@ -1,0 +1,512 @@
+//! The lazy archive reader.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek};
+use std::path::Path;
+
+use npy_core::element::Element;
+use npy_core::{ArrayView, Header, Layout, NpyArray, ReadOptions, read_npy};
+use zip::read::ZipFile;
+use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
+
+use super::error::{NpzError, Result};
+
+/// The magic every `.npy` stream starts with; members without it are raw bytes.
+pub(crate) const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
+
+/// How a member is stored in the archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MemberCompression {
+    /// Stored as is (`np.savez`): such members can be mapped.
+    Stored,
+    /// Deflate-compressed (`np.savez_compressed`).
+    Deflated,
+    /// Another zip method, given by its number in the zip format.
+    Other(u16),
+}
+
+impl MemberCompression {
+    // The deprecated tuple variant is the only public way to read the method number.
+    #[allow(deprecated)]
+    fn from_zip(method: CompressionMethod) -> Self {
+        match method {
+            CompressionMethod::Stored => MemberCompression::Stored,
+            CompressionMethod::Deflated => MemberCompression::Deflated,
+            CompressionMethod::Unsupported(number) => MemberCompression::Other(number),
+            // Methods the zip crate knows but npz never uses; not worth a number.
+            _ => MemberCompression::Other(u16::MAX),
+        }
+    }
+}
+
+/// What the central directory says about one member (nothing is read to get it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberInfo {
+    /// The full member name, e.g. `x.npy` or `group/y.npy`.
+    pub name: String,
+    /// The key NumPy lists for it: the name with one trailing `.npy` removed.
+    pub key: String,
+    /// How the member's bytes are stored.
+    pub compression: MemberCompression,
+    /// Size of the member's bytes in the archive.
+    pub compressed_size: u64,
+    /// Size of the member's content (the `.npy` file it holds).
+    pub size: u64,
+    /// CRC-32 of the content, as recorded in the archive.
+    pub crc32: u32,
+    /// Offset of the member's local header in the archive.
+    pub header_offset: u64,
+}
+
+/// A lazily read `.npz` archive (or any zip), with NumPy's `NpzFile` semantics.
+///
+/// Opening reads the central directory only. [`keys`](Self::keys) lists every
+/// member in zip order with one trailing `.npy` removed, and every lookup
+/// accepts either that key or the full member name. Members are read only
+/// when asked for, and an error in one member (bad header, CRC mismatch,
+/// truncated data) is reported for that member alone, naming it.
+///
+/// ```
+/// use std::io::Cursor;
+/// use npy_mmap::npz::{NpzArchive, NpzWriter};
+///
+/// let mut writer = NpzWriter::new(Cursor::new(Vec::new()))?;
+/// writer.add_raw_member("notes.txt", b"hello")?;
+/// let bytes = writer.finish()?.into_inner();
+///
+/// let mut archive = NpzArchive::new(Cursor::new(bytes))?;
+/// assert_eq!(archive.keys(), ["notes.txt"]);
+/// assert_eq!(archive.read_raw("notes.txt")?, b"hello");
+/// assert!(archive.read_raw("missing").is_err());
+/// # Ok::<(), npy_mmap::npz::NpzError>(())
+/// ```
+pub struct NpzArchive<R> {
+    zip: ZipArchive<R>,
+    /// Decoded member names, in zip order.
+    names: Vec<String>,
+    /// NumPy's `files`: names with one `.npy` removed, in zip order.
+    keys: Vec<String>,
+    /// Full member name -> index, decoded once at open.
+    by_name: HashMap<String, usize>,
+    options: ReadOptions,
+}
+
+impl<R> std::fmt::Debug for NpzArchive<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NpzArchive")
+            .field("keys", &self.keys)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NpzArchive<BufReader<File>> {
+    /// Opens the archive at `path`, reading its central directory only.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with_options(path, ReadOptions::default())
+    }
+
+    /// Like [`open`](Self::open), with read options (`max_header_size`,
+    /// conversion to native byte order).
+    pub fn open_with_options(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self> {
+        let file = File::open(path)?;
+        Self::with_options(BufReader::new(file), options)
+    }
+}
+
+impl<R: Read + Seek> NpzArchive<R> {
+    /// Reads the central directory of the zip in `reader`.
+    pub fn new(reader: R) -> Result<Self> {
+        Self::with_options(reader, ReadOptions::default())
+    }
+
+    /// Like [`new`](Self::new), with read options (`max_header_size`,
+    /// conversion to native byte order).
+    pub fn with_options(reader: R, options: ReadOptions) -> Result<Self> {
+        let zip = ZipArchive::new(reader).map_err(NpzError::NotAZip)?;
+        let mut names = Vec::with_capacity(zip.len());
+        let mut by_name = HashMap::with_capacity(zip.len());
+        for index in 0..zip.len() {
+            let name = match zip.name_for_index(index) {
+                Some(Ok(name)) => name.into_owned(),
+                Some(Err(error)) => return Err(NpzError::NotAZip(error)),
+                None => unreachable_index(index)?,
+            };
+            by_name.insert(name.clone(), index);
+            names.push(name);
+        }
+        let keys = names.iter().map(|name| key_for(name).to_owned()).collect();
+        Ok(NpzArchive {
+            zip,
+            names,
+            keys,
+            by_name,
+            options,
+        })
+    }
+
+    /// The read options used for every member.
+    pub fn options(&self) -> &ReadOptions {
+        &self.options
+    }
+
+    /// NumPy's `files`: every member in zip order, one trailing `.npy` removed.
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+
+    /// The full member names, in zip order.
+    pub fn member_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether the archive has no members.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Whether `key` names a member (as a key or a full member name).
+    pub fn contains(&self, key: &str) -> bool {
+        self.index_of(key).is_some()
+    }
+
+    /// NumPy's lookup: the full member name first, then the key plus `.npy`.
+    fn index_of(&self, key: &str) -> Option<usize> {
+        // `key` is in NumPy's `files` exactly when `key.npy` is a member.
+        self.by_name
+            .get(key)
+            .or_else(|| self.by_name.get(&format!("{key}.npy")))
+            .copied()
+    }
+
+    pub(crate) fn resolve(&self, key: &str) -> Result<usize> {
+        self.index_of(key).ok_or_else(|| NpzError::NotAFile {
+            key: key.to_owned(),
+        })
+    }
+
+    /// What the central directory records about a member.
+    pub fn info(&self, key: &str) -> Result<MemberInfo> {
+        let index = self.resolve(key)?;
+        let entry = self
+            .zip
+            .by_index_data(index)
+            .map_err(|source| NpzError::Zip {
+                member: self.names[index].clone(),
+                source,
+            })?;
+        Ok(MemberInfo {
+            name: self.names[index].clone(),
+            key: self.keys[index].clone(),
+            compression: MemberCompression::from_zip(entry.compression()),
+            compressed_size: entry.compressed_size(),
+            size: entry.size(),
+            crc32: entry.crc32(),
+            header_offset: entry.header_start(),
+        })
+    }
+
+    /// Opens a member's content for streaming, with the CRC checked at its end.
+    pub(crate) fn open_member(&mut self, index: usize) -> Result<MemberReader<'_, R>> {
+        let member = self.names[index].as_str();
+        let file = self
+            .zip
+            .by_index_with_options(index, ZipReadOptions::new().ignore_crc32(true))
+            .map_err(|source| NpzError::Zip {
+                member: member.to_owned(),
+                source,
+            })?;
+        let expected = file.crc32();
+        Ok(MemberReader {
+            file,
+            hasher: crc32fast::Hasher::new(),
+            expected,
+            member,
+        })
+    }
+
+    /// Reads a member's whole content as bytes, whatever it holds (NumPy
+    /// returns these bytes for members that are not `.npy` data).
+    pub fn read_raw(&mut self, key: &str) -> Result<Vec<u8>> {
+        let index = self.resolve(key)?;
+        let declared = self.zip.by_index_data(index).map(|e| e.size()).unwrap_or(0);
+        let mut reader = self.open_member(index)?;
+        // The declared size is only a hint: it may lie, so cap the up-front reservation.
+        let mut bytes = Vec::with_capacity(declared.min(1 << 26) as usize);
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|error| reader.io_error(error))?;
+        reader.verify()?;
+        Ok(bytes)
+    }
+
+    /// Whether the member holds `.npy` data (starts with `\x93NUMPY`); reads six bytes.
+    pub fn is_npy(&mut self, key: &str) -> Result<bool> {
+        let index = self.resolve(key)?;
+        let mut reader = self.open_member(index)?;
+        let prefix = reader.read_prefix()?;
+        Ok(prefix.as_slice() == NPY_MAGIC)
+    }
+
+    /// Parses a member's `.npy` header, decompressing only the header bytes.
+    pub fn header(&mut self, key: &str) -> Result<(Header, Layout)> {
+        let index = self.resolve(key)?;
+        let options = self.options;
+        let mut reader = self.open_member(index)?;
+        let prefix = reader.read_prefix()?;
+        if prefix.as_slice() != NPY_MAGIC {
+            return Err(NpzError::NotNpy {
+                member: reader.member.to_owned(),
+            });
+        }
+        let member = reader.member.to_owned();
+        Header::read_from(
+            &mut io::Cursor::new(prefix).chain(&mut reader),
+            &options.parse,
+        )
+        .map_err(|source| NpzError::Npy { member, source })
+    }
+
+    /// Loads an array member into memory (stored or deflated), streaming it
+    /// so memory is bounded by the array, and checks its CRC-32.
+    ///
+    /// A member that is not `.npy` data is [`NpzError::NotNpy`]; use
+    /// [`get`](Self::get) to take whatever the member holds, as NumPy does.
+    pub fn load(&mut self, key: &str) -> Result<NpyArray> {
+        match self.get(key)? {
+            Member::Array(array) => Ok(array),
+            Member::Raw(_) => Err(NpzError::NotNpy {
+                member: self.names[self.resolve(key)?].clone(),
+            }),
+        }
+    }
+
+    /// NumPy's `npz[key]`: the array if the member starts with the `.npy`
+    /// magic, else the member's raw bytes.
+    pub fn get(&mut self, key: &str) -> Result<Member> {
+        let index = self.resolve(key)?;
+        let options = self.options;
+        let mut reader = self.open_member(index)?;
+        let prefix = reader.read_prefix()?;
+        if prefix.as_slice() != NPY_MAGIC {
+            let mut bytes = prefix;
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|error| reader.io_error(error))?;
+            reader.verify()?;
+            return Ok(Member::Raw(bytes));
+        }
+        let array = read_npy(io::Cursor::new(prefix).chain(&mut reader), &options);
+        // A CRC mismatch explains a failure better than its symptom does.
+        let array = match array {
+            Ok(array) => array,
+            Err(source) => {
+                let member = reader.member.to_owned();
+                return Err(match reader.verify() {
+                    Err(crc @ NpzError::BadCrc { .. }) => crc,
+                    _ => NpzError::Npy { member, source },
+                });
+            }
+        };
+        reader.verify()?;
+        Ok(Member::Array(array))
+    }
+}
+
+/// What a member holds, as NumPy's `NpzFile.__getitem__` returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Member {
+    /// `.npy` data, loaded.
+    Array(NpyArray),
+    /// Anything else: the member's bytes.
+    Raw(Vec<u8>),
+}
+
+impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
+    /// Reads the central directory of an archive held in memory, e.g. a
+    /// read-only mapping of an `.npz` file. Stored members can then be
+    /// borrowed from `bytes` without copying ([`stored_member`](Self::stored_member),
+    /// [`array_bytes`](Self::array_bytes)).
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self> {
+        Self::new(io::Cursor::new(bytes))
+    }
+
+    /// Like [`from_bytes`](Self::from_bytes), with read options.
+    pub fn from_bytes_with_options(bytes: &'a [u8], options: ReadOptions) -> Result<Self> {
+        Self::with_options(io::Cursor::new(bytes), options)
+    }
+
+    /// The whole content of a stored member (the `.npy` file it holds),
+    /// borrowed from the archive bytes: nothing is copied or read beyond
+    /// the member's local header, so the CRC-32 is not checked.
+    ///
+    /// A compressed member is an error naming the alternative: load it.
+    pub fn stored_member(&mut self, key: &str) -> Result<&'a [u8]> {
+        let index = self.resolve(key)?;
+        let member = self.names[index].as_str();
+        let bytes: &'a [u8] = self.zip_bytes();
+        let file = self
+            .zip
+            .by_index_raw(index)
+            .map_err(|source| NpzError::Zip {
+                member: member.to_owned(),
+                source,
+            })?;
+        if file.compression() != CompressionMethod::Stored {
+            return Err(NpzError::Compressed {
+                member: member.to_owned(),
+                method: file.compression().to_string(),
+            });
+        }
+        let corrupt = |detail: String| NpzError::Corrupt {
+            member: member.to_owned(),
+            detail,
+        };
+        let start = file
+            .data_start()
+            .ok_or_else(|| corrupt("the local header was not read".to_owned()))?;
+        // A stored member's two sizes must agree, and its data must lie inside the archive.
+        if file.size() != file.compressed_size() {
+            return Err(corrupt(format!(
+                "stored member claims {} bytes of content in {} bytes",
+                file.size(),
+                file.compressed_size()
+            )));
+        }
+        let end = start
+            .checked_add(file.compressed_size())
+            .filter(|&end| end <= bytes.len() as u64)
+            .ok_or_else(|| {
+                corrupt(format!(
+                    "data ({} bytes at offset {start}) runs past the end of the {}-byte archive",
+                    file.compressed_size(),
+                    bytes.len()
+                ))
+            })?;
+        Ok(&bytes[start as usize..end as usize])
+    }
+
+    /// A stored `.npy` member's parsed header and its array data, borrowed
+    /// from the archive bytes (checked to hold all the data the header promises).
+    pub fn array_bytes(&mut self, key: &str) -> Result<(Header, Layout, &'a [u8])> {
+        let content = self.stored_member(key)?;
+        let index = self.resolve(key)?;
+        let member = self.names[index].as_str();
+        if !content.starts_with(NPY_MAGIC) {
+            return Err(NpzError::NotNpy {
+                member: member.to_owned(),
+            });
+        }
+        let (header, layout) =
+            Header::parse(content, &self.options.parse).map_err(|source| NpzError::Npy {
+                member: member.to_owned(),
+                source,
+            })?;
+        let data = layout
+            .data_offset
+            .checked_add(layout.data_len)
+            .and_then(|end| content.get(layout.data_offset..end))
+            .ok_or_else(|| NpzError::Corrupt {
+                member: member.to_owned(),
+                detail: format!(
+                    "the header promises {} data bytes but the member holds {}",
+                    layout.data_len,
+                    content.len().saturating_sub(layout.data_offset)
+                ),
+            })?;
+        Ok((header, layout, data))
+    }
+
+    /// A typed view straight into a stored member's data: zero-copy, what
+    /// NumPy cannot do (its `mmap_mode` is ignored for npz).
+    ///
+    /// Data we write is 64-byte aligned in the archive; data that is not
+    /// aligned for `T` is [`NpzError::Misaligned`], which names the way out:
+    /// an alignment-1 element type (`zerocopy::byteorder`), or loading it.
+    pub fn view<T: Element>(&mut self, key: &str) -> Result<ArrayView<'a, T>> {
+        let index = self.resolve(key)?;
+        let (header, _, data) = self.array_bytes(key)?;
+        ArrayView::from_header(data, &header).map_err(|source| {
+            let member = self.names[index].clone();
+            match source {
+                npy_core::Error::Misaligned { align, address, .. } => NpzError::Misaligned {
+                    member,
+                    offset: (address - self.zip_bytes().as_ptr() as usize) as u64,
+                    align,
+                },
+                source => NpzError::Npy { member, source },
+            }
+        })
+    }
+
+    /// The archive bytes. `ZipArchive` lends no reference to its reader, but
+    /// cloning it over a borrowed slice is a pointer copy and an `Arc` bump.
+    fn zip_bytes(&self) -> &'a [u8] {
+        self.zip.clone().into_inner().into_inner()
+    }
+}
+
+/// A member's content as a stream; CRC-32 checked by [`verify`](Self::verify).
+pub(crate) struct MemberReader<'a, R: Read> {
+    file: ZipFile<'a, R>,
+    hasher: crc32fast::Hasher,
+    expected: u32,
+    pub(crate) member: &'a str,
+}
+
+impl<R: Read> Read for MemberReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let count = self.file.read(buf)?;
+        self.hasher.update(&buf[..count]);
+        Ok(count)
+    }
+}
+
+impl<R: Read> MemberReader<'_, R> {
+    /// Reads up to six bytes: the magic, if the member has one.
+    pub(crate) fn read_prefix(&mut self) -> Result<Vec<u8>> {
+        let mut prefix = Vec::with_capacity(NPY_MAGIC.len());
+        (&mut *self)
+            .take(NPY_MAGIC.len() as u64)
+            .read_to_end(&mut prefix)
+            .map_err(|error| self.io_error(error))?;
+        Ok(prefix)
+    }
+
+    /// Reads whatever is left (bytes after the array are ignored, as in
+    /// NumPy) and checks the CRC-32 of everything read.
+    pub(crate) fn verify(mut self) -> Result<()> {
+        io::copy(&mut self, &mut io::sink()).map_err(|error| self.io_error(error))?;
+        if self.hasher.clone().finalize() != self.expected {
+            return Err(NpzError::BadCrc {
+                member: self.member.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Names the member in an I/O error from its stream.
+    pub(crate) fn io_error(&self, error: io::Error) -> NpzError {
+        NpzError::Corrupt {
+            member: self.member.to_owned(),
+            detail: error.to_string(),
+        }
+    }
+}
+
+/// NumPy's key for a member name: one trailing `.npy` removed.
+pub(crate) fn key_for(name: &str) -> &str {
+    name.strip_suffix(".npy").unwrap_or(name)
+}
+
+fn unreachable_index<T>(index: usize) -> Result<T> {
+    Err(NpzError::NotAZip(zip::result::ZipError::InvalidArchive(
+        format!("central directory entry {index} vanished").into(),
+    )))
+}

@@ -1,0 +1,513 @@
+//! The archive writer and the crash-safe file it writes through.
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use npy_core::element::Element;
+use npy_core::{ArrayView, Header, NpyArray, Order};
+use zerocopy::IntoBytes;
+
+use super::container::{Container, Method, OpenMember};
+use super::deflate::ParallelDeflate;
+use super::error::{NpzError, Result};
+
+/// Array data of stored members starts at a multiple of this in the archive
+/// (the `.npy` header is itself a multiple of 64 bytes), so mapped members
+/// give aligned views for every element type.
+pub const DATA_ALIGNMENT: u16 = 64;
+
+/// How members are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// Stored as is, like `np.savez`; such members can be mapped.
+    Stored,
+    /// Deflate-compressed, like `np.savez_compressed` (which uses level 6).
+    Deflated {
+        /// zlib level, 0 (none) to 9 (smallest).
+        level: u32,
+    },
+}
+
+impl Compression {
+    /// Deflate at zlib's default level 6, as `np.savez_compressed` writes.
+    pub const DEFLATED: Compression = Compression::Deflated { level: 6 };
+}
+
+/// Writes an `.npz` archive member by member, readable by `np.load`.
+///
+/// Each array becomes a member `<key>.npy` (keys may contain `/`, like
+/// NumPy's). Every member is written with zip64 enabled so members over
+/// 4 GiB work, and stored members are padded so their array data starts
+/// 64-byte aligned in the archive. Deflated members are compressed on all
+/// cores, in 1 MiB chunks joined into one deflate stream.
+///
+/// ```
+/// use std::io::Cursor;
+/// use npy_mmap::npz::{Compression, NpzArchive, NpzWriter};
+///
+/// let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED)?;
+/// writer.add_raw_member("README", b"two arrays")?;
+/// let archive = writer.finish()?.into_inner();
+/// assert_eq!(NpzArchive::new(Cursor::new(archive))?.keys(), ["README"]);
+/// # Ok::<(), npy_mmap::npz::NpzError>(())
+/// ```
+pub struct NpzWriter<W: Write + Seek> {
+    container: Container<W>,
+    compression: Compression,
+    members: HashSet<String>,
+    /// Keys handed out by [`next_positional_key`](NpzWriter::next_positional_key).
+    positional: HashSet<String>,
+}
+
+impl<W: Write + Seek> std::fmt::Debug for NpzWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NpzWriter")
+            .field("compression", &self.compression)
+            .field("members", &self.members.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl NpzWriter<AtomicFile> {
+    /// Creates a stored archive at `path`, written through a temporary file in
+    /// the same directory; [`commit`](Self::commit) makes it appear.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        Self::create_with_compression(path, Compression::Stored)
+    }
+
+    /// Like [`create`](Self::create), with a compression.
+    pub fn create_with_compression(
+        path: impl AsRef<Path>,
+        compression: Compression,
+    ) -> Result<Self> {
+        Self::with_compression(AtomicFile::create(path)?, compression)
+    }
+
+    /// Finishes the archive, syncs it and renames it over the destination.
+    /// Until then the destination is untouched (a reader mapping an older
+    /// archive there keeps its intact copy).
+    pub fn commit(self) -> Result<()> {
+        self.finish()?.commit()?;
+        Ok(())
+    }
+}
+
+impl<W: Write + Seek> NpzWriter<W> {
+    /// A writer of stored members (like `np.savez`), starting at `sink`'s position.
+    pub fn new(sink: W) -> Result<Self> {
+        Self::with_compression(sink, Compression::Stored)
+    }
+
+    /// A writer with the given compression for every member.
+    pub fn with_compression(sink: W, compression: Compression) -> Result<Self> {
+        if let Compression::Deflated { level } = compression
+            && level > 9
+        {
+            return Err(NpzError::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("deflate level {level} is out of range 0..=9"),
+            )));
+        }
+        Ok(NpzWriter {
+            container: Container::new(sink)?,
+            compression,
+            members: HashSet::new(),
+            positional: HashSet::new(),
+        })
+    }
+
+    /// The compression used for the members.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// Reserves the next positional key (`arr_0`, `arr_1`, ... as `np.savez`
+    /// names its positional arguments). Fails if a keyword array already took it.
+    pub fn next_positional_key(&mut self) -> Result<String> {
+        let key = format!("arr_{}", self.positional.len());
+        if self.members.contains(&member_name(&key)) {
+            return Err(NpzError::PositionalClash { key });
+        }
+        self.positional.insert(key.clone());
+        Ok(key)
+    }
+
+    /// Starts a member with exactly `name`, refusing duplicates.
+    fn start_member(
+        &mut self,
+        name: String,
+        key: Option<&str>,
+        expected: Option<u64>,
+    ) -> Result<MemberWriter<'_, W>> {
+        if let Some(key) = key
+            && self.positional.contains(key)
+            && self.members.contains(&name)
+        {
+            return Err(NpzError::PositionalClash {
+                key: key.to_owned(),
+            });
+        }
+        if self.members.contains(&name) {
+            return Err(NpzError::DuplicateName { member: name });
+        }
+        let (method, encoder) = match self.compression {
+            Compression::Stored => (Method::Stored, Encoder::Stored(crc32fast::Hasher::new(), 0)),
+            Compression::Deflated { level } => (
+                Method::Deflated,
+                Encoder::Deflated(ParallelDeflate::new(level)),
+            ),
+        };
+        let open = self
+            .container
+            .start(&name, method, u64::from(DATA_ALIGNMENT))?;
+        self.members.insert(name.clone());
+        Ok(MemberWriter {
+            writer: self,
+            open: Some((open, encoder)),
+            name,
+            expected,
+            written: 0,
+        })
+    }
+
+    /// Adds a member that is not an array: `content` under exactly `name`
+    /// (NumPy returns such members as raw bytes).
+    pub fn add_raw_member(&mut self, name: &str, content: &[u8]) -> Result<()> {
+        let mut member = self.start_raw_member(name)?;
+        member.write_all(content)?;
+        member.finish()
+    }
+
+    /// Starts a member that is not an array, named exactly `name`, whose
+    /// content is streamed through the returned writer.
+    pub fn start_raw_member(&mut self, name: &str) -> Result<MemberWriter<'_, W>> {
+        self.start_member(name.to_owned(), None, None)
+    }
+
+    /// Adds the array `key` from its header and its raw data bytes (in the
+    /// header's dtype and order).
+    pub fn add_bytes(&mut self, key: &str, header: &Header, data: &[u8]) -> Result<()> {
+        let mut member = self.start_array(key, header)?;
+        member.write_all(data)?;
+        member.finish()
+    }
+
+    /// Adds the array `key` of shape `shape` from `data` in C order, with
+    /// `T`'s dtype.
+    pub fn add_slice<T: Element>(&mut self, key: &str, data: &[T], shape: &[usize]) -> Result<()> {
+        let header = Header {
+            dtype: T::dtype(),
+            order: Order::C,
+            shape: shape.to_vec(),
+        };
+        self.add_bytes(key, &header, data.as_bytes())
+    }
+
+    /// Adds a loaded array under `key`.
+    pub fn add_array(&mut self, key: &str, array: &NpyArray) -> Result<()> {
+        self.add_bytes(key, array.header(), array.data())
+    }
+
+    /// Adds the array `key` from a view, like `np.save` writes it: a C- or
+    /// Fortran-contiguous view as it lies in memory (`fortran_order` set
+    /// accordingly), any other view copied out in C order, chunk by chunk.
+    pub fn add_view<T: Element>(&mut self, key: &str, view: &ArrayView<'_, T>) -> Result<()> {
+        let order = if view.is_c_contiguous() {
+            Order::C
+        } else if view.is_f_contiguous() {
+            Order::Fortran
+        } else {
+            Order::C
+        };
+        let header = Header {
+            dtype: T::dtype(),
+            order,
+            shape: view.shape().to_vec(),
+        };
+        if let Some(data) = view.as_slice() {
+            return self.add_bytes(key, &header, data.as_bytes());
+        }
+        const ELEMENTS_PER_CHUNK: usize = 1 << 16;
+        let mut member = self.start_array(key, &header)?;
+        let mut chunk = Vec::with_capacity(ELEMENTS_PER_CHUNK);
+        for element in view.iter() {
+            chunk.push(*element);
+            if chunk.len() == ELEMENTS_PER_CHUNK {
+                member.write_all(chunk.as_bytes())?;
+                chunk.clear();
+            }
+        }
+        member.write_all(chunk.as_bytes())?;
+        member.finish()
+    }
+
+    /// Adds the array `key`, streaming its data from `chunks` so memory stays
+    /// bounded by one chunk.
+    pub fn add_chunks<I, C>(&mut self, key: &str, header: &Header, chunks: I) -> Result<()>
+    where
+        I: IntoIterator<Item = C>,
+        C: AsRef<[u8]>,
+    {
+        let mut member = self.start_array(key, header)?;
+        for chunk in chunks {
+            member.write_all(chunk.as_ref())?;
+        }
+        member.finish()
+    }
+
+    /// Starts the array `key`: writes its header and returns a writer for
+    /// exactly the data bytes the header promises. Call
+    /// [`MemberWriter::finish`]; a member left short is an error.
+    pub fn start_array(&mut self, key: &str, header: &Header) -> Result<MemberWriter<'_, W>> {
+        let expected = header.data_len().map_err(NpzError::Header)?;
+        let header_bytes = header.to_bytes(None).map_err(NpzError::Header)?;
+        let mut member = self.start_member(member_name(key), Some(key), Some(expected as u64))?;
+        member.encode(&header_bytes)?;
+        Ok(member)
+    }
+
+    /// Writes the central directory and returns the sink.
+    pub fn finish(self) -> Result<W> {
+        Ok(self.container.finish_archive()?)
+    }
+}
+
+/// How a member's bytes are encoded on their way into the archive.
+#[derive(Debug)]
+enum Encoder {
+    /// CRC-32 and size of what was stored so far.
+    Stored(crc32fast::Hasher, u64),
+    Deflated(ParallelDeflate),
+}
+
+/// One member being streamed into the archive; see
+/// [`NpzWriter::start_array`] and [`NpzWriter::start_raw_member`].
+///
+/// [`finish`](Self::finish) records it. Dropped unfinished, or finished
+/// short of what its header promises, the member is left out of the archive
+/// (its bytes become unreferenced space) and its name is free again.
+pub struct MemberWriter<'a, W: Write + Seek> {
+    writer: &'a mut NpzWriter<W>,
+    /// `None` once finished or abandoned.
+    open: Option<(OpenMember, Encoder)>,
+    name: String,
+    /// Data bytes an array member's header promises; `None` for raw members.
+    expected: Option<u64>,
+    written: u64,
+}
+
+impl<W: Write + Seek> std::fmt::Debug for MemberWriter<'_, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberWriter")
+            .field("name", &self.name)
+            .field("expected", &self.expected)
+            .field("written", &self.written)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W: Write + Seek> MemberWriter<'_, W> {
+    /// Encodes bytes into the archive (header or data alike).
+    fn encode(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let container = &mut self.writer.container;
+        match &mut self.open {
+            Some((_, Encoder::Stored(crc, size))) => {
+                crc.update(bytes);
+                *size += bytes.len() as u64;
+                container.write_all(bytes)
+            }
+            Some((_, Encoder::Deflated(deflate))) => {
+                deflate.write(bytes, &mut |out| container.write_all(out))
+            }
+            None => Err(io::Error::other("the member was already finished")),
+        }
+    }
+
+    /// The member's name in the archive.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Ends the member; an array member must have received exactly the data
+    /// bytes its header promises.
+    pub fn finish(mut self) -> Result<()> {
+        if let Some(expected) = self.expected
+            && self.written != expected
+        {
+            return Err(NpzError::LengthMismatch {
+                member: self.name.clone(),
+                expected,
+                actual: self.written,
+            });
+        }
+        let Some((open, encoder)) = self.open.take() else {
+            return Ok(());
+        };
+        let container = &mut self.writer.container;
+        let (crc, size) = match encoder {
+            Encoder::Stored(crc, size) => (crc.finalize(), size),
+            Encoder::Deflated(deflate) => deflate.finish(&mut |out| container.write_all(out))?,
+        };
+        container.finish(open, crc, size)?;
+        Ok(())
+    }
+}
+
+impl<W: Write + Seek> Drop for MemberWriter<'_, W> {
+    fn drop(&mut self) {
+        if let Some((open, _)) = self.open.take() {
+            self.writer.container.abandon(open);
+            self.writer.members.remove(&self.name);
+        }
+    }
+}
+
+impl<W: Write + Seek> Write for MemberWriter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(expected) = self.expected
+            && buf.len() as u64 > expected - self.written
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "member '{}': more data than the header's {expected} bytes",
+                    self.name
+                ),
+            ));
+        }
+        self.encode(buf)?;
+        self.written += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The member name NumPy gives the array `key`.
+fn member_name(key: &str) -> String {
+    format!("{key}.npy")
+}
+
+/// A file written under a temporary name in its destination's directory and
+/// renamed over the destination by [`commit`](AtomicFile::commit), so a crash
+/// never leaves a half-written file there and readers that mapped the old
+/// file keep an intact copy. Dropped uncommitted, it removes itself.
+#[derive(Debug)]
+pub struct AtomicFile {
+    file: Option<BufWriter<File>>,
+    temp: PathBuf,
+    dest: PathBuf,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file next to `dest`.
+    pub fn create(dest: impl AsRef<Path>) -> io::Result<Self> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let dest = dest.as_ref().to_path_buf();
+        let file_name = dest.file_name().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} does not name a file", dest.display()),
+            )
+        })?;
+        let dir = match dest.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        loop {
+            let mut temp_name = std::ffi::OsString::from(".");
+            temp_name.push(file_name);
+            temp_name.push(format!(
+                ".{}.{}.tmp",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            let temp = dir.join(temp_name);
+            match OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&temp)
+            {
+                Ok(file) => {
+                    return Ok(AtomicFile {
+                        file: Some(BufWriter::with_capacity(1 << 20, file)),
+                        temp,
+                        dest,
+                    });
+                }
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// The temporary path being written.
+    pub fn temp_path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// The destination path.
+    pub fn dest_path(&self) -> &Path {
+        &self.dest
+    }
+
+    fn file(&mut self) -> io::Result<&mut BufWriter<File>> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the file was already committed"))
+    }
+
+    /// Flushes and syncs the file, renames it over the destination and syncs
+    /// the directory.
+    pub fn commit(mut self) -> io::Result<()> {
+        let file = self
+            .file
+            .take()
+            .ok_or_else(|| io::Error::other("the file was already committed"))?;
+        let file = file.into_inner().map_err(|error| error.into_error())?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&self.temp, &self.dest)?;
+        #[cfg(unix)]
+        if let Some(parent) = self.dest.parent() {
+            let dir = if parent.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                parent
+            };
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            // Best effort: an uncommitted temporary file is garbage.
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file()?.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file()?.flush()
+    }
+}
+
+impl Seek for AtomicFile {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.file()?.seek(pos)
+    }
+}

@@ -1,0 +1,232 @@
+//! Arrays through the npz writer and reader: round trips, streaming, views
+//! straight into the archive bytes, alignment, and length checks.
+#![cfg(feature = "npz")]
+
+use std::io::{Cursor, Write};
+
+use npy_core::io::AlignedBytes;
+use npy_core::{ArrayView, Element, Header, Order};
+use npy_mmap::npz::{Compression, Member, NpzArchive, NpzError, NpzWriter};
+use zerocopy::IntoBytes;
+use zerocopy::byteorder::{F64, LittleEndian};
+
+const BOTH: [Compression; 2] = [Compression::Stored, Compression::DEFLATED];
+
+fn write(compression: Compression, build: impl FnOnce(&mut NpzWriter<Cursor<Vec<u8>>>)) -> Vec<u8> {
+    let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
+    build(&mut writer);
+    writer.finish().unwrap().into_inner()
+}
+
+#[test]
+fn slices_round_trip_with_dtype_and_shape() {
+    let floats: Vec<f64> = (0..600).map(|i| i as f64 * 0.5 - 3.0).collect();
+    let ints: Vec<i32> = (0..24).map(|i| i * i - 50).collect();
+    for compression in BOTH {
+        let bytes = write(compression, |w| {
+            w.add_slice("floats", &floats, &[20, 30]).unwrap();
+            w.add_slice("group/ints", &ints, &[2, 3, 4]).unwrap();
+            w.add_slice::<u8>("empty", &[], &[0, 5]).unwrap();
+        });
+        let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
+        assert_eq!(archive.keys(), ["floats", "group/ints", "empty"]);
+        let loaded = archive.load("floats").unwrap();
+        assert_eq!(loaded.header().shape, [20, 30]);
+        assert_eq!(loaded.header().dtype, f64::dtype());
+        assert_eq!(loaded.view::<f64>().unwrap().to_vec(), floats);
+        let loaded = archive.load("group/ints.npy").unwrap();
+        assert_eq!(
+            loaded.view::<i32>().unwrap().get(&[1, 2, 3]),
+            Some(&ints[23])
+        );
+        let empty = archive.load("empty").unwrap();
+        assert_eq!(empty.header().shape, [0, 5]);
+        assert!(empty.data().is_empty());
+    }
+}
+
+#[test]
+fn views_keep_their_memory_order() {
+    let data: Vec<f32> = (0..6).map(|i| i as f32).collect();
+    // Memory [0..6] read as a 2x3 Fortran array: logical rows [0, 2, 4], [1, 3, 5].
+    let fortran =
+        ArrayView::<f32>::new(data.as_bytes(), &f32::dtype(), &[2, 3], Order::Fortran).unwrap();
+    let bytes = write(Compression::Stored, |w| w.add_view("f", &fortran).unwrap());
+    let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
+    let (header, _) = archive.header("f").unwrap();
+    assert_eq!(header.order, Order::Fortran);
+    let loaded = archive.load("f").unwrap();
+    assert_eq!(
+        loaded.view::<f32>().unwrap().to_vec(),
+        [0.0, 2.0, 4.0, 1.0, 3.0, 5.0]
+    );
+}
+
+#[test]
+fn chunked_members_stream_into_the_archive() {
+    let header = Header {
+        dtype: u16::dtype(),
+        order: Order::C,
+        shape: vec![300_000],
+    };
+    let values: Vec<u16> = (0..300_000u32).map(|i| (i % 65_521) as u16).collect();
+    let raw: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    for compression in BOTH {
+        let bytes = write(compression, |w| {
+            w.add_chunks("c", &header, raw.chunks(4099)).unwrap();
+        });
+        let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
+        assert_eq!(
+            archive.load("c").unwrap().view::<u16>().unwrap().to_vec(),
+            values
+        );
+    }
+}
+
+#[test]
+fn data_length_must_match_the_header() {
+    let header = Header {
+        dtype: i64::dtype(),
+        order: Order::C,
+        shape: vec![4],
+    };
+    for compression in BOTH {
+        let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
+        let error = writer.add_bytes("short", &header, &[0; 31]).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                NpzError::LengthMismatch {
+                    expected: 32,
+                    actual: 31,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        let mut member = writer.start_array("long", &header).unwrap();
+        assert!(member.write_all(&[0; 33]).is_err());
+        drop(member);
+        // Neither failed member is in the archive; the names are free again.
+        writer.add_bytes("short", &header, &[1; 32]).unwrap();
+        let mut archive =
+            NpzArchive::new(Cursor::new(writer.finish().unwrap().into_inner())).unwrap();
+        assert_eq!(archive.keys(), ["short"]);
+        assert_eq!(archive.load("short").unwrap().data(), [1; 32]);
+    }
+}
+
+#[test]
+fn get_returns_arrays_and_raw_bytes_like_numpy() {
+    let bytes = write(Compression::Stored, |w| {
+        w.add_slice("a", &[1i8, 2, 3], &[3]).unwrap();
+        w.add_raw_member("meta", b"not an array").unwrap();
+    });
+    let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
+    assert!(matches!(archive.get("a").unwrap(), Member::Array(a) if a.data() == [1, 2, 3]));
+    assert_eq!(
+        archive.get("meta").unwrap(),
+        Member::Raw(b"not an array".to_vec())
+    );
+    let error = archive.load("meta").unwrap_err();
+    assert!(matches!(error, NpzError::NotNpy { .. }), "{error}");
+}
+
+#[test]
+fn positional_arrays_are_named_like_savez() {
+    let bytes = write(Compression::Stored, |w| {
+        w.add_slice("kw", &[0u8], &[1]).unwrap();
+        for value in [10u8, 11] {
+            let key = w.next_positional_key().unwrap();
+            w.add_slice(&key, &[value], &[1]).unwrap();
+        }
+        let error = w.add_slice("arr_1", &[0u8], &[1]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Cannot use un-named variables and keyword arr_1"
+        );
+    });
+    let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
+    assert_eq!(archive.keys(), ["kw", "arr_0", "arr_1"]);
+    assert_eq!(archive.load("arr_1").unwrap().data(), [11]);
+}
+
+#[test]
+fn stored_views_point_into_the_archive_bytes() {
+    let values: Vec<f64> = (0..1000).map(|i| i as f64 / 7.0).collect();
+    let bytes = write(Compression::Stored, |w| {
+        w.add_raw_member("odd name to shift things", b"123")
+            .unwrap();
+        w.add_slice("v", &values, &[10, 100]).unwrap();
+    });
+    // An aligned copy of the archive, as a page-aligned mapping would be.
+    let archive_bytes = AlignedBytes::copy_from(&bytes);
+    let mut archive = NpzArchive::from_bytes(&archive_bytes).unwrap();
+    let view = archive.view::<f64>("v").unwrap();
+    assert_eq!(view.shape(), [10, 100]);
+    assert_eq!(view.get(&[3, 4]), Some(&values[304]));
+    let slice = view.as_slice().unwrap();
+    let range = archive_bytes.as_ptr_range();
+    assert!(
+        range.contains(&slice.as_ptr().cast()),
+        "the view is zero-copy"
+    );
+    let offset = slice.as_ptr() as usize - archive_bytes.as_ptr() as usize;
+    assert_eq!(
+        offset % 64,
+        0,
+        "array data is 64-byte aligned in the archive"
+    );
+    let wrong_type = archive.view::<f32>("v").unwrap_err();
+    assert!(wrong_type.to_string().contains("'v.npy'"), "{wrong_type}");
+}
+
+#[test]
+fn misaligned_data_says_so_and_unaligned_views_work() {
+    let values = [1.5f64, -2.25, 1e300];
+    let bytes = write(Compression::Stored, |w| {
+        w.add_slice("v", &values, &[3]).unwrap()
+    });
+    // Shift the whole archive by one byte off an aligned base.
+    let mut shifted = vec![0u8];
+    shifted.extend_from_slice(&bytes);
+    let aligned = AlignedBytes::copy_from(&shifted);
+    let mut archive = NpzArchive::from_bytes(&aligned[1..]).unwrap();
+    let error = archive.view::<f64>("v").unwrap_err();
+    assert!(
+        matches!(error, NpzError::Misaligned { align: 8, .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("'v.npy'"));
+    let unaligned = archive.view::<F64<LittleEndian>>("v").unwrap();
+    let read: Vec<f64> = unaligned.iter().map(|v| v.get()).collect();
+    assert_eq!(read, values);
+}
+
+#[test]
+fn header_limit_applies_to_members() {
+    // A structured dtype with many fields makes a header over 10000 characters.
+    let fields: Vec<String> = (0..800)
+        .map(|i| format!("('field_{i:04}', '<i1')"))
+        .collect();
+    let dtype = npy_core::DType::parse(&format!("[{}]", fields.join(", "))).unwrap();
+    let header = Header {
+        dtype,
+        order: Order::C,
+        shape: vec![1],
+    };
+    let bytes = write(Compression::DEFLATED, |w| {
+        w.add_bytes("wide", &header, &[7; 800]).unwrap();
+    });
+    let mut strict = NpzArchive::new(Cursor::new(bytes.clone())).unwrap();
+    let error = strict.load("wide").unwrap_err();
+    assert!(error.to_string().contains("wide.npy"), "{error}");
+    let options = npy_core::ReadOptions {
+        parse: npy_core::ParseOptions {
+            max_header_size: 100_000,
+        },
+        ..Default::default()
+    };
+    let mut relaxed = NpzArchive::with_options(Cursor::new(bytes), options).unwrap();
+    assert_eq!(relaxed.load("wide").unwrap().data(), [7; 800]);
+}
