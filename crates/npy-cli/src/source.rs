@@ -78,7 +78,7 @@ pub struct OpenedArray {
 
 enum Data {
     Mapped(npy_mmap::MappedArray<npy_mmap::ReadOnly>),
-    Owned(Vec<u8>),
+    Owned(npy_core::io::AlignedBytes),
 }
 
 impl OpenedArray {
@@ -95,7 +95,7 @@ impl OpenedArray {
     }
 
     /// An array whose data is already in memory (exactly `header.data_len()` bytes).
-    pub fn owned(header: Header, data: Vec<u8>) -> OpenedArray {
+    pub fn owned(header: Header, data: npy_core::io::AlignedBytes) -> OpenedArray {
         OpenedArray {
             header,
             data: Data::Owned(data),

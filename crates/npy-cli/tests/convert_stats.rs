@@ -108,11 +108,7 @@ fn a_truncated_input_is_refused_and_nothing_is_written() {
         OsStr::new("F"),
     ]);
     assert_exit(&output, 1);
-    assert!(
-        stderr(&output).contains("truncated"),
-        "{}",
-        stderr(&output)
-    );
+    assert!(stderr(&output).contains("truncated"), "{}", stderr(&output));
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
 }
 

@@ -28,9 +28,9 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Stats(args) => stats::run(&args, out)?,
         Command::Convert(args) => convert::run(&args, out)?,
         Command::Create(args) => create::run(&args)?,
-        Command::Ls(_) | Command::Extract(_) | Command::Pack(_) => {
-            bail!("not yet implemented")
-        }
+        Command::Ls(args) => archive::ls(&args, out)?,
+        Command::Extract(args) => archive::extract(&args, out)?,
+        Command::Pack(args) => archive::pack(&args)?,
     }
     Ok(ExitCode::SUCCESS)
 }

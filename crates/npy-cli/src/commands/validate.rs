@@ -33,7 +33,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
             }
             Err(err) => {
                 any_unreadable = true;
-                let message = crate::one_line(&format!("{err:#}"));
+                let message = crate::error_text(&err);
                 writeln!(std::io::stderr(), "npy: error: {message}")?;
             }
         }
@@ -74,7 +74,7 @@ fn header_problem(err: &anyhow::Error) -> String {
         .chain()
         .find_map(|e| e.downcast_ref::<npy_core::Error>())
     else {
-        return crate::one_line(&format!("{err:#}"));
+        return crate::error_text(err);
     };
     let mut problem = crate::one_line(&format_error.to_string());
     if matches!(format_error, npy_core::Error::HeaderTooLarge { .. }) {
