@@ -6,7 +6,6 @@ mod commands;
 mod describe;
 mod print;
 mod progress;
-mod reorder;
 mod source;
 mod stats;
 

@@ -6,11 +6,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use npy_core::swap::convert_byte_order;
-use npy_core::{ByteOrder, Header, Order, Version};
+use npy_core::{ByteOrder, DType, Header, Order, RecordView, Scalar, ScalarKind, Version};
 
 use crate::cli::{ByteOrderArg, ConvertArgs, OrderArg};
 use crate::progress::Progress;
-use crate::reorder::Gather;
 use crate::source::OpenedArray;
 
 /// Output is produced in chunks of about this many bytes.
@@ -88,6 +87,28 @@ fn temporary_path(output: &Path) -> PathBuf {
     output.with_file_name(name)
 }
 
+/// A view of `data` (stored in `order`) whose logical order is the other
+/// memory order: iterating it yields the elements as the output lays them out.
+/// Elements are `element` (opaque bytes of the array's itemsize): reordering
+/// moves whole elements, whatever their dtype.
+fn gather_view<'a>(
+    data: &'a [u8],
+    element: &'a DType,
+    shape: &[usize],
+    order: Order,
+) -> anyhow::Result<RecordView<'a>> {
+    Ok(match order {
+        // F data read in C logical order is written out C.
+        Order::Fortran => RecordView::new(data, element, shape, Order::Fortran)?,
+        // C data seen as its transpose in F order: C logical order of the
+        // transpose is F order of the array.
+        Order::C => {
+            let reversed: Vec<usize> = shape.iter().rev().copied().collect();
+            RecordView::new(data, element, &reversed, Order::Fortran)?
+        }
+    })
+}
+
 fn write_output(
     input: &OpenedArray,
     target: &Header,
@@ -108,16 +129,29 @@ fn write_output(
     let mut chunk = vec![0u8; per_chunk.min(count) * itemsize];
     // Same order: consecutive bytes. C <-> F: each output element is
     // gathered from wherever the input order keeps it.
-    let mut gather = (source.order != target.order)
-        .then(|| Gather::new(&source.shape, count, source.order, target.order));
+    let opaque = DType::Scalar(Scalar::new(
+        ScalarKind::Void,
+        ByteOrder::NotApplicable,
+        itemsize,
+    ));
+    let mut gather = if source.order == target.order {
+        None
+    } else {
+        Some(gather_view(data, &opaque, &source.shape, source.order)?.iter())
+    };
     let mut done = 0usize;
     while done < count {
         let n = per_chunk.min(count - done);
         let bytes = &mut chunk[..n * itemsize];
         match &mut gather {
             None => bytes.copy_from_slice(&data[done * itemsize..(done + n) * itemsize]),
-            Some(gather) => {
-                gather.fill(data, itemsize, bytes);
+            Some(elements) => {
+                for (slot, element) in bytes
+                    .chunks_exact_mut(itemsize.max(1))
+                    .zip(elements.by_ref())
+                {
+                    slot.copy_from_slice(element.bytes());
+                }
             }
         }
         if let Some(order) = byte_order {
