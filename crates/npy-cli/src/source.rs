@@ -83,10 +83,11 @@ enum Data {
 
 impl OpenedArray {
     /// Maps the .npy file at `path` read-only (refusing files shorter than
-    /// their header promises).
-    pub fn map(path: &Path) -> anyhow::Result<OpenedArray> {
+    /// their header promises); `advice` tells the kernel how it will be read.
+    pub fn map(path: &Path, advice: npy_mmap::Advice) -> anyhow::Result<OpenedArray> {
         let mapped = npy_mmap::OpenOptions::new()
             .max_header_size(INSPECT_MAX_HEADER)
+            .advice(advice)
             .open::<npy_mmap::ReadOnly>(path)?;
         Ok(OpenedArray {
             header: mapped.header().clone(),

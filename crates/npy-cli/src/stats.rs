@@ -5,6 +5,9 @@
 //! deviations from the chunk mean, and chunks are merged with Chan's formula.
 //! That keeps std accurate on large arrays without a second pass over the file.
 
+/// Values processed side by side in the inner loops.
+const LANES: usize = 8;
+
 /// A number type `stats` reads natively.
 pub trait Sample:
     Copy + PartialOrd + zerocopy::FromBytes + zerocopy::IntoBytes + zerocopy::Immutable
@@ -122,36 +125,76 @@ impl<T: Sample> Accumulator<T> {
             self.nan += values.len() as u64;
             return;
         };
-        let (mut min, mut max) = (first, first);
-        let mut sum = 0.0;
-        let mut nan = 0u64;
-        for &value in values {
-            if value.is_nan() {
-                nan += 1;
-                continue;
+        // Independent lanes break the add-latency chain so the loops vectorise.
+        let mut min = [first; LANES];
+        let mut max = [first; LANES];
+        let mut sum = [0f64; LANES];
+        let mut nan = [0u64; LANES];
+        let lanes = values.chunks_exact(LANES);
+        let rest = lanes.remainder();
+        for group in lanes {
+            for lane in 0..LANES {
+                let value = group[lane];
+                let is_nan = value.is_nan();
+                nan[lane] += u64::from(is_nan);
+                sum[lane] += if is_nan { 0.0 } else { value.to_f64() };
+                // NaN compares false, so it never becomes an extreme.
+                if value < min[lane] {
+                    min[lane] = value;
+                }
+                if value > max[lane] {
+                    max[lane] = value;
+                }
             }
-            if value < min {
-                min = value;
-            }
-            if value > max {
-                max = value;
-            }
-            sum += value.to_f64();
         }
+        for (lane, &value) in rest.iter().enumerate() {
+            let is_nan = value.is_nan();
+            nan[lane] += u64::from(is_nan);
+            sum[lane] += if is_nan { 0.0 } else { value.to_f64() };
+            if value < min[lane] {
+                min[lane] = value;
+            }
+            if value > max[lane] {
+                max[lane] = value;
+            }
+        }
+        let nan: u64 = nan.iter().sum();
         let count = values.len() as u64 - nan;
-        let mean = sum / count as f64;
-        let m2: f64 = values
-            .iter()
-            .filter(|v| !v.is_nan())
-            .map(|v| {
-                let d = v.to_f64() - mean;
-                d * d
-            })
-            .sum();
+        let mean = sum.iter().sum::<f64>() / count as f64;
+        let mut m2 = [0f64; LANES];
+        let lanes = values.chunks_exact(LANES);
+        let rest = lanes.remainder();
+        for group in lanes {
+            for lane in 0..LANES {
+                let value = group[lane];
+                let d = if value.is_nan() {
+                    0.0
+                } else {
+                    value.to_f64() - mean
+                };
+                m2[lane] += d * d;
+            }
+        }
+        for &value in rest {
+            if !value.is_nan() {
+                let d = value.to_f64() - mean;
+                m2[0] += d * d;
+            }
+        }
+        let min = min
+            .into_iter()
+            .fold(first, |a, b| if b < a { b } else { a });
+        let max = max
+            .into_iter()
+            .fold(first, |a, b| if b > a { b } else { a });
         self.nan += nan;
         self.min = Some(self.min.map_or(min, |m| if min < m { min } else { m }));
         self.max = Some(self.max.map_or(max, |m| if max > m { max } else { m }));
-        self.moments.merge(Moments { count, mean, m2 });
+        self.moments.merge(Moments {
+            count,
+            mean,
+            m2: m2.iter().sum(),
+        });
     }
 
     pub fn finish(&self) -> Report {

@@ -347,7 +347,7 @@ pub fn pack(args: &PackArgs) -> anyhow::Result<()> {
             bail!("two inputs would both become member '{key}'");
         }
         // Every input is opened (and so checked) before the archive is started.
-        inputs.push((key, OpenedArray::map(path)?));
+        inputs.push((key, OpenedArray::map(path, npy_mmap::Advice::Sequential)?));
     }
     let compression = if args.compress {
         Compression::DEFLATED

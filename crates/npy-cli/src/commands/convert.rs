@@ -17,7 +17,7 @@ const CHUNK_BYTES: usize = 4 << 20;
 
 pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let _ = out;
-    let input = OpenedArray::map(&args.input)?;
+    let input = OpenedArray::map(&args.input, npy_mmap::Advice::Sequential)?;
     let target = target_header(&input.header, args);
     let version = args.version.map(|v| match v {
         1 => Version::V1,

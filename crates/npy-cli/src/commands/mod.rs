@@ -35,10 +35,15 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Opens `path` (an .npy, or the `member` of an .npz) for reading values.
-pub fn open_array(path: &Path, member: Option<&str>) -> anyhow::Result<OpenedArray> {
+/// Opens `path` (an .npy, or the `member` of an .npz) for reading values;
+/// `advice` says how a mapped file will be read.
+pub fn open_array(
+    path: &Path,
+    member: Option<&str>,
+    advice: npy_mmap::Advice,
+) -> anyhow::Result<OpenedArray> {
     match (source::sniff(path)?, member) {
-        (Kind::Npy, None) => OpenedArray::map(path),
+        (Kind::Npy, None) => OpenedArray::map(path, advice),
         (Kind::Npy, Some(_)) => bail!(
             "{} is an .npy file, not an .npz archive: --member does not apply",
             path.display()

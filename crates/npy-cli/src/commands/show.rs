@@ -13,7 +13,8 @@ use crate::print::{self, Column, Selection};
 const MAX_SHOWN: usize = 10_000_000;
 
 pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let opened = crate::commands::open_array(&args.path, args.member.as_deref())?;
+    let opened =
+        crate::commands::open_array(&args.path, args.member.as_deref(), npy_mmap::Advice::Random)?;
     let text = render(&opened.header, opened.data(), args)?;
     writeln!(out, "{text}")?;
     Ok(())

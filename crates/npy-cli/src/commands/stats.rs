@@ -18,7 +18,11 @@ use crate::stats::{Accumulator, Number, Report, Sample};
 const CHUNK_BYTES: usize = 1 << 20;
 
 pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let opened = crate::commands::open_array(&args.path, args.member.as_deref())?;
+    let opened = crate::commands::open_array(
+        &args.path,
+        args.member.as_deref(),
+        npy_mmap::Advice::Sequential,
+    )?;
     let header = &opened.header;
     let DType::Scalar(scalar) = &header.dtype else {
         bail!(
