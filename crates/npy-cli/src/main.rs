@@ -8,6 +8,7 @@ mod print;
 mod progress;
 mod source;
 mod stats;
+mod transpose;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -11,6 +11,7 @@ use npy_core::{ByteOrder, DType, Header, Order, RecordView, Scalar, ScalarKind, 
 use crate::cli::{ByteOrderArg, ConvertArgs, OrderArg};
 use crate::progress::Progress;
 use crate::source::OpenedArray;
+use crate::transpose::AxisReversal;
 
 /// Output is produced in chunks of about this many bytes.
 const CHUNK_BYTES: usize = 4 << 20;
@@ -87,6 +88,127 @@ fn temporary_path(output: &Path) -> PathBuf {
     output.with_file_name(name)
 }
 
+/// Slices of the tiled C <-> F copy up to this size are buffered whole; a
+/// larger slice (a huge array with a short fastest axis) falls back to
+/// gathering element by element, whose reads are then nearly sequential.
+const MAX_SLICE_BYTES: usize = 64 << 20;
+
+/// Where the output's bytes come from, chunk by chunk.
+enum Producer<'a> {
+    /// Same memory order: the input bytes as they are.
+    Copy { data: &'a [u8], done: usize },
+    /// C <-> F in cache-sized tiles, whole output slices per chunk.
+    Tiles(AxisReversal<'a>),
+    /// C <-> F one element at a time, through npy-core's view.
+    Elements(npy_core::record::RecordIter<'a>, usize),
+}
+
+impl Producer<'_> {
+    /// Fills the start of `buffer` and returns how many bytes it produced.
+    fn fill(&mut self, buffer: &mut [u8]) -> usize {
+        match self {
+            Producer::Copy { data, done } => {
+                let n = buffer.len().min(data.len() - *done);
+                buffer[..n].copy_from_slice(&data[*done..*done + n]);
+                *done += n;
+                n
+            }
+            Producer::Tiles(reversal) => reversal.fill(buffer),
+            Producer::Elements(elements, itemsize) => {
+                let mut n = 0;
+                for slot in buffer.chunks_exact_mut((*itemsize).max(1)) {
+                    let Some(element) = elements.next() else {
+                        break;
+                    };
+                    slot.copy_from_slice(element.bytes());
+                    n += slot.len();
+                }
+                n
+            }
+        }
+    }
+}
+
+/// The producer for converting `source`'s data to `target` order, and the
+/// chunk size it fills; slices over `max_slice` bytes are gathered singly.
+fn producer<'a>(
+    data: &'a [u8],
+    opaque: &'a DType,
+    source: &Header,
+    target: Order,
+    max_slice: usize,
+) -> anyhow::Result<(Producer<'a>, usize)> {
+    let itemsize = opaque.itemsize();
+    let whole_elements = CHUNK_BYTES
+        .checked_div(itemsize)
+        .map_or(CHUNK_BYTES, |n| n.max(1) * itemsize);
+    if source.order == target {
+        return Ok((Producer::Copy { data, done: 0 }, whole_elements));
+    }
+    // Axis lengths fastest in memory first; the output reverses them.
+    let dims: Vec<usize> = match source.order {
+        Order::C => source.shape.iter().rev().copied().collect(),
+        Order::Fortran => source.shape.clone(),
+    };
+    let reversal = AxisReversal::new(data, itemsize, &dims);
+    let slice = reversal.slice_bytes();
+    Ok(if slice == 0 {
+        (Producer::Copy { data, done: 0 }, whole_elements)
+    } else if slice <= max_slice {
+        (
+            Producer::Tiles(reversal),
+            (CHUNK_BYTES / slice).max(1) * slice,
+        )
+    } else {
+        let view = gather_view(data, opaque, &source.shape, source.order)?;
+        (Producer::Elements(view.iter(), itemsize), whole_elements)
+    })
+}
+
+fn write_output(
+    input: &OpenedArray,
+    target: &Header,
+    byte_order: Option<ByteOrder>,
+    header_bytes: &[u8],
+    path: &Path,
+) -> anyhow::Result<()> {
+    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut writer = BufWriter::with_capacity(1 << 20, file);
+    writer.write_all(header_bytes)?;
+
+    let source = &input.header;
+    let itemsize = source.dtype.itemsize();
+    let data = input.data();
+    let mut progress = Progress::bytes(data.len() as u64, "convert", false);
+    // Reordering moves whole elements, whatever their dtype: opaque bytes.
+    let opaque = DType::Scalar(Scalar::new(
+        ScalarKind::Void,
+        ByteOrder::NotApplicable,
+        itemsize,
+    ));
+    let (mut producer, chunk_bytes) =
+        producer(data, &opaque, source, target.order, MAX_SLICE_BYTES)?;
+    let mut chunk = vec![0u8; chunk_bytes.min(data.len())];
+    loop {
+        let n = producer.fill(&mut chunk);
+        if n == 0 {
+            break;
+        }
+        let bytes = &mut chunk[..n];
+        if let Some(order) = byte_order {
+            convert_byte_order(&source.dtype, bytes, order);
+        }
+        writer.write_all(bytes)?;
+        progress.advance(n as u64);
+    }
+    writer
+        .into_inner()
+        .map_err(|err| err.into_error())?
+        .sync_all()
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
 /// A view of `data` (stored in `order`) whose logical order is the other
 /// memory order: iterating it yields the elements as the output lays them out.
 /// Elements are `element` (opaque bytes of the array's itemsize): reordering
@@ -109,62 +231,47 @@ fn gather_view<'a>(
     })
 }
 
-fn write_output(
-    input: &OpenedArray,
-    target: &Header,
-    byte_order: Option<ByteOrder>,
-    header_bytes: &[u8],
-    path: &Path,
-) -> anyhow::Result<()> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut writer = BufWriter::with_capacity(1 << 20, file);
-    writer.write_all(header_bytes)?;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    let source = &input.header;
-    let itemsize = source.dtype.itemsize();
-    let count = source.element_count()?;
-    let data = input.data();
-    let mut progress = Progress::bytes(data.len() as u64, "convert", false);
-    let per_chunk = CHUNK_BYTES.checked_div(itemsize).unwrap_or(count).max(1);
-    let mut chunk = vec![0u8; per_chunk.min(count) * itemsize];
-    // Same order: consecutive bytes. C <-> F: each output element is
-    // gathered from wherever the input order keeps it.
-    let opaque = DType::Scalar(Scalar::new(
-        ScalarKind::Void,
-        ByteOrder::NotApplicable,
-        itemsize,
-    ));
-    let mut gather = if source.order == target.order {
-        None
-    } else {
-        Some(gather_view(data, &opaque, &source.shape, source.order)?.iter())
-    };
-    let mut done = 0usize;
-    while done < count {
-        let n = per_chunk.min(count - done);
-        let bytes = &mut chunk[..n * itemsize];
-        match &mut gather {
-            None => bytes.copy_from_slice(&data[done * itemsize..(done + n) * itemsize]),
-            Some(elements) => {
-                for (slot, element) in bytes
-                    .chunks_exact_mut(itemsize.max(1))
-                    .zip(elements.by_ref())
-                {
-                    slot.copy_from_slice(element.bytes());
-                }
+    fn run(data: &[u8], header: &Header, target: Order, max_slice: usize) -> Vec<u8> {
+        let opaque = DType::Scalar(Scalar::new(
+            ScalarKind::Void,
+            ByteOrder::NotApplicable,
+            header.dtype.itemsize(),
+        ));
+        let (mut producer, chunk) = producer(data, &opaque, header, target, max_slice).unwrap();
+        let mut buffer = vec![0u8; chunk.min(data.len())];
+        let mut out = Vec::new();
+        loop {
+            let n = producer.fill(&mut buffer);
+            if n == 0 {
+                break;
             }
+            out.extend_from_slice(&buffer[..n]);
         }
-        if let Some(order) = byte_order {
-            convert_byte_order(&source.dtype, bytes, order);
-        }
-        writer.write_all(bytes)?;
-        progress.advance(bytes.len() as u64);
-        done += n;
+        out
     }
-    writer
-        .into_inner()
-        .map_err(|err| err.into_error())?
-        .sync_all()
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+
+    #[test]
+    fn tiles_and_single_elements_reorder_alike() {
+        let dtype = DType::parse("'<i2'").unwrap();
+        for (shape, order) in [(vec![3, 5, 7], Order::C), (vec![4, 9], Order::Fortran)] {
+            let header = Header::new(dtype.clone(), order, shape.clone());
+            let data: Vec<u8> = (0..header.data_len().unwrap()).map(|i| i as u8).collect();
+            let target = match order {
+                Order::C => Order::Fortran,
+                Order::Fortran => Order::C,
+            };
+            let tiled = run(&data, &header, target, usize::MAX);
+            let single = run(&data, &header, target, 0);
+            assert_eq!(tiled, single, "{shape:?}");
+            assert_ne!(tiled, data, "{shape:?}: nothing moved");
+            // Reordering back restores the input.
+            let back = Header::new(dtype.clone(), target, shape.clone());
+            assert_eq!(run(&tiled, &back, order, usize::MAX), data);
+            assert_eq!(run(&single, &back, order, 0), data);
+        }
+    }
 }
