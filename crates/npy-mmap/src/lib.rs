@@ -60,10 +60,12 @@
 #![deny(unsafe_code)]
 
 mod array;
+mod atomic;
 mod create;
 mod error;
 pub mod mode;
 mod open;
+mod save;
 #[allow(unsafe_code)]
 mod sys;
 
@@ -71,10 +73,12 @@ mod sys;
 pub mod npz;
 
 pub use array::{Advice, MappedArray};
+pub use atomic::AtomicFile;
 pub use create::CreateOptions;
 pub use error::{Error, Result};
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
 pub use open::{Locking, OpenOptions};
+pub use save::{save, save_array, save_slice};
 
 use std::path::Path;
 
