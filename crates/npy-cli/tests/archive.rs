@@ -302,3 +302,22 @@ fn pack_names_members_after_file_stems() {
     assert_exit(&output, 1);
     assert!(!clash.exists());
 }
+
+#[test]
+fn extract_leaves_nothing_of_a_member_failing_its_crc() {
+    let dir = scratch("extract_leaves_nothing_of_a_member_failing_its_crc");
+    let output = npy([
+        OsStr::new("extract"),
+        fixtures().join("npz/bad_crc.npz").as_os_str(),
+        OsStr::new("a"),
+        OsStr::new("--dir"),
+        dir.as_os_str(),
+    ]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("Bad CRC-32 for file 'a.npy'"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!dir.join("a.npy").exists());
+}

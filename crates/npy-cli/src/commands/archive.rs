@@ -2,7 +2,7 @@
 //! `validate`, `show` and `stats`.
 
 use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -210,35 +210,8 @@ pub fn validate(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> 
     };
     let mut problems = Vec::new();
     for name in archive.member_names().to_vec() {
-        // TODO(npy-mmap npz): stream members once `MemberReader` is public in main,
-        // instead of holding one member's bytes at a time.
-        let content = match archive.read_raw(&name) {
-            Ok(content) => content,
-            Err(err) => {
-                problems.push(crate::one_line(&err.to_string()));
-                continue;
-            }
-        };
-        if !content.starts_with(b"\x93NUMPY") {
-            // numpy hands non-.npy members back as bytes; only a `.npy` name promises an array.
-            if name.ends_with(".npy") {
-                problems.push(format!("member '{name}' is not .npy data"));
-            }
-            continue;
-        }
-        match Header::parse(&content, options) {
-            Err(err) => problems.push(format!(
-                "member '{name}': {}",
-                crate::one_line(&err.to_string())
-            )),
-            Ok((header, layout)) => {
-                let surplus = content.len() as i128 - layout.data_end() as i128;
-                if let Some(problem) =
-                    super::validate::data_length_problem(&header, layout.data_len, surplus)
-                {
-                    problems.push(format!("member '{name}': {problem}"));
-                }
-            }
+        if let Some(problem) = member_problem(&mut archive, &name, options) {
+            problems.push(problem);
         }
     }
     Ok(if problems.is_empty() {
@@ -246,6 +219,46 @@ pub fn validate(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> 
     } else {
         Verdict::Invalid(problems)
     })
+}
+
+/// What is wrong with one member, streaming it (CRC-32 checked at its end)
+/// so memory stays bounded whatever its size.
+fn member_problem(archive: &mut Archive, name: &str, options: &ParseOptions) -> Option<String> {
+    let mut reader = match archive.reader(name) {
+        Ok(reader) => reader,
+        Err(err) => return Some(crate::one_line(&err.to_string())),
+    };
+    let mut magic = Vec::with_capacity(6);
+    if let Err(err) = (&mut reader).take(6).read_to_end(&mut magic) {
+        return Some(format!("member '{name}': {err}"));
+    }
+    if magic.as_slice() != b"\x93NUMPY" {
+        // numpy hands non-.npy members back as bytes; only a `.npy` name
+        // promises an array. The rest is read for its CRC-32.
+        if name.ends_with(".npy") {
+            return Some(format!("member '{name}' is not .npy data"));
+        }
+        return io::copy(&mut reader, &mut io::sink())
+            .err()
+            .map(|err| format!("member '{name}': {err}"));
+    }
+    let mut stream = io::Cursor::new(magic).chain(&mut reader);
+    let (header, layout) = match Header::read_from(&mut stream, options) {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            return Some(format!(
+                "member '{name}': {}",
+                crate::one_line(&err.to_string())
+            ));
+        }
+    };
+    let present = match io::copy(&mut stream, &mut io::sink()) {
+        Ok(present) => present,
+        Err(err) => return Some(format!("member '{name}': {err}")),
+    };
+    let surplus = i128::from(present) - layout.data_len as i128;
+    super::validate::data_length_problem(&header, layout.data_len, surplus)
+        .map(|problem| format!("member '{name}': {problem}"))
 }
 
 /// The array of one member, for `show` and `stats`: `member` may be
@@ -319,14 +332,20 @@ pub fn extract(args: &ExtractArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             )?;
             continue;
         }
-        // TODO(npy-mmap npz): stream the member once `MemberReader` is public in main.
-        let content = archive.read_raw(&member)?;
         if let Some(parent) = destination.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
-        std::fs::write(&destination, &content)
-            .with_context(|| format!("cannot write {}", destination.display()))?;
+        let copied = File::create(&destination).and_then(|mut file| {
+            let mut reader = archive.reader(&member).map_err(io::Error::other)?;
+            io::copy(&mut reader, &mut file)?;
+            file.sync_all()
+        });
+        if let Err(err) = copied {
+            // A member failing its CRC-32 leaves no half-written file behind.
+            let _ = std::fs::remove_file(&destination);
+            return Err(err).with_context(|| format!("cannot extract member '{member}'"));
+        }
         writeln!(out, "{}", destination.display())?;
     }
     Ok(())
