@@ -100,6 +100,29 @@ impl Moments {
     }
 }
 
+/// Folds up to [`LANES`] values into the per-lane extremes, sums and NaN counts.
+#[inline(always)]
+fn observe<T: Sample>(
+    group: &[T],
+    min: &mut [T; LANES],
+    max: &mut [T; LANES],
+    sum: &mut [f64; LANES],
+    nan: &mut [u64; LANES],
+) {
+    for (lane, &value) in group.iter().enumerate() {
+        let is_nan = value.is_nan();
+        nan[lane] += u64::from(is_nan);
+        sum[lane] += if is_nan { 0.0 } else { value.to_f64() };
+        // NaN compares false, so it never becomes an extreme.
+        if value < min[lane] {
+            min[lane] = value;
+        }
+        if value > max[lane] {
+            max[lane] = value;
+        }
+    }
+}
+
 /// Running statistics of one array.
 #[derive(Clone, Debug, Default)]
 pub struct Accumulator<T> {
@@ -133,31 +156,9 @@ impl<T: Sample> Accumulator<T> {
         let lanes = values.chunks_exact(LANES);
         let rest = lanes.remainder();
         for group in lanes {
-            for lane in 0..LANES {
-                let value = group[lane];
-                let is_nan = value.is_nan();
-                nan[lane] += u64::from(is_nan);
-                sum[lane] += if is_nan { 0.0 } else { value.to_f64() };
-                // NaN compares false, so it never becomes an extreme.
-                if value < min[lane] {
-                    min[lane] = value;
-                }
-                if value > max[lane] {
-                    max[lane] = value;
-                }
-            }
+            observe(group, &mut min, &mut max, &mut sum, &mut nan);
         }
-        for (lane, &value) in rest.iter().enumerate() {
-            let is_nan = value.is_nan();
-            nan[lane] += u64::from(is_nan);
-            sum[lane] += if is_nan { 0.0 } else { value.to_f64() };
-            if value < min[lane] {
-                min[lane] = value;
-            }
-            if value > max[lane] {
-                max[lane] = value;
-            }
-        }
+        observe(rest, &mut min, &mut max, &mut sum, &mut nan);
         let nan: u64 = nan.iter().sum();
         let count = values.len() as u64 - nan;
         let mean = sum.iter().sum::<f64>() / count as f64;
