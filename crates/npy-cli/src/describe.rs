@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use npy_core::{DType, Header, Layout, Order, Version};
+use npy_core::{DType, Header, Layout, Order, RecordEntry, Version};
 use serde_json::{Map, Value, json};
 
 /// `"1.0"`, `"2.0"`, `"3.0"`.
@@ -84,35 +84,28 @@ pub fn write_lines(out: &mut dyn Write, lines: &[(&str, String)]) -> std::io::Re
 /// `[title, name]`; gaps are `["", "|V<n>"]` like numpy writes them); a
 /// subarray is `[base, shape]`.
 pub fn descr_json(dtype: &DType) -> Value {
-    // TODO(npy-core): npy-core writes this literal as text (`DType::descr`)
-    // but does not expose its structure, so the walk (and numpy's gap
-    // entries) is repeated here; a public descr literal would remove it.
+    // The same entries `DType::descr` writes as text, as JSON.
     match dtype {
         DType::Scalar(scalar) => json!(scalar.type_str()),
         DType::SubArray(base, shape) => json!([descr_json(base), shape]),
-        DType::Record(record) => {
-            let mut entries = Vec::new();
-            let mut end = 0usize;
-            let gap = |size: usize| json!(["", format!("|V{size}")]);
-            for field in &record.fields {
-                if field.offset > end {
-                    entries.push(gap(field.offset - end));
-                }
-                let name = match &field.title {
-                    Some(title) => json!([title, field.name]),
-                    None => json!(field.name),
-                };
-                entries.push(match &field.dtype {
-                    DType::SubArray(base, shape) => json!([name, descr_json(base), shape]),
-                    other => json!([name, descr_json(other)]),
-                });
-                end = end.max(field.offset.saturating_add(field.dtype.itemsize()));
-            }
-            if record.itemsize > end {
-                entries.push(gap(record.itemsize - end));
-            }
-            Value::Array(entries)
-        }
+        DType::Record(record) => Value::Array(
+            record
+                .entries()
+                .map(|entry| match entry {
+                    RecordEntry::Padding(len) => json!(["", format!("|V{len}")]),
+                    RecordEntry::Field(field) => {
+                        let name = match &field.title {
+                            Some(title) => json!([title, field.name]),
+                            None => json!(field.name),
+                        };
+                        match &field.dtype {
+                            DType::SubArray(base, shape) => json!([name, descr_json(base), shape]),
+                            other => json!([name, descr_json(other)]),
+                        }
+                    }
+                })
+                .collect(),
+        ),
     }
 }
 

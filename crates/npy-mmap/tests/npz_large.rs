@@ -26,7 +26,10 @@ fn stored_member_over_4_gib_round_trips() {
     // the disk space for it. It says so instead of failing on ENOSPC.
     let free = fs4::available_space(&dir).unwrap();
     if free < 6 << 30 {
-        eprintln!("SKIPPED: needs 6 GiB free in {}, has {free} bytes", dir.display());
+        eprintln!(
+            "SKIPPED: needs 6 GiB free in {}, has {free} bytes",
+            dir.display()
+        );
         std::fs::remove_dir_all(&dir).unwrap();
         return;
     }
