@@ -143,6 +143,40 @@ pub struct Record {
     pub itemsize: usize,
 }
 
+/// One entry of a record's descr list, in order: a field, or the padding
+/// NumPy writes as `('', '|V<n>')` for bytes no field covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordEntry<'a> {
+    /// A named field.
+    Field(&'a Field),
+    /// `n` bytes of padding.
+    Padding(usize),
+}
+
+impl Record {
+    /// The entries NumPy's `dtype.descr` lists for this record: every field,
+    /// with a padding entry before any gap and after the last field when the
+    /// itemsize is larger.
+    pub fn entries(&self) -> impl Iterator<Item = RecordEntry<'_>> {
+        let mut end = 0usize;
+        let fields = self.fields.iter().flat_map(move |field| {
+            let gap = field.offset.checked_sub(end).filter(|&gap| gap > 0);
+            end = end.max(field.offset.saturating_add(field.dtype.itemsize()));
+            gap.map(RecordEntry::Padding)
+                .into_iter()
+                .chain([RecordEntry::Field(field)])
+        });
+        let covered = self
+            .fields
+            .iter()
+            .map(|field| field.offset.saturating_add(field.dtype.itemsize()))
+            .max()
+            .unwrap_or(0);
+        let tail = self.itemsize.checked_sub(covered).filter(|&gap| gap > 0);
+        fields.chain(tail.map(RecordEntry::Padding))
+    }
+}
+
 /// A NumPy data type, as stored in an `.npy` header's `descr`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -391,20 +425,17 @@ impl DType {
             }
             DType::Record(record) => {
                 out.push('[');
-                let mut end = 0usize;
-                let mut first = true;
-                let mut sep = |out: &mut String| {
-                    if !first {
+                for (i, entry) in record.entries().enumerate() {
+                    if i > 0 {
                         out.push_str(", ");
                     }
-                    first = false;
-                };
-                for field in &record.fields {
-                    if field.offset > end {
-                        sep(out);
-                        push_padding(out, field.offset - end);
-                    }
-                    sep(out);
+                    let field = match entry {
+                        RecordEntry::Padding(len) => {
+                            push_padding(out, len);
+                            continue;
+                        }
+                        RecordEntry::Field(field) => field,
+                    };
                     out.push('(');
                     match &field.title {
                         Some(title) => {
@@ -426,11 +457,6 @@ impl DType {
                         other => other.push_descr(out),
                     }
                     out.push(')');
-                    end = end.max(field.offset.saturating_add(field.dtype.itemsize()));
-                }
-                if record.itemsize > end {
-                    sep(out);
-                    push_padding(out, record.itemsize - end);
                 }
                 out.push(']');
             }

@@ -35,7 +35,9 @@ pub mod swap;
 pub mod value;
 pub mod view;
 
-pub use dtype::{ByteOrder, DType, DateTimeUnit, Field, Record, Scalar, ScalarKind, TimeUnit};
+pub use dtype::{
+    ByteOrder, DType, DateTimeUnit, Field, Record, RecordEntry, Scalar, ScalarKind, TimeUnit,
+};
 pub use element::{Bool, Element};
 pub use error::{Error, Result};
 pub use header::{Header, Layout, Order, ParseOptions, Preamble, Version};

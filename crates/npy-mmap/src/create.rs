@@ -75,6 +75,10 @@ impl CreateOptions {
     /// Replaces an existing file (after taking its exclusive lock, so no
     /// process following the locking rule has it mapped). Off by default:
     /// creating over an existing file is an [`Error::AlreadyExists`].
+    ///
+    /// Waiting for the lock waits for *every* mapping of the file to be
+    /// dropped, this process's own included; with
+    /// [`Locking::NonBlocking`] a mapped file is an [`Error::Locked`] instead.
     pub fn overwrite(&mut self, overwrite: bool) -> &mut CreateOptions {
         self.overwrite = overwrite;
         self
