@@ -18,9 +18,10 @@
 //! (numpy reads such a file, and the next append overwrites them); the
 //! header only ever describes data that is on disk. Processes that mapped
 //! the old length keep a valid mapping of the old rows, unchanged. Note
-//! that a process holding a mapping through this crate holds the shared
-//! lock, so an append waits for it (or fails with
-//! [`Locking::NonBlocking`]); lock-free readers such as numpy's
+//! that a mapping made through this crate holds the shared lock, so an
+//! append waits until it is dropped (this process's own mappings included:
+//! drop them first, or use [`Locking::NonBlocking`] to get
+//! [`Error::Locked`] instead of waiting); lock-free readers such as numpy's
 //! `np.load(mmap_mode='r')` are not waited for.
 //!
 //! A header without room (numpy before 1.24 wrote none, and some writers
