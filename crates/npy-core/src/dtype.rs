@@ -376,7 +376,7 @@ impl DType {
 
     /// The dtype a parsed header `descr` value describes (NumPy's
     /// `descr_to_dtype`).
-    pub(crate) fn from_literal(value: &Value) -> Result<DType> {
+    pub(crate) fn from_literal(value: &Value<'_>) -> Result<DType> {
         match value {
             Value::Str(s) => parse_type_str(s),
             Value::Tuple(items) => match items.as_slice() {
@@ -565,14 +565,14 @@ fn not_understood(text: &str) -> Error {
 }
 
 /// `numpy.dtype((base, shape))`: `()` gives `base` itself, an int `n` means `(n,)`.
-fn subarray(base: DType, shape: &Value) -> Result<DType> {
+fn subarray(base: DType, shape: &Value<'_>) -> Result<DType> {
     let invalid = |detail: &str| Error::InvalidDType {
         reason: format!(
             "invalid shape in fixed-type tuple{detail}: {}",
             shape.repr()
         ),
     };
-    let dims: &[Value] = match shape {
+    let dims: &[Value<'_>] = match shape {
         Value::Int(_) => std::slice::from_ref(shape),
         Value::Tuple(items) => items,
         _ => return Err(invalid("")),
@@ -604,9 +604,9 @@ fn subarray(base: DType, shape: &Value) -> Result<DType> {
 
 /// A structured dtype from a descr list, as NumPy's `descr_to_dtype` builds it:
 /// offsets follow each other; `''`-named void entries are padding.
-fn record_from_entries(entries: &[Value]) -> Result<DType> {
+fn record_from_entries(entries: &[Value<'_>]) -> Result<DType> {
     let mut fields = Vec::with_capacity(entries.len());
-    let mut used = std::collections::HashSet::new();
+    let mut used = std::collections::HashSet::with_capacity(entries.len());
     let mut offset = 0usize;
     for entry in entries {
         let invalid = |reason: &str| Error::InvalidDType {
@@ -651,17 +651,17 @@ fn record_from_entries(entries: &[Value]) -> Result<DType> {
                 }) | DType::SubArray(..)
             );
         if !is_padding {
-            if !used.insert(name.as_str()) {
+            if !used.insert(name.as_ref()) {
                 return Err(invalid("name already used as a name or title"));
             }
             if let Some(title) = title
-                && !used.insert(title.as_str())
+                && !used.insert(title.as_ref())
             {
                 return Err(invalid("title already used as a name or title"));
             }
             fields.push(Field {
-                name: name.clone(),
-                title: title.cloned(),
+                name: name.to_string(),
+                title: title.map(|title| title.to_string()),
                 dtype,
                 offset,
             });
