@@ -468,7 +468,7 @@ impl Header {
         }
         self.data_len()?;
         let text = self.dict_text();
-        let needs_utf8 = text.chars().any(|c| u32::from(c) > 0xff);
+        let needs_utf8 = !text.is_ascii() && text.chars().any(|c| u32::from(c) > 0xff);
         match version {
             Some(Version::V3) => wrap(text.as_bytes(), Version::V3),
             Some(v) if needs_utf8 => Err(Error::HeaderNotLatin1 {
@@ -573,8 +573,12 @@ fn wrong_keys(items: &[(Value<'_>, Value<'_>)]) -> Error {
     Error::WrongKeys { keys: list.repr() }
 }
 
-/// Latin-1 bytes of a text whose characters are all at most U+00FF.
-fn latin1(text: &str) -> Vec<u8> {
+/// Latin-1 bytes of a text whose characters are all at most U+00FF (the
+/// text itself when it is ASCII).
+fn latin1(text: &str) -> Cow<'_, [u8]> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text.as_bytes());
+    }
     text.chars().map(|c| c as u8).collect()
 }
 
