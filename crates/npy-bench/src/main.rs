@@ -40,7 +40,7 @@ struct Args {
     #[arg(long, default_value_t = 1_000_000)]
     reads: usize,
     /// Runs per workload (the heavy fill workload uses at most 3).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 3)]
     runs: usize,
     /// Python with numpy (default: $NPY_PYTHON, else python3).
     #[arg(long)]
@@ -126,6 +126,8 @@ impl Harness {
     }
 
     fn run_all(&mut self) -> Result<()> {
+        self.note(format!("machine: {}", machine()));
+        self.note(format!("load average at start: {}", load_average()));
         let numpy_version = self.numpy_version();
         self.notes.push(format!(
             "numpy: {} ({})",
@@ -168,6 +170,7 @@ impl Harness {
             contenders::npz(self, &files)?;
             self.cleanup(&files.paths())?;
         }
+        self.note(format!("load average at end: {}", load_average()));
         Ok(())
     }
 
@@ -245,6 +248,43 @@ impl Harness {
             let _ = writeln!(out, "- {note}");
         }
     }
+}
+
+/// The 1, 5 and 15 minute load averages (other work on the machine skews
+/// every figure; the table is only as good as this).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
+/// CPU model, cores, RAM and kernel, from /proc.
+fn machine() -> String {
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    let cpuinfo = read("/proc/cpuinfo");
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name")?.split(':').nth(1))
+        .unwrap_or("unknown CPU")
+        .trim()
+        .to_owned();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let ram_kib: u64 = read("/proc/meminfo")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("MemTotal:")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0);
+    let kernel = read("/proc/sys/kernel/osrelease");
+    format!(
+        "{model}, {cores} cores, {:.1} GiB RAM, Linux {}",
+        ram_kib as f64 / (1 << 20) as f64,
+        kernel.trim()
+    )
 }
 
 /// Removes `path` if it is there.
