@@ -145,6 +145,21 @@ pub fn open(h: &mut Harness, files: &BigFiles) -> Result<()> {
         );
         h.push(row, report.as_ref());
     }
+    // The floor: the system calls alone (open, mmap, munmap, close), no header.
+    let mut row = Row::new(
+        "open.limit",
+        format!(
+            "open + mmap + munmap {}, no header (limit)",
+            gib(h.args.big)
+        ),
+    );
+    row.set(
+        Ours,
+        micro(11, || {
+            black_box(map_file(&files.big).expect("maps").len());
+        }),
+    );
+    h.push(row, None);
     Ok(())
 }
 
@@ -409,6 +424,20 @@ pub fn whole_read(h: &mut Harness, files: &WholeFiles) -> Result<()> {
         )?;
         h.push(row, report.as_ref());
     }
+    // The floor: copying the same bytes from RAM into fresh memory.
+    let mut row = Row::new(
+        "read.limit",
+        format!("memcpy {size} into fresh memory (limit)"),
+    )
+    .with_bytes(bytes);
+    let source = vec![1u8; files.len * 8];
+    interleaved(
+        runs,
+        &mut row,
+        vec![(Ours, Box::new(|| timed(|| Ok(source.to_vec()))))],
+    )?;
+    drop(source);
+    h.push(row, None);
     Ok(())
 }
 
