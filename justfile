@@ -22,7 +22,7 @@ bench *ARGS:
     cargo bench -p npy-core -p npy-mmap {{ARGS}}
 
 # Side by side with numpy, ndarray-npy and npyz: one table (docs/BENCHMARKS.md).
-# Sizes are options: `just compare --help`. Needs ~9 GB of disk by default.
+# Sizes are options: `just compare --help`. Needs ~4.5 GB of disk by default.
 compare *ARGS:
     NPY_PYTHON="${NPY_PYTHON:-$(scripts/setup-venv.sh)}" cargo run --release -p npy-bench --features contenders --bin npy-compare -- {{ARGS}}
 
