@@ -17,9 +17,14 @@ lint:
 tour *ARGS:
     cargo run --release --example tour -- {{ARGS}}
 
-# Criterion benchmarks.
+# Criterion micro-benchmarks (header, dtype, views, byte swap, open, reads, sums).
 bench *ARGS:
-    cargo bench --workspace {{ARGS}}
+    cargo bench -p npy-core -p npy-mmap {{ARGS}}
+
+# Side by side with numpy, ndarray-npy and npyz: one table (docs/BENCHMARKS.md).
+# Sizes are options: `just compare --help`. Needs ~4.5 GB of disk by default.
+compare *ARGS:
+    NPY_PYTHON="${NPY_PYTHON:-$(scripts/setup-venv.sh)}" cargo run --release -p npy-bench --features contenders --bin npy-compare -- {{ARGS}}
 
 # Everything CI runs.
 ci:

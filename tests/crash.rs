@@ -1,14 +1,13 @@
 //! Crash safety of saving to a path: a process killed with SIGKILL at any
 //! moment of a save leaves either the old file or the new one, complete,
-//! never a mix or a torn file; and replacing a file that a reader has mapped
-//! leaves that reader's data intact (rename, never truncate in place).
+//! never a mix or a torn file. (That a save leaves a reader's mapping of the
+//! old file intact is `crates/npy-mmap/tests/save.rs`.)
 //!
 //! The saving processes are this test binary itself, re-run with an
 //! environment variable that makes `saver_process_entry_point` save in a loop.
 //!
-//! `.npz` saves go through `NpzWriter::create` + `commit`; `.npy` saves go
-//! through `AtomicFile` + `write_slice`, the same temp-file + sync + rename
-//! path (to be replaced by the shared `npy_mmap::save` once it exists).
+//! `.npy` saves go through `npy_mmap::save_slice`, `.npz` saves through
+//! `NpzWriter::create` + `commit`; both write through `npy_mmap::AtomicFile`.
 
 #![cfg(unix)]
 
@@ -20,8 +19,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail, ensure};
-use npy_core::{Order, ReadOptions, read_npy, write_slice};
-use npy_mmap::npz::{AtomicFile, NpzArchive, NpzWriter};
+use npy_core::{Order, ReadOptions, read_npy};
+use npy_mmap::npz::{NpzArchive, NpzWriter};
 use support::TempDir;
 
 const SAVER_ENV: &str = "NPY_CRASH_TEST_SAVER";
@@ -49,9 +48,7 @@ fn save(format: Format, path: &Path, n: u64) -> Result<()> {
     let data = vec![n as f64; LEN];
     match format {
         Format::Npy => {
-            let mut file = AtomicFile::create(path)?;
-            write_slice(&mut file, &data, &[LEN], Order::C)?;
-            file.commit()?;
+            npy_mmap::save_slice(path, &data, &[LEN], Order::C)?;
         }
         Format::Npz => {
             let mut writer = NpzWriter::create(path)?;
@@ -209,33 +206,4 @@ fn a_npy_save_killed_at_any_moment_leaves_the_old_or_the_new_file() -> Result<()
 #[test]
 fn a_npz_save_killed_at_any_moment_leaves_the_old_or_the_new_file() -> Result<()> {
     kill_savers_at_random_points(Format::Npz)
-}
-
-#[test]
-fn saving_over_a_mapped_file_leaves_the_reader_valid() -> Result<()> {
-    let dir = TempDir::new("crash-mapped");
-    let path = dir.0.join("data.npy");
-    save(Format::Npy, &path, 1)?;
-    let reader = npy_mmap::open(&path)?;
-    let before = reader
-        .view::<f64>()?
-        .as_slice()
-        .context("contiguous")?
-        .to_vec();
-
-    // Replace the file twice while it is mapped: the mapping keeps the old
-    // inode, so the reader sees its data unchanged and never faults.
-    save(Format::Npy, &path, 2)?;
-    save(Format::Npy, &path, 3)?;
-    let view = reader.view::<f64>()?;
-    let now = view.as_slice().context("contiguous")?;
-    assert_eq!(now, &before[..]);
-    assert!(now.iter().all(|&v| v == 1.0));
-    assert_eq!(reader.file_len(), std::fs::metadata(&path)?.len());
-
-    // New readers see the new file.
-    assert_eq!(load(Format::Npy, &path)?, 3);
-    let fresh = npy_mmap::open(&path)?;
-    assert!(fresh.view::<f64>()?.iter().all(|&v| v == 3.0));
-    Ok(())
 }

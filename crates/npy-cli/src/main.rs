@@ -1,5 +1,76 @@
-//! The `npy` command-line tool.
+//! The `npy` command-line tool: look at, check and reshape NumPy `.npy`/`.npz`
+//! files without starting Python. See `npy --help`.
 
-fn main() {
-    println!("npy: not yet implemented");
+mod cli;
+mod commands;
+mod describe;
+mod print;
+mod progress;
+mod source;
+mod stats;
+mod transpose;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to
+            // stderr (exit 2).
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    let result = commands::run(cli.command, &mut stdout).and_then(|code| {
+        stdout.flush()?;
+        Ok(code)
+    });
+    match result {
+        Ok(code) => code,
+        // `npy show big.npy | head` closes the pipe early: not an error.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "npy: error: {}", error_text(&err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes on one line, `outer: inner`, skipping a cause
+/// whose text the message before it already includes.
+pub fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = one_line(&cause.to_string());
+        if part.is_empty() || text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+/// Error messages are one line each (some of numpy's wordings span several).
+pub fn one_line(text: &str) -> String {
+    text.split('\n')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

@@ -143,6 +143,40 @@ pub struct Record {
     pub itemsize: usize,
 }
 
+/// One entry of a record's descr list, in order: a field, or the padding
+/// NumPy writes as `('', '|V<n>')` for bytes no field covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordEntry<'a> {
+    /// A named field.
+    Field(&'a Field),
+    /// `n` bytes of padding.
+    Padding(usize),
+}
+
+impl Record {
+    /// The entries NumPy's `dtype.descr` lists for this record: every field,
+    /// with a padding entry before any gap and after the last field when the
+    /// itemsize is larger.
+    pub fn entries(&self) -> impl Iterator<Item = RecordEntry<'_>> {
+        let mut end = 0usize;
+        let fields = self.fields.iter().flat_map(move |field| {
+            let gap = field.offset.checked_sub(end).filter(|&gap| gap > 0);
+            end = end.max(field.offset.saturating_add(field.dtype.itemsize()));
+            gap.map(RecordEntry::Padding)
+                .into_iter()
+                .chain([RecordEntry::Field(field)])
+        });
+        let covered = self
+            .fields
+            .iter()
+            .map(|field| field.offset.saturating_add(field.dtype.itemsize()))
+            .max()
+            .unwrap_or(0);
+        let tail = self.itemsize.checked_sub(covered).filter(|&gap| gap > 0);
+        fields.chain(tail.map(RecordEntry::Padding))
+    }
+}
+
 /// A NumPy data type, as stored in an `.npy` header's `descr`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -155,7 +189,7 @@ pub enum DType {
 }
 
 use crate::literal::{self, Value};
-use crate::pyrepr::{push_shape_repr, push_str_repr, str_repr};
+use crate::pyrepr::{push_decimal, push_shape_repr, push_str_repr, str_repr};
 use crate::{Error, Result};
 
 /// Largest itemsize NumPy can represent (it stores sizes in a C `int`).
@@ -241,7 +275,12 @@ impl Scalar {
 
     /// The type string NumPy writes (`dtype.str`): `<f8`, `|S7`, `<M8[10s]`.
     pub fn type_str(&self) -> String {
-        use std::fmt::Write;
+        let mut out = String::with_capacity(12);
+        self.push_type_str(&mut out);
+        out
+    }
+
+    fn push_type_str(&self, out: &mut String) {
         let order = if !self.has_byte_order() {
             '|'
         } else {
@@ -252,7 +291,6 @@ impl Scalar {
                 ByteOrder::NotApplicable => '>',
             }
         };
-        let mut out = String::with_capacity(12);
         out.push(order);
         let (kind, size) = match self.kind {
             ScalarKind::Bool => ('b', self.itemsize),
@@ -269,21 +307,20 @@ impl Scalar {
                 } else {
                     'm'
                 });
-                let _ = write!(out, "{}", self.itemsize);
+                push_decimal(out, self.itemsize as u64);
                 if let Some(unit) = unit {
                     out.push('[');
                     if unit.multiple != 1 {
-                        let _ = write!(out, "{}", unit.multiple);
+                        push_decimal(out, u64::from(unit.multiple));
                     }
                     out.push_str(unit.unit.symbol());
                     out.push(']');
                 }
-                return out;
+                return;
             }
         };
         out.push(kind);
-        let _ = write!(out, "{size}");
-        out
+        push_decimal(out, size as u64);
     }
 }
 
@@ -342,7 +379,7 @@ impl DType {
 
     /// The dtype a parsed header `descr` value describes (NumPy's
     /// `descr_to_dtype`).
-    pub(crate) fn from_literal(value: &Value) -> Result<DType> {
+    pub(crate) fn from_literal(value: &Value<'_>) -> Result<DType> {
         match value {
             Value::Str(s) => parse_type_str(s),
             Value::Tuple(items) => match items.as_slice() {
@@ -381,7 +418,12 @@ impl DType {
 
     fn push_descr(&self, out: &mut String) {
         match self {
-            DType::Scalar(s) => push_str_repr(out, &s.type_str()),
+            // A type string never needs quoting or escapes.
+            DType::Scalar(s) => {
+                out.push('\'');
+                s.push_type_str(out);
+                out.push('\'');
+            }
             DType::SubArray(base, shape) => {
                 out.push('(');
                 base.push_descr(out);
@@ -391,20 +433,17 @@ impl DType {
             }
             DType::Record(record) => {
                 out.push('[');
-                let mut end = 0usize;
-                let mut first = true;
-                let mut sep = |out: &mut String| {
-                    if !first {
+                for (i, entry) in record.entries().enumerate() {
+                    if i > 0 {
                         out.push_str(", ");
                     }
-                    first = false;
-                };
-                for field in &record.fields {
-                    if field.offset > end {
-                        sep(out);
-                        push_padding(out, field.offset - end);
-                    }
-                    sep(out);
+                    let field = match entry {
+                        RecordEntry::Padding(len) => {
+                            push_padding(out, len);
+                            continue;
+                        }
+                        RecordEntry::Field(field) => field,
+                    };
                     out.push('(');
                     match &field.title {
                         Some(title) => {
@@ -426,11 +465,6 @@ impl DType {
                         other => other.push_descr(out),
                     }
                     out.push(')');
-                    end = end.max(field.offset.saturating_add(field.dtype.itemsize()));
-                }
-                if record.itemsize > end {
-                    sep(out);
-                    push_padding(out, record.itemsize - end);
                 }
                 out.push(']');
             }
@@ -478,23 +512,33 @@ impl DType {
     /// Checks that NumPy could write this dtype: record fields in order and
     /// not overlapping, every itemsize at most [`MAX_ITEMSIZE`].
     pub(crate) fn check_writable(&self) -> Result<()> {
+        self.check_writable_with(&mut String::new())
+    }
+
+    /// [`DType::check_writable`] with scratch space for the type strings,
+    /// shared by all the fields of a record.
+    fn check_writable_with(&self, type_text: &mut String) -> Result<()> {
         if self.itemsize() > MAX_ITEMSIZE {
             return Err(too_big_itemsize());
         }
         match self {
             // A hand-built scalar must be one the reader understands back
             // (no `<i3`, no `U` of 5 bytes, no 4-byte datetime).
-            DType::Scalar(s) => match parse_type_str(&s.type_str()) {
-                Ok(DType::Scalar(back)) if back == s.normalized() => Ok(()),
-                _ => Err(Error::InvalidDType {
-                    reason: format!("no descr describes {s:?}"),
-                }),
-            },
-            DType::SubArray(base, _) => base.check_writable(),
+            DType::Scalar(s) => {
+                type_text.clear();
+                s.push_type_str(type_text);
+                match parse_type_str(type_text) {
+                    Ok(DType::Scalar(back)) if back == s.normalized() => Ok(()),
+                    _ => Err(Error::InvalidDType {
+                        reason: format!("no descr describes {s:?}"),
+                    }),
+                }
+            }
+            DType::SubArray(base, _) => base.check_writable_with(type_text),
             DType::Record(record) => {
                 let mut end = 0usize;
                 for field in &record.fields {
-                    field.dtype.check_writable()?;
+                    field.dtype.check_writable_with(type_text)?;
                     if field.offset < end {
                         return Err(Error::UnwritableRecord);
                     }
@@ -522,8 +566,9 @@ impl ByteOrder {
 }
 
 fn push_padding(out: &mut String, len: usize) {
-    use std::fmt::Write;
-    let _ = write!(out, "('', '|V{len}')");
+    out.push_str("('', '|V");
+    push_decimal(out, len as u64);
+    out.push_str("')");
 }
 
 fn too_big_itemsize() -> Error {
@@ -539,14 +584,14 @@ fn not_understood(text: &str) -> Error {
 }
 
 /// `numpy.dtype((base, shape))`: `()` gives `base` itself, an int `n` means `(n,)`.
-fn subarray(base: DType, shape: &Value) -> Result<DType> {
+fn subarray(base: DType, shape: &Value<'_>) -> Result<DType> {
     let invalid = |detail: &str| Error::InvalidDType {
         reason: format!(
             "invalid shape in fixed-type tuple{detail}: {}",
             shape.repr()
         ),
     };
-    let dims: &[Value] = match shape {
+    let dims: &[Value<'_>] = match shape {
         Value::Int(_) => std::slice::from_ref(shape),
         Value::Tuple(items) => items,
         _ => return Err(invalid("")),
@@ -578,9 +623,9 @@ fn subarray(base: DType, shape: &Value) -> Result<DType> {
 
 /// A structured dtype from a descr list, as NumPy's `descr_to_dtype` builds it:
 /// offsets follow each other; `''`-named void entries are padding.
-fn record_from_entries(entries: &[Value]) -> Result<DType> {
+fn record_from_entries(entries: &[Value<'_>]) -> Result<DType> {
     let mut fields = Vec::with_capacity(entries.len());
-    let mut used = std::collections::HashSet::new();
+    let mut used = std::collections::HashSet::with_capacity(entries.len());
     let mut offset = 0usize;
     for entry in entries {
         let invalid = |reason: &str| Error::InvalidDType {
@@ -625,17 +670,17 @@ fn record_from_entries(entries: &[Value]) -> Result<DType> {
                 }) | DType::SubArray(..)
             );
         if !is_padding {
-            if !used.insert(name.as_str()) {
+            if !used.insert(name.as_ref()) {
                 return Err(invalid("name already used as a name or title"));
             }
             if let Some(title) = title
-                && !used.insert(title.as_str())
+                && !used.insert(title.as_ref())
             {
                 return Err(invalid("title already used as a name or title"));
             }
             fields.push(Field {
-                name: name.clone(),
-                title: title.cloned(),
+                name: name.to_string(),
+                title: title.map(|title| title.to_string()),
                 dtype,
                 offset,
             });
@@ -653,7 +698,10 @@ fn record_from_entries(entries: &[Value]) -> Result<DType> {
 
 /// `numpy.dtype(text)` for the type strings NumPy accepts.
 fn parse_type_str(text: &str) -> Result<DType> {
-    if let Some(dtype) = parse_type_name(text)? {
+    // Names start with a letter; the usual `<f8` need not be looked up.
+    if text.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
+        && let Some(dtype) = parse_type_name(text)?
+    {
         return Ok(dtype);
     }
     let (order, rest) = match text.as_bytes().first() {

@@ -137,26 +137,34 @@ fn scalar(dtype: &DType) -> Option<&Scalar> {
     }
 }
 
-fn scalar_dtype(kind: ScalarKind, byte_order: ByteOrder, itemsize: usize) -> DType {
+pub(crate) fn scalar_dtype(kind: ScalarKind, byte_order: ByteOrder, itemsize: usize) -> DType {
     DType::Scalar(Scalar::new(kind, byte_order, itemsize))
 }
 
 /// Whether `dtype` is a number of `kind` and `itemsize` stored in `order`
 /// (compared normalised: 1-byte numbers have no order).
-fn is_number(dtype: &DType, kind: ScalarKind, itemsize: usize, order: ByteOrder) -> bool {
+pub(crate) fn is_number(
+    dtype: &DType,
+    kind: ScalarKind,
+    itemsize: usize,
+    order: ByteOrder,
+) -> bool {
     scalar(dtype).is_some_and(|s| s.normalized() == Scalar::new(kind, order, itemsize))
 }
 
+/// The cast for types valid for every bit pattern (`FromBytes`): no check.
 macro_rules! check_free_cast {
     () => {
         fn cast_slice(bytes: &[u8]) -> Option<&[Self]> {
-            <[Self]>::ref_from_bytes(bytes).ok()
+            <[Self] as zerocopy::FromBytes>::ref_from_bytes(bytes).ok()
         }
         fn cast_slice_mut(bytes: &mut [u8]) -> Option<&mut [Self]> {
-            <[Self]>::mut_from_bytes(bytes).ok()
+            <[Self] as zerocopy::FromBytes>::mut_from_bytes(bytes).ok()
         }
     };
 }
+#[allow(unused_imports)] // used by the optional `ext` element types
+pub(crate) use check_free_cast;
 
 macro_rules! native_number {
     ($($ty:ty => $kind:ident),* $(,)?) => {$(

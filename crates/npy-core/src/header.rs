@@ -1,5 +1,6 @@
 //! The `.npy` header: preamble (magic, version, length) and the dict text.
 
+use std::borrow::Cow;
 use std::io::Read;
 
 use crate::literal::{self, Value};
@@ -314,19 +315,26 @@ impl Header {
         preamble: Preamble,
         options: &ParseOptions,
     ) -> Result<(Header, Layout)> {
-        let text: std::borrow::Cow<'_, str> = match preamble.version {
-            // Latin-1: every byte is the code point of the same value.
-            Version::V1 | Version::V2 => bytes.iter().map(|&b| char::from(b)).collect(),
+        let text: Cow<'_, str> = match preamble.version {
+            // Latin-1: every byte is the code point of the same value, so
+            // ASCII text (what NumPy writes) is already valid UTF-8.
+            Version::V1 | Version::V2 => match std::str::from_utf8(bytes) {
+                Ok(ascii) if ascii.is_ascii() => Cow::Borrowed(ascii),
+                _ => bytes.iter().map(|&b| char::from(b)).collect(),
+            },
             Version::V3 => {
                 let text = std::str::from_utf8(bytes).map_err(|e| Error::HeaderNotUtf8 {
                     valid_up_to: e.valid_up_to(),
                 })?;
-                let chars = text.chars().count();
-                if chars > options.max_header_size {
-                    return Err(Error::HeaderTooLarge {
-                        length: chars,
-                        max: options.max_header_size,
-                    });
+                // A character takes at least one byte: count only when it matters.
+                if text.len() > options.max_header_size {
+                    let chars = text.chars().count();
+                    if chars > options.max_header_size {
+                        return Err(Error::HeaderTooLarge {
+                            length: chars,
+                            max: options.max_header_size,
+                        });
+                    }
                 }
                 text.into()
             }
@@ -359,7 +367,7 @@ impl Header {
 
     /// Checks the header dict like NumPy, in NumPy's order: keys, shape,
     /// fortran_order, descr.
-    fn from_dict(value: Value) -> Result<Header> {
+    fn from_dict(value: Value<'_>) -> Result<Header> {
         let Value::Dict(items) = value else {
             return Err(Error::HeaderNotDict {
                 found: value.repr(),
@@ -368,7 +376,7 @@ impl Header {
         // One pass, so that a huge dict (allowed by a raised size limit)
         // costs linear time.
         const KEYS: [&str; 3] = ["descr", "fortran_order", "shape"];
-        let mut found: [Option<&Value>; 3] = [None; 3];
+        let mut found: [Option<&Value<'_>>; 3] = [None; 3];
         let mut twice: Option<&str> = None;
         for (key, value) in &items {
             let slot = match key {
@@ -460,7 +468,7 @@ impl Header {
         }
         self.data_len()?;
         let text = self.dict_text();
-        let needs_utf8 = text.chars().any(|c| u32::from(c) > 0xff);
+        let needs_utf8 = !text.is_ascii() && text.chars().any(|c| u32::from(c) > 0xff);
         match version {
             Some(Version::V3) => wrap(text.as_bytes(), Version::V3),
             Some(v) if needs_utf8 => Err(Error::HeaderNotLatin1 {
@@ -549,14 +557,14 @@ impl Header {
 }
 
 /// NumPy's message for a wrong key set: the sorted keys.
-fn wrong_keys(items: &[(Value, Value)]) -> Error {
+fn wrong_keys(items: &[(Value<'_>, Value<'_>)]) -> Error {
     // Python sorts str keys by code point (= UTF-8 byte order); other key
     // types (which make Python's sort fail) go last, by their repr.
-    let mut keys: Vec<(u8, String, &Value)> = items
+    let mut keys: Vec<(u8, Cow<'_, str>, &Value<'_>)> = items
         .iter()
         .map(|(k, _)| match k {
-            Value::Str(s) => (0, s.clone(), k),
-            other => (1, other.repr(), k),
+            Value::Str(s) => (0, Cow::Borrowed(s.as_ref()), k),
+            other => (1, Cow::Owned(other.repr()), k),
         })
         .collect();
     keys.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
@@ -565,8 +573,12 @@ fn wrong_keys(items: &[(Value, Value)]) -> Error {
     Error::WrongKeys { keys: list.repr() }
 }
 
-/// Latin-1 bytes of a text whose characters are all at most U+00FF.
-fn latin1(text: &str) -> Vec<u8> {
+/// Latin-1 bytes of a text whose characters are all at most U+00FF (the
+/// text itself when it is ASCII).
+fn latin1(text: &str) -> Cow<'_, [u8]> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text.as_bytes());
+    }
     text.chars().map(|c| c as u8).collect()
 }
 

@@ -7,12 +7,25 @@
 //! `npy-mmap` crate, which hands its bytes to the views defined here.
 //!
 //! The crate has no `unsafe` code.
+//!
+//! ## Optional features
+//!
+//! All off by default; each adds an integration in [`ext`] with a runnable
+//! example there.
+//!
+//! | feature | adds |
+//! | --- | --- |
+//! | `half` | `half::f16` (and byte-order-explicit [`F16<O>`](ext::half)) as the element of `f2` data |
+//! | `num-complex` | `c8`/`c16` elements that are `num_complex::Complex` without copying ([`ext::num_complex`]) |
+//! | `ndarray` | views as `ndarray` views with the file's strides, no copy; writing any `ndarray` array like `np.save` ([`ext::ndarray`]) |
+//! | `derive` | `#[derive(NpyRecord)]`: a `#[repr(C)]` struct as a structured dtype, checked then zero-copy ([`ext::derive`]) |
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod dtype;
 pub mod element;
 pub mod error;
+pub mod ext;
 pub mod header;
 pub mod io;
 mod literal;
@@ -22,7 +35,9 @@ pub mod swap;
 pub mod value;
 pub mod view;
 
-pub use dtype::{ByteOrder, DType, DateTimeUnit, Field, Record, Scalar, ScalarKind, TimeUnit};
+pub use dtype::{
+    ByteOrder, DType, DateTimeUnit, Field, Record, RecordEntry, Scalar, ScalarKind, TimeUnit,
+};
 pub use element::{Bool, Element};
 pub use error::{Error, Result};
 pub use header::{Header, Layout, Order, ParseOptions, Preamble, Version};
@@ -32,3 +47,9 @@ pub use record::{FieldRef, RecordRef, RecordView};
 pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_npy, write_slice};
 pub use value::Value;
 pub use view::{ArrayView, ArrayViewMut};
+
+#[cfg(feature = "derive")]
+pub use ext::derive::NpyRecord;
+/// Derives [`Element`] and [`NpyRecord`] for a `#[repr(C)]` struct: see [`ext::derive`].
+#[cfg(feature = "derive")]
+pub use npy_derive::NpyRecord;

@@ -10,7 +10,9 @@
 //! * linear time: every input byte is looked at a bounded number of times;
 //! * no recursion: containers live on an explicit stack, at most
 //!   [`MAX_NESTING`] deep;
-//! * allocation proportional to the input only.
+//! * allocation proportional to the input only: strings and floats without
+//!   escapes or separators borrow from the text, and each container is
+//!   allocated once, at its final size.
 //!
 //! Not supported (all refused as syntax errors): sets, complex numbers,
 //! `\N{name}` escapes, lone surrogates (`'\ud800'`), and operators other than a
@@ -23,30 +25,32 @@
 /// nested about 30 deep.
 pub(crate) const MAX_NESTING: usize = 64;
 
-/// A parsed Python literal.
+use std::borrow::Cow;
+
+/// A parsed Python literal, borrowing from the parsed text where it can.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Value {
+pub(crate) enum Value<'a> {
     /// `'text'`
-    Str(String),
+    Str(Cow<'a, str>),
     /// `b'bytes'`
-    Bytes(Vec<u8>),
+    Bytes(Cow<'a, [u8]>),
     /// An integer (literals outside `i128` are refused).
     Int(i128),
     /// A float, kept as written (without `_` separators) for messages.
-    Float(String),
+    Float(Cow<'a, str>),
     /// `True` / `False`
     Bool(bool),
     /// `None`
     None,
     /// `(a, b)`
-    Tuple(Vec<Value>),
+    Tuple(Vec<Value<'a>>),
     /// `[a, b]`
-    List(Vec<Value>),
+    List(Vec<Value<'a>>),
     /// `{k: v}` in source order, duplicates kept.
-    Dict(Vec<(Value, Value)>),
+    Dict(Vec<(Value<'a>, Value<'a>)>),
 }
 
-impl Value {
+impl Value<'_> {
     /// The value as Python's `repr()` prints it (used in error messages).
     pub(crate) fn repr(&self) -> String {
         let mut out = String::new();
@@ -95,7 +99,7 @@ impl Value {
     }
 }
 
-fn push_items(out: &mut String, items: &[Value]) {
+fn push_items(out: &mut String, items: &[Value<'_>]) {
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -123,7 +127,7 @@ pub(crate) struct Options {
 
 /// Parses `text` as exactly one Python literal, surrounded by any whitespace
 /// and comments.
-pub(crate) fn parse(text: &str, options: Options) -> Result<Value, SyntaxError> {
+pub(crate) fn parse(text: &str, options: Options) -> Result<Value<'_>, SyntaxError> {
     Parser {
         lexer: Lexer {
             src: text,
@@ -131,6 +135,7 @@ pub(crate) fn parse(text: &str, options: Options) -> Result<Value, SyntaxError> 
             allow_long_suffix: options.allow_long_suffix,
         },
         stack: Vec::new(),
+        items: Vec::new(),
     }
     .run()
 }
@@ -143,14 +148,14 @@ enum Bracket {
 }
 
 #[derive(Debug)]
-enum Token {
+enum Token<'a> {
     Open(Bracket),
     Close(Bracket),
     Comma,
     Colon,
     Plus,
     Minus,
-    Atom(Value),
+    Atom(Value<'a>),
     End,
 }
 
@@ -203,7 +208,7 @@ impl StrBuf {
     }
 }
 
-impl Lexer<'_> {
+impl<'a> Lexer<'a> {
     fn byte(&self, at: usize) -> Option<u8> {
         self.src.as_bytes().get(at).copied()
     }
@@ -238,7 +243,7 @@ impl Lexer<'_> {
         matches!(bytes.get(prefix), Some(b'\'' | b'"')) && string_prefix(&bytes[..prefix]).is_some()
     }
 
-    fn next(&mut self) -> Result<(Token, usize), SyntaxError> {
+    fn next(&mut self) -> Result<(Token<'a>, usize), SyntaxError> {
         self.skip_trivia();
         let start = self.pos;
         let Some(b) = self.byte(start) else {
@@ -295,12 +300,34 @@ impl Lexer<'_> {
     }
 
     /// Reads a quoted string starting at the opening quote.
-    fn string(&mut self, raw: bool, is_bytes: bool) -> Result<Value, SyntaxError> {
-        let bytes = self.src.as_bytes();
+    fn string(&mut self, raw: bool, is_bytes: bool) -> Result<Value<'a>, SyntaxError> {
+        let src = self.src;
+        let bytes = src.as_bytes();
         let start = self.pos;
         let quote = bytes[start];
         let triple = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
         self.pos += if triple { 3 } else { 1 };
+        if !triple {
+            // The usual string, one line without escapes, is a slice of the
+            // text; anything else is collected below.
+            let body = self.pos;
+            let special = bytes[body..]
+                .iter()
+                .position(|&b| b == quote || b == b'\\' || b == b'\n' || b == b'\r');
+            if let Some(len) = special
+                && bytes[body + len] == quote
+            {
+                let text = &src[body..body + len];
+                if !is_bytes {
+                    self.pos = body + len + 1;
+                    return Ok(Value::Str(Cow::Borrowed(text)));
+                }
+                if text.is_ascii() {
+                    self.pos = body + len + 1;
+                    return Ok(Value::Bytes(Cow::Borrowed(text.as_bytes())));
+                }
+            }
+        }
         let mut buf = if is_bytes {
             StrBuf::Bytes(Vec::new())
         } else {
@@ -353,8 +380,8 @@ impl Lexer<'_> {
             }
         }
         Ok(match buf {
-            StrBuf::Text(s) => Value::Str(s),
-            StrBuf::Bytes(b) => Value::Bytes(b),
+            StrBuf::Text(s) => Value::Str(Cow::Owned(s)),
+            StrBuf::Bytes(b) => Value::Bytes(Cow::Owned(b)),
         })
     }
 
@@ -448,7 +475,7 @@ impl Lexer<'_> {
     }
 
     /// Reads an int or float literal.
-    fn number(&mut self) -> Result<Value, SyntaxError> {
+    fn number(&mut self) -> Result<Value<'a>, SyntaxError> {
         let bytes = self.src.as_bytes();
         let start = self.pos;
         let radix = match (bytes[start], self.byte(start + 1)) {
@@ -535,7 +562,7 @@ impl Lexer<'_> {
     }
 
     /// Reads the rest of a float after its integer digits.
-    fn float_tail(&mut self, start: usize) -> Result<Value, SyntaxError> {
+    fn float_tail(&mut self, start: usize) -> Result<Value<'a>, SyntaxError> {
         if self.byte(self.pos) == Some(b'.') {
             self.pos += 1;
             // Floats keep their text, so the digits need no value.
@@ -561,36 +588,62 @@ impl Lexer<'_> {
                 self.pos += 1;
             }
         }
-        Ok(Value::Float(self.src[start..self.pos].replace('_', "")))
+        let text = &self.src[start..self.pos];
+        Ok(Value::Float(if text.contains('_') {
+            Cow::Owned(text.replace('_', ""))
+        } else {
+            Cow::Borrowed(text)
+        }))
     }
 }
 
 /// `(raw, bytes)` for a valid string prefix (`u`, `r`, `b`, `br`, `rb`, any case).
 fn string_prefix(prefix: &[u8]) -> Option<(bool, bool)> {
-    match prefix.to_ascii_lowercase().as_slice() {
-        b"" | b"u" => Some((false, false)),
-        b"r" => Some((true, false)),
-        b"b" => Some((false, true)),
-        b"br" | b"rb" => Some((true, true)),
+    match *prefix {
+        [] => Some((false, false)),
+        [a] => match a.to_ascii_lowercase() {
+            b'u' => Some((false, false)),
+            b'r' => Some((true, false)),
+            b'b' => Some((false, true)),
+            _ => None,
+        },
+        [a, b] => match [a.to_ascii_lowercase(), b.to_ascii_lowercase()] {
+            [b'b', b'r'] | [b'r', b'b'] => Some((true, true)),
+            _ => None,
+        },
         _ => None,
     }
 }
 
+/// An open container. Its items so far sit on the parser's shared item
+/// stack from `start` on, so a container is allocated only once it is
+/// closed, at its final size.
 enum Frame {
-    /// Items, and whether a comma was seen (`(1)` is an int, `(1,)` a tuple).
-    Tuple(Vec<Value>, bool),
-    List(Vec<Value>),
-    /// Items, and the key waiting for its value.
-    Dict(Vec<(Value, Value)>, Option<Value>),
+    /// Whether a comma was seen (`(1)` is an int, `(1,)` a tuple).
+    Tuple {
+        start: usize,
+        comma: bool,
+    },
+    List {
+        start: usize,
+    },
+    /// Keys and values alternate on the item stack; `has_key` when a key
+    /// waits for its value.
+    Dict {
+        start: usize,
+        has_key: bool,
+    },
 }
 
 struct Parser<'a> {
     lexer: Lexer<'a>,
     stack: Vec<Frame>,
+    /// The finished items of every open container, innermost last.
+    items: Vec<Value<'a>>,
 }
 
-impl Parser<'_> {
-    fn run(mut self) -> Result<Value, SyntaxError> {
+impl<'a> Parser<'a> {
+    fn run(mut self) -> Result<Value<'a>, SyntaxError> {
         // True where a closing bracket may come instead of a value: right after
         // an opening bracket or a comma.
         let mut may_close = false;
@@ -602,10 +655,17 @@ impl Parser<'_> {
                     if self.stack.len() >= MAX_NESTING {
                         return err("too many nested brackets", at);
                     }
+                    let start = self.items.len();
                     self.stack.push(match bracket {
-                        Bracket::Paren => Frame::Tuple(Vec::new(), false),
-                        Bracket::Square => Frame::List(Vec::new()),
-                        Bracket::Curly => Frame::Dict(Vec::new(), None),
+                        Bracket::Paren => Frame::Tuple {
+                            start,
+                            comma: false,
+                        },
+                        Bracket::Square => Frame::List { start },
+                        Bracket::Curly => Frame::Dict {
+                            start,
+                            has_key: false,
+                        },
                     });
                     may_close = true;
                     continue 'value;
@@ -617,9 +677,11 @@ impl Parser<'_> {
                     while self.lexer.string_follows() {
                         let at = self.lexer.pos;
                         match (&mut joined, self.lexer.next()?.0) {
-                            (Value::Str(s), Token::Atom(Value::Str(more))) => s.push_str(&more),
+                            (Value::Str(s), Token::Atom(Value::Str(more))) => {
+                                s.to_mut().push_str(&more)
+                            }
                             (Value::Bytes(b), Token::Atom(Value::Bytes(more))) => {
-                                b.extend_from_slice(&more)
+                                b.to_mut().extend_from_slice(&more)
                             }
                             _ => return err("cannot mix bytes and nonbytes literals", at),
                         }
@@ -632,7 +694,9 @@ impl Parser<'_> {
                     let (operand, at) = self.lexer.next()?;
                     match operand {
                         Token::Atom(Value::Int(i)) => Value::Int(if negative { -i } else { i }),
-                        Token::Atom(Value::Float(f)) if negative => Value::Float(format!("-{f}")),
+                        Token::Atom(Value::Float(f)) if negative => {
+                            Value::Float(Cow::Owned(format!("-{f}")))
+                        }
                         Token::Atom(Value::Float(f)) => Value::Float(f),
                         _ => return err("a sign must be followed by a number", at),
                     }
@@ -650,32 +714,31 @@ impl Parser<'_> {
                     };
                 };
                 let expected_close = match top {
-                    Frame::Dict(_, key @ None) => {
+                    Frame::Dict {
+                        has_key: has_key @ false,
+                        ..
+                    } => {
                         if !matches!(token, Token::Colon) {
                             return err("expected ':' after a dict key", at);
                         }
-                        *key = Some(value);
+                        *has_key = true;
+                        self.items.push(value);
                         may_close = false;
                         continue 'value;
                     }
-                    Frame::Dict(items, key @ Some(_)) => {
-                        if let Some(k) = key.take() {
-                            items.push((k, value));
-                        }
+                    Frame::Dict { has_key, .. } => {
+                        *has_key = false;
                         Bracket::Curly
                     }
-                    Frame::List(items) => {
-                        items.push(value);
-                        Bracket::Square
-                    }
-                    Frame::Tuple(items, comma) => {
-                        items.push(value);
+                    Frame::List { .. } => Bracket::Square,
+                    Frame::Tuple { comma, .. } => {
                         if matches!(token, Token::Comma) {
                             *comma = true;
                         }
                         Bracket::Paren
                     }
                 };
+                self.items.push(value);
                 match token {
                     Token::Comma => {
                         may_close = true;
@@ -704,17 +767,32 @@ impl Parser<'_> {
     }
 
     /// Pops the innermost container, which `bracket` closes.
-    fn close(&mut self, bracket: Bracket, at: usize) -> Result<Value, SyntaxError> {
+    fn close(&mut self, bracket: Bracket, at: usize) -> Result<Value<'a>, SyntaxError> {
         match (self.stack.pop(), bracket) {
-            (Some(Frame::Tuple(mut items, comma)), Bracket::Paren) => {
-                Ok(if items.len() == 1 && !comma {
-                    items.pop().unwrap_or(Value::None)
+            (Some(Frame::Tuple { start, comma }), Bracket::Paren) => {
+                Ok(if self.items.len() == start + 1 && !comma {
+                    self.items.pop().unwrap_or(Value::None)
                 } else {
-                    Value::Tuple(items)
+                    Value::Tuple(self.items.split_off(start))
                 })
             }
-            (Some(Frame::List(items)), Bracket::Square) => Ok(Value::List(items)),
-            (Some(Frame::Dict(items, None)), Bracket::Curly) => Ok(Value::Dict(items)),
+            (Some(Frame::List { start }), Bracket::Square) => {
+                Ok(Value::List(self.items.split_off(start)))
+            }
+            (
+                Some(Frame::Dict {
+                    start,
+                    has_key: false,
+                }),
+                Bracket::Curly,
+            ) => {
+                let mut entries = Vec::with_capacity((self.items.len() - start) / 2);
+                let mut flat = self.items.drain(start..);
+                while let (Some(key), Some(value)) = (flat.next(), flat.next()) {
+                    entries.push((key, value));
+                }
+                Ok(Value::Dict(entries))
+            }
             _ => err("mismatched closing bracket", at),
         }
     }
@@ -724,7 +802,7 @@ impl Parser<'_> {
 mod tests {
     use super::*;
 
-    fn p(text: &str) -> Value {
+    fn p(text: &str) -> Value<'_> {
         parse(text, Options::default()).unwrap_or_else(|e| panic!("{text:?}: {e:?}"))
     }
 
@@ -732,8 +810,8 @@ mod tests {
         parse(text, Options::default()).expect_err(text)
     }
 
-    fn s(text: &str) -> Value {
-        Value::Str(text.to_owned())
+    fn s(text: &str) -> Value<'static> {
+        Value::Str(text.to_owned().into())
     }
 
     // Expected values checked with CPython 3.11's ast.literal_eval.
@@ -828,8 +906,11 @@ mod tests {
         assert_eq!(p("'''a'b\"\"'''"), s("a'b\"\""));
         assert_eq!(p("'''a\r\nb'''"), s("a\nb"));
         assert_eq!(p("'café'"), s("café"));
-        assert_eq!(p(r"b'\xff\u00e9'"), Value::Bytes(b"\xff\\u00e9".to_vec()));
-        assert_eq!(p(r"Rb'\n' b'x'"), Value::Bytes(b"\\nx".to_vec()));
+        assert_eq!(
+            p(r"b'\xff\u00e9'"),
+            Value::Bytes(b"\xff\\u00e9".to_vec().into())
+        );
+        assert_eq!(p(r"Rb'\n' b'x'"), Value::Bytes(b"\\nx".to_vec().into()));
         for bad in [
             "'abc",
             "'a\nb'",

@@ -36,6 +36,14 @@ pub(crate) fn push_str_repr(out: &mut String, s: &str) {
         '\''
     };
     out.push(quote);
+    // Names and type strings are plain ASCII: copy them in one go.
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'\\' && char::from(b) != quote)
+    {
+        out.push_str(s);
+        out.push(quote);
+        return;
+    }
     for c in s.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
@@ -108,18 +116,33 @@ fn push_escape(out: &mut String, cp: u32) {
 
 /// Appends Python's `repr()` of a tuple of non-negative ints: `()`, `(5,)`, `(3, 4)`.
 pub(crate) fn push_shape_repr(out: &mut String, shape: &[usize]) {
-    use std::fmt::Write;
     out.push('(');
-    for (i, dim) in shape.iter().enumerate() {
+    for (i, &dim) in shape.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        let _ = write!(out, "{dim}");
+        push_decimal(out, dim as u64);
     }
     if shape.len() == 1 {
         out.push(',');
     }
     out.push(')');
+}
+
+/// Appends `n` in decimal, as Python's `repr()` of a non-negative int
+/// (without the formatting machinery, which dominates short headers).
+pub(crate) fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[start..].iter().map(|&d| char::from(d)));
 }
 
 /// Ranges of printable code points at or above U+0080.
@@ -333,5 +356,11 @@ mod tests {
         push_shape_repr(&mut s, &[5]);
         push_shape_repr(&mut s, &[3, 4]);
         assert_eq!(s, "()(5,)(3, 4)");
+        let mut s = String::new();
+        for n in [0, 7, 10, 1234567890, u64::MAX] {
+            push_decimal(&mut s, n);
+            s.push(' ');
+        }
+        assert_eq!(s, "0 7 10 1234567890 18446744073709551615 ");
     }
 }

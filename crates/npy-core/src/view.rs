@@ -453,6 +453,13 @@ impl<'a, T> ArrayView<'a, T> {
     pub fn as_slice(&self) -> Option<&'a [T]> {
         (self.geometry.is_c_contiguous() || self.geometry.is_f_contiguous()).then_some(self.data)
     }
+
+    /// The memory from the first element to the last (for integrations that
+    /// rebuild the view elsewhere with [`strides`](Self::strides)).
+    #[cfg(feature = "ndarray")]
+    pub(crate) fn memory(&self) -> &'a [T] {
+        self.data
+    }
 }
 
 impl<T: Clone> ArrayView<'_, T> {
@@ -622,6 +629,18 @@ impl<'a, T> ArrayViewMut<'a, T> {
     pub fn as_slice_mut(&mut self) -> Option<&mut [T]> {
         (self.geometry.is_c_contiguous() || self.geometry.is_f_contiguous())
             .then_some(&mut *self.data)
+    }
+
+    /// Mutable form of [`ArrayView::memory`], reborrowed.
+    #[cfg(feature = "ndarray")]
+    pub(crate) fn memory_mut(&mut self) -> &mut [T] {
+        self.data
+    }
+
+    /// Mutable form of [`ArrayView::memory`], for the whole lifetime `'a`.
+    #[cfg(feature = "ndarray")]
+    pub(crate) fn into_memory(self) -> &'a mut [T] {
+        self.data
     }
 
     /// Calls `f` on every element in logical (C) order.

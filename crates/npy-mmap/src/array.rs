@@ -26,6 +26,15 @@ pub enum Advice {
     /// from the file on the next access; nothing written is lost). Refused
     /// on copy-on-write mappings, where it would discard the private copies.
     DontNeed,
+    /// Fault every page in now, readable (`MADV_POPULATE_READ`, Linux 5.14+):
+    /// later reads of the range take no page faults. Costs reading the range
+    /// if it is not in the page cache.
+    PopulateRead,
+    /// Fault every page in now, writable (`MADV_POPULATE_WRITE`, Linux
+    /// 5.14+; writable modes only): a worker about to overwrite its rows
+    /// pays one system call instead of a fault per page, and on a sparse
+    /// file a full disk is an error here instead of a SIGBUS later.
+    PopulateWrite,
 }
 
 /// An `.npy` file memory-mapped in mode `M`, or a window of its rows.
@@ -41,7 +50,10 @@ pub enum Advice {
 #[derive(Debug)]
 pub struct MappedArray<M: Mode = crate::ReadOnly> {
     // Field order is drop order: unmap before the file (and its lock) goes.
+    // The file is never lent out: `&File` allows `set_len` and `write_at`,
+    // which would change bytes (or the length) under live views.
     map: M::Map,
+    #[expect(dead_code, reason = "held open for its lock, never used after mapping")]
     file: File,
     path: PathBuf,
     header: Header,
@@ -124,11 +136,7 @@ impl<M: Mode> MappedArray<M> {
         };
         let offset = (layout.data_offset + start) as u64;
         let map = M::Map::map(&file, offset, len).map_err(io_error("map", path))?;
-        if let Some(advice) = advice {
-            map.advise(advice)
-                .map_err(io_error("advise the kernel about", path))?;
-        }
-        Ok(MappedArray {
+        let array = MappedArray {
             map,
             file,
             path: path.to_path_buf(),
@@ -138,7 +146,11 @@ impl<M: Mode> MappedArray<M> {
             rows,
             row_bytes,
             shape,
-        })
+        };
+        if let Some(advice) = advice {
+            array.advise(advice)?;
+        }
+        Ok(array)
     }
 
     /// The file's path, as given when opening.
@@ -245,14 +257,35 @@ impl<M: Mode> MappedArray<M> {
 
     /// Passes an access-pattern hint for the whole mapping to the kernel.
     pub fn advise(&self, advice: Advice) -> Result<()> {
+        self.advise_bytes(0..self.bytes().len(), advice)
+    }
+
+    /// Passes a hint for window-relative `rows` to the kernel: e.g.
+    /// [`Advice::PopulateWrite`] on the next chunk a worker will fill, or
+    /// [`Advice::DontNeed`] on the chunk it just finished.
+    pub fn advise_rows(&self, rows: Range<usize>, advice: Advice) -> Result<()> {
+        let range = self.row_byte_range(rows)?;
+        self.advise_bytes(range, advice)
+    }
+
+    /// Passes a hint for `range` of [`bytes`](Self::bytes) to the kernel.
+    pub fn advise_bytes(&self, range: Range<usize>, advice: Advice) -> Result<()> {
+        self.check_byte_range(&range)?;
         self.map
-            .advise(advice)
+            .advise(advice, range)
             .map_err(io_error("advise the kernel about", &self.path))
     }
 
-    /// The open file (locked shared, unless locking was disabled).
-    pub fn file(&self) -> &File {
-        &self.file
+    fn check_byte_range(&self, range: &Range<usize>) -> Result<()> {
+        let len = self.bytes().len();
+        if range.start > range.end || range.end > len {
+            return Err(Error::BytesOutOfBounds {
+                start: range.start,
+                end: range.end,
+                len,
+            });
+        }
+        Ok(())
     }
 
     /// Byte range of window-relative `rows` inside [`bytes`](Self::bytes).
@@ -347,14 +380,7 @@ impl MappedArray<ReadWrite> {
     }
 
     fn flush_bytes_inner(&self, range: Range<usize>, wait: bool) -> Result<()> {
-        let len = self.bytes().len();
-        if range.start > range.end || range.end > len {
-            return Err(Error::BytesOutOfBounds {
-                start: range.start,
-                end: range.end,
-                len,
-            });
-        }
+        self.check_byte_range(&range)?;
         self.map
             .flush_range(range.start, range.len(), wait)
             .map_err(io_error("flush", &self.path))

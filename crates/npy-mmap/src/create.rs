@@ -75,6 +75,10 @@ impl CreateOptions {
     /// Replaces an existing file (after taking its exclusive lock, so no
     /// process following the locking rule has it mapped). Off by default:
     /// creating over an existing file is an [`Error::AlreadyExists`].
+    ///
+    /// Waiting for the lock waits for *every* mapping of the file to be
+    /// dropped, this process's own included; with
+    /// [`Locking::NonBlocking`] a mapped file is an [`Error::Locked`] instead.
     pub fn overwrite(&mut self, overwrite: bool) -> &mut CreateOptions {
         self.overwrite = overwrite;
         self
@@ -130,6 +134,37 @@ impl CreateOptions {
     /// Writes header and length under the exclusive lock, then holds the
     /// shared lock; returns the open file, the layout and the file length.
     fn write_file(&self, path: &Path) -> Result<(File, Layout, u64)> {
+        let (file, header_bytes, file_len) = self.write_exclusive(path)?;
+
+        // std offers no lock downgrade, and `flock` itself converts by
+        // unlocking first; so there is a moment without a lock. Whatever
+        // another process did in that moment, we check below that the file
+        // is still the one we wrote before mapping it.
+        if self.locking != Locking::Disabled {
+            file.unlock().map_err(io_error("unlock", path))?;
+            lock_shared(&file, path, self.locking)?;
+        }
+        let parse = ParseOptions {
+            max_header_size: header_bytes
+                .len()
+                .max(ParseOptions::default().max_header_size),
+        };
+        let (header, layout) = read_header(&file, path, &parse)?;
+        let now_len = file.metadata().map_err(io_error("stat", path))?.len();
+        if header != self.header || layout.data_offset != header_bytes.len() || now_len != file_len
+        {
+            return Err(Error::ChangedDuringCreate {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok((file, layout, file_len))
+    }
+
+    /// Creates the file, takes the exclusive lock and writes the header and
+    /// length (removing the file again on failure). Returns the file, still
+    /// exclusively locked, the header bytes and the file length. Also the
+    /// start of a streamed file (`CreateOptions::stream`, in `grow`).
+    pub(crate) fn write_exclusive(&self, path: &Path) -> Result<(File, Vec<u8>, u64)> {
         let header_bytes = self
             .header
             .to_bytes(self.version)
@@ -175,29 +210,7 @@ impl CreateOptions {
             drop(std::fs::remove_file(path));
             return Err(error);
         }
-
-        // std offers no lock downgrade, and `flock` itself converts by
-        // unlocking first; so there is a moment without a lock. Whatever
-        // another process did in that moment, we check below that the file
-        // is still the one we wrote before mapping it.
-        if self.locking != Locking::Disabled {
-            file.unlock().map_err(io_error("unlock", path))?;
-            lock_shared(&file, path, self.locking)?;
-        }
-        let parse = ParseOptions {
-            max_header_size: header_bytes
-                .len()
-                .max(ParseOptions::default().max_header_size),
-        };
-        let (header, layout) = read_header(&file, path, &parse)?;
-        let now_len = file.metadata().map_err(io_error("stat", path))?.len();
-        if header != self.header || layout.data_offset != header_bytes.len() || now_len != file_len
-        {
-            return Err(Error::ChangedDuringCreate {
-                path: path.to_path_buf(),
-            });
-        }
-        Ok((file, layout, file_len))
+        Ok((file, header_bytes, file_len))
     }
 
     fn write_locked(

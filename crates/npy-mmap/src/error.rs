@@ -109,6 +109,45 @@ pub enum Error {
     #[error("a 0-d array has no rows: it cannot be mapped as a window")]
     NoRows,
 
+    /// Growing the file would need a longer header than the file has: it
+    /// was written without room to rewrite the shape in place (numpy before
+    /// 1.24, or another writer).
+    #[error(
+        "{}: the header has no room to grow to shape {shape}: it needs {needed} bytes \
+         and the file has {available}; files written by numpy >= 1.24 (or by this \
+         library) reserve room for 21 digits, older ones must be rewritten first \
+         (np.save(path, np.load(path)))",
+        path.display()
+    )]
+    NoRoomToGrow {
+        /// The file.
+        path: PathBuf,
+        /// The shape that did not fit, as Python would print it.
+        shape: String,
+        /// Header bytes the new shape needs (text plus newline).
+        needed: usize,
+        /// Header bytes the file has.
+        available: usize,
+    },
+
+    /// The array cannot grow along its growth axis.
+    #[error("{}: cannot append rows: {reason}", path.display())]
+    CannotGrow {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
+    },
+
+    /// Appended or streamed data is not a whole number of rows.
+    #[error("{bytes} bytes are not a whole number of rows of {row_bytes} bytes")]
+    PartialRow {
+        /// Bytes given (or written since the last whole row).
+        bytes: usize,
+        /// Bytes in one row.
+        row_bytes: usize,
+    },
+
     /// Building a typed view failed (dtype mismatch, misalignment, ...).
     #[error(transparent)]
     View(#[from] npy_core::Error),

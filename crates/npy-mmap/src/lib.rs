@@ -10,6 +10,7 @@
 //! | `np.load(p, mmap_mode='r+')` | [`open_rw(p)`](open_rw) → [`MappedArray<ReadWrite>`] |
 //! | `np.load(p, mmap_mode='c')` | [`open_cow(p)`](open_cow) → [`MappedArray<CopyOnWrite>`] |
 //! | `open_memmap(p, 'w+', dtype, shape)` | [`CreateOptions::create`] → [`MappedArray<ReadWrite>`] |
+//! | appending to a saved array (no numpy equivalent in place) | [`Appender`] appends rows in place; [`CreateOptions::stream`] → [`RowWriter`] for unknown lengths |
 //!
 //! The mode is part of the type: a read-only mapping has no method that
 //! writes (see [`mode`]). Bytes become typed arrays through npy-core's views.
@@ -48,6 +49,28 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Speed notes
+//!
+//! * Opening costs the same for any file size: open, lock, two small reads
+//!   (preamble, header), `fstat`, one `mmap`. Nothing of the data is read.
+//! * Random access into a file that is not in the page cache (or a sparse
+//!   one): open with [`Advice::Random`]. Without it every first touch reads
+//!   ahead around the page; with an 8 MiB read-ahead setting, 200 random
+//!   first touches of an 8 GiB sparse file took 1.6 s instead of 1.2 ms.
+//! * A scan of a warm file: `view.as_slice()` is a plain slice, as fast as
+//!   memory; [`Advice::PopulateRead`] maps every page up front.
+//! * Filling: give each worker its own [`window`](OpenOptions::window) so it
+//!   maps only its rows; [`CreateOptions::reserve`] allocates the disk blocks
+//!   so a full disk is an error at create, not a SIGBUS mid-fill.
+//!
+//! ## Optional features
+//!
+//! | feature | adds |
+//! | --- | --- |
+//! | `npz` (default) | the [`npz`] module |
+//! | `rayon` | `MappedArray::par_rows_mut`: fill a mapping's rows from rayon's threads |
+//! | `ndarray` | `NpzWriter::add_ndarray`, and npy-core's `ndarray` views (`view.to_ndarray()`) |
+//!
 //! ## Safety
 //!
 //! All `unsafe` code of the project sits in one private module (creating the
@@ -60,21 +83,31 @@
 #![deny(unsafe_code)]
 
 mod array;
+mod atomic;
 mod create;
 mod error;
+pub mod grow;
 pub mod mode;
 mod open;
+mod save;
 #[allow(unsafe_code)]
 mod sys;
 
 #[cfg(feature = "npz")]
 pub mod npz;
+#[cfg(all(feature = "npz", feature = "ndarray"))]
+mod npz_ndarray;
+#[cfg(feature = "rayon")]
+mod par;
 
 pub use array::{Advice, MappedArray};
+pub use atomic::AtomicFile;
 pub use create::CreateOptions;
 pub use error::{Error, Result};
+pub use grow::{Appender, RowWriter};
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
 pub use open::{Locking, OpenOptions};
+pub use save::{save, save_array, save_slice};
 
 use std::path::Path;
 

@@ -1,11 +1,10 @@
 //! Opening existing files: [`OpenOptions`], locking, reading the header.
 
 use std::fs::File;
-use std::io::{self, Read};
 use std::ops::Range;
 use std::path::Path;
 
-use npy_core::{Header, Layout, ParseOptions, Preamble};
+use npy_core::{Header, Layout, ParseOptions};
 
 use crate::error::{Error, Result, io_error};
 use crate::sys::Storage;
@@ -157,31 +156,10 @@ pub(crate) fn read_header(
             source,
         },
     };
-    let mut preamble_bytes = [0u8; Preamble::MAX_LEN];
-    let got =
-        read_up_to(file, &mut preamble_bytes).map_err(io_error("read the header of", path))?;
-    let preamble = Preamble::parse(&preamble_bytes[..got]).map_err(header_error)?;
-    preamble.check_size(options).map_err(header_error)?;
-    let header_end = preamble.data_offset();
-    if header_end <= got {
-        return Header::parse(&preamble_bytes[..got], options).map_err(header_error);
-    }
-    let mut bytes = vec![0u8; header_end];
-    bytes[..got].copy_from_slice(&preamble_bytes[..got]);
-    let rest = read_up_to(file, &mut bytes[got..]).map_err(io_error("read the header of", path))?;
-    Header::parse(&bytes[..got + rest], options).map_err(header_error)
-}
-
-/// Reads from the current position until `buf` is full or the file ends.
-fn read_up_to(mut file: &File, buf: &mut [u8]) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
+    // npy-core's stream reader: a few small reads, and a buffer that grows
+    // with the bytes that arrive, never with what the length field claims.
+    Header::read_from(&mut &*file, options).map_err(|source| match source {
+        npy_core::Error::Io(source) => io_error("read the header of", path)(source),
+        source => header_error(source),
+    })
 }

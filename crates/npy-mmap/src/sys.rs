@@ -21,6 +21,7 @@
 
 use std::fs::File;
 use std::io;
+use std::ops::Range;
 
 use memmap2::{Mmap, MmapMut, MmapOptions, UncheckedAdvice};
 
@@ -39,8 +40,9 @@ pub trait Storage: Send + Sync + Sized {
     /// The mapped bytes.
     fn bytes(&self) -> &[u8];
 
-    /// Passes an access-pattern hint to the kernel.
-    fn advise(&self, advice: Advice) -> io::Result<()>;
+    /// Passes an access-pattern hint for `range` of [`bytes`](Self::bytes)
+    /// (in bounds, checked by the caller) to the kernel.
+    fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()>;
 }
 
 /// A mapping that can be written through.
@@ -69,57 +71,80 @@ fn options(offset: u64, len: usize) -> MmapOptions {
     options
 }
 
-/// Maps the kernel hints memmap2 checks as safe; `DontNeed` is handled by
-/// the caller because its meaning depends on the kind of mapping.
-fn checked_advice(advice: Advice) -> Option<memmap2::Advice> {
-    match advice {
-        Advice::Normal => Some(memmap2::Advice::Normal),
-        Advice::Random => Some(memmap2::Advice::Random),
-        Advice::Sequential => Some(memmap2::Advice::Sequential),
-        Advice::WillNeed => Some(memmap2::Advice::WillNeed),
-        Advice::DontNeed => None,
-    }
+/// A hint as memmap2 takes it: checked ones, and the one whose meaning
+/// depends on the kind of mapping.
+enum Hint {
+    Checked(memmap2::Advice),
+    DontNeed,
+}
+
+fn hint(advice: Advice) -> io::Result<Hint> {
+    Ok(Hint::Checked(match advice {
+        Advice::Normal => memmap2::Advice::Normal,
+        Advice::Random => memmap2::Advice::Random,
+        Advice::Sequential => memmap2::Advice::Sequential,
+        Advice::WillNeed => memmap2::Advice::WillNeed,
+        Advice::DontNeed => return Ok(Hint::DontNeed),
+        #[cfg(target_os = "linux")]
+        Advice::PopulateRead => memmap2::Advice::PopulateRead,
+        #[cfg(target_os = "linux")]
+        Advice::PopulateWrite => memmap2::Advice::PopulateWrite,
+        #[cfg(not(target_os = "linux"))]
+        Advice::PopulateRead | Advice::PopulateWrite => {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "populate hints exist on Linux only",
+            ));
+        }
+    }))
 }
 
 /// memmap2's two map types, as far as hints for *shared* mappings go.
 trait SharedAdvise {
-    fn advise(&self, advice: memmap2::Advice) -> io::Result<()>;
+    fn advise_range(&self, advice: memmap2::Advice, offset: usize, len: usize) -> io::Result<()>;
     /// `MADV_DONTNEED`: only for mappings created `MAP_SHARED`.
-    fn dont_need(&self) -> io::Result<()>;
+    fn dont_need(&self, offset: usize, len: usize) -> io::Result<()>;
 }
 
 impl SharedAdvise for Mmap {
-    fn advise(&self, advice: memmap2::Advice) -> io::Result<()> {
-        Mmap::advise(self, advice)
+    fn advise_range(&self, advice: memmap2::Advice, offset: usize, len: usize) -> io::Result<()> {
+        Mmap::advise_range(self, advice, offset, len)
     }
 
-    fn dont_need(&self) -> io::Result<()> {
+    fn dont_need(&self, offset: usize, len: usize) -> io::Result<()> {
         // SAFETY: on a shared file mapping MADV_DONTNEED only drops the
         // page-table entries; the next access reloads the same bytes from
         // the page cache, so no live reference sees its contents change.
-        unsafe { self.unchecked_advise(UncheckedAdvice::DontNeed) }
+        unsafe { self.unchecked_advise_range(UncheckedAdvice::DontNeed, offset, len) }
     }
 }
 
 impl SharedAdvise for MmapMut {
-    fn advise(&self, advice: memmap2::Advice) -> io::Result<()> {
-        MmapMut::advise(self, advice)
+    fn advise_range(&self, advice: memmap2::Advice, offset: usize, len: usize) -> io::Result<()> {
+        MmapMut::advise_range(self, advice, offset, len)
     }
 
-    fn dont_need(&self) -> io::Result<()> {
+    fn dont_need(&self, offset: usize, len: usize) -> io::Result<()> {
         // SAFETY: as for `Mmap`; dirty data is kept too (the kernel moves the
         // dirty bit to the page-cache page before dropping the entry). Only
         // `SharedMap` calls this: the private `PrivateMap` refuses DontNeed.
-        unsafe { self.unchecked_advise(UncheckedAdvice::DontNeed) }
+        unsafe { self.unchecked_advise_range(UncheckedAdvice::DontNeed, offset, len) }
     }
 }
 
 /// Every hint, on a shared mapping (or on nothing, for an empty one).
-fn advise_shared(map: Option<&impl SharedAdvise>, advice: Advice) -> io::Result<()> {
-    let Some(map) = map else { return Ok(()) };
-    match checked_advice(advice) {
-        Some(advice) => map.advise(advice),
-        None => map.dont_need(),
+fn advise_shared(
+    map: Option<&impl SharedAdvise>,
+    advice: Advice,
+    range: Range<usize>,
+) -> io::Result<()> {
+    let hint = hint(advice)?;
+    let Some(map) = map.filter(|_| !range.is_empty()) else {
+        return Ok(());
+    };
+    match hint {
+        Hint::Checked(advice) => map.advise_range(advice, range.start, range.len()),
+        Hint::DontNeed => map.dont_need(range.start, range.len()),
     }
 }
 
@@ -141,8 +166,8 @@ impl Storage for ReadOnlyMap {
         self.0.as_deref().unwrap_or_default()
     }
 
-    fn advise(&self, advice: Advice) -> io::Result<()> {
-        advise_shared(self.0.as_ref(), advice)
+    fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
+        advise_shared(self.0.as_ref(), advice, range)
     }
 }
 
@@ -165,8 +190,8 @@ impl Storage for SharedMap {
         self.0.as_deref().unwrap_or_default()
     }
 
-    fn advise(&self, advice: Advice) -> io::Result<()> {
-        advise_shared(self.0.as_ref(), advice)
+    fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
+        advise_shared(self.0.as_ref(), advice, range)
     }
 }
 
@@ -207,16 +232,20 @@ impl Storage for PrivateMap {
         self.0.as_deref().unwrap_or_default()
     }
 
-    fn advise(&self, advice: Advice) -> io::Result<()> {
-        let Some(map) = &self.0 else { return Ok(()) };
-        match checked_advice(advice) {
-            Some(advice) => map.advise(advice),
+    fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
+        match hint(advice)? {
             // MADV_DONTNEED on a private mapping throws away this process's
             // copies: bytes visible through `&` would change. Refused.
-            None => Err(io::Error::new(
+            Hint::DontNeed => Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 "DontNeed would discard the copy-on-write changes of this mapping",
             )),
+            Hint::Checked(advice) => match &self.0 {
+                Some(map) if !range.is_empty() => {
+                    map.advise_range(advice, range.start, range.len())
+                }
+                _ => Ok(()),
+            },
         }
     }
 }

@@ -174,3 +174,49 @@ fn generic_open_names_the_mode() {
     assert_eq!(first::<ReadWrite>(&path), (1, "r+"));
     assert_eq!(first::<CopyOnWrite>(&path), (1, "c"));
 }
+
+#[test]
+fn hints_for_row_ranges_are_checked() {
+    let dir = TempDir::new("modes-advise-rows");
+    let path = write_file(
+        &dir,
+        "a.npy",
+        &npy_bytes("<u2", Order::C, &[1000, 8], &[3; 16000]),
+    );
+    let array = npy_mmap::open_rw(&path).unwrap();
+    array.advise_rows(100..900, Advice::Sequential).unwrap();
+    array.advise_rows(0..0, Advice::DontNeed).unwrap();
+    array.advise_bytes(1..2, Advice::WillNeed).unwrap();
+    let error = array.advise_rows(999..1001, Advice::Random).unwrap_err();
+    assert!(matches!(
+        error,
+        npy_mmap::Error::RowsOutOfBounds { rows: 1000, .. }
+    ));
+    assert!(array.advise_bytes(0..16001, Advice::Random).is_err());
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn populate_write_prefaults_a_writable_window() {
+    let dir = TempDir::new("modes-populate");
+    let path = dir.join("a.npy");
+    npy_mmap::CreateOptions::new(npy_core::DType::parse("<f8").unwrap(), [4096, 64])
+        .preallocate(&path)
+        .unwrap();
+    let mut window = OpenOptions::new()
+        .window(1024..2048)
+        .advice(Advice::PopulateWrite)
+        .open::<ReadWrite>(&path)
+        .unwrap();
+    assert!(
+        window.bytes().iter().all(|&b| b == 0),
+        "populating keeps the zeros"
+    );
+    window.bytes_mut()[0] = 1;
+    window.advise_rows(0..10, Advice::PopulateRead).unwrap();
+    let reader = npy_mmap::open(&path).unwrap();
+    reader.advise(Advice::PopulateRead).unwrap();
+    // A read-only mapping cannot be populated writable.
+    assert!(reader.advise(Advice::PopulateWrite).is_err());
+    assert_eq!(reader.bytes()[1024 * 64 * 8], 1);
+}

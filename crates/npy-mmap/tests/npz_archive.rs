@@ -4,7 +4,8 @@
 
 use std::io::{Cursor, Read};
 
-use npy_mmap::npz::{AtomicFile, Compression, MemberCompression, NpzArchive, NpzError, NpzWriter};
+use npy_mmap::AtomicFile;
+use npy_mmap::npz::{Compression, MemberCompression, NpzArchive, NpzError, NpzWriter};
 
 fn archive_with(members: &[(&str, &[u8])], compression: Compression) -> Vec<u8> {
     let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
@@ -447,4 +448,28 @@ fn streamed_raw_member_matches_its_content() {
         let mut archive = open(writer.finish().unwrap().into_inner());
         assert!(archive.read_raw("big.bin").unwrap() == content);
     }
+}
+
+#[test]
+fn member_reader_streams_and_checks_the_crc_at_the_end() {
+    let content: Vec<u8> = (0..200_000u32).map(|i| (i % 13) as u8).collect();
+    for compression in [Compression::Stored, Compression::DEFLATED] {
+        let mut archive = open(archive_with(&[("m.npy", &content)], compression));
+        let mut reader = archive.reader("m").unwrap();
+        assert_eq!(reader.member(), "m.npy");
+        let mut streamed = Vec::new();
+        reader.read_to_end(&mut streamed).unwrap();
+        assert!(streamed == content);
+    }
+    let mut bytes = archive_with(&[("m.npy", b"member to damage")], Compression::Stored);
+    corrupt_first_byte_of(&mut bytes, b"member to damage");
+    let mut archive = open(bytes);
+    let error = archive
+        .reader("m")
+        .unwrap()
+        .read_to_end(&mut Vec::new())
+        .unwrap_err();
+    assert_eq!(error.to_string(), "Bad CRC-32 for file 'm.npy'");
+    let error = archive.reader("m").unwrap().verify().unwrap_err();
+    assert!(matches!(error, NpzError::BadCrc { .. }), "{error}");
 }

@@ -115,3 +115,48 @@ fn window_on_a_truncated_file_is_still_refused() {
         }
     ));
 }
+
+/// The size of the memory mapping that contains `address` (Linux: /proc/self/maps).
+#[cfg(target_os = "linux")]
+fn mapping_size_at(address: usize) -> usize {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    for line in maps.lines() {
+        let range = line.split_whitespace().next().unwrap();
+        let (start, end) = range.split_once('-').unwrap();
+        let (start, end) = (
+            usize::from_str_radix(start, 16).unwrap(),
+            usize::from_str_radix(end, 16).unwrap(),
+        );
+        if (start..end).contains(&address) {
+            return end - start;
+        }
+    }
+    panic!("no mapping holds {address:#x}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_window_maps_only_its_rows() {
+    let dir = TempDir::new("win-size");
+    let path = dir.join("big.npy");
+    // 64 MiB of f8 in 16 windows of 4 MiB; sparse, so nothing is written.
+    npy_mmap::CreateOptions::new(npy_core::DType::parse("<f8").unwrap(), [16 * 512, 1024])
+        .preallocate(&path)
+        .unwrap();
+    let whole = npy_mmap::open(&path).unwrap();
+    assert!(mapping_size_at(whole.bytes().as_ptr() as usize) >= 64 << 20);
+    for w in [0, 7, 15] {
+        let rows = w * 512..(w + 1) * 512;
+        let window = OpenOptions::new()
+            .window(rows)
+            .open::<ReadOnly>(&path)
+            .unwrap();
+        assert_eq!(window.bytes().len(), 4 << 20);
+        let mapped = mapping_size_at(window.bytes().as_ptr() as usize);
+        // The window's bytes plus the part of a page before them, no more.
+        assert!(
+            (4 << 20..=(4 << 20) + 4096 * 16).contains(&mapped),
+            "window {w} maps {mapped} bytes"
+        );
+    }
+}

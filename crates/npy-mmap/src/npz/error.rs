@@ -14,6 +14,10 @@ pub enum NpzError {
     #[error(transparent)]
     Io(#[from] io::Error),
 
+    /// Opening, locking or mapping the archive file failed.
+    #[error(transparent)]
+    File(#[from] crate::Error),
+
     /// The archive itself (its central directory) could not be read.
     #[error("File is not a zip file: {0}")]
     NotAZip(#[source] zip::result::ZipError),

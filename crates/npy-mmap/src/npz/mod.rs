@@ -3,9 +3,11 @@
 //!
 //! * [`NpzArchive`] opens any zip, lists NumPy's keys (member names with one
 //!   `.npy` removed), and reads a member only when asked for it.
+//! * [`MappedNpz`] maps an archive file read-only; its stored members are
+//!   typed views straight into the mapping (NumPy ignores `mmap_mode` for npz).
 //! * [`NpzWriter`] writes stored (`np.savez`) or deflated
 //!   (`np.savez_compressed`) members, zip64 always on, stored array data
-//!   64-byte aligned; to a path it writes through an [`AtomicFile`].
+//!   64-byte aligned; to a path it writes through an [`AtomicFile`](crate::AtomicFile).
 //!
 //! ```
 //! use std::io::Cursor;
@@ -24,9 +26,11 @@
 mod container;
 mod deflate;
 mod error;
+mod mapped;
 mod read;
 mod write;
 
 pub use error::{NpzError, Result};
-pub use read::{Member, MemberCompression, MemberInfo, NpzArchive};
-pub use write::{AtomicFile, Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};
+pub use mapped::MappedNpz;
+pub use read::{Member, MemberCompression, MemberInfo, MemberReader, NpzArchive};
+pub use write::{Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};

@@ -228,7 +228,15 @@ impl<R: Read + Seek> NpzArchive<R> {
             hasher: crc32fast::Hasher::new(),
             expected,
             member,
+            crc_ok: None,
         })
+    }
+
+    /// Streams a member's content (the whole `.npy` file or raw bytes),
+    /// decompressing as it goes; the CRC-32 is checked at the end.
+    pub fn reader(&mut self, key: &str) -> Result<MemberReader<'_, R>> {
+        let index = self.resolve(key)?;
+        self.open_member(index)
     }
 
     /// Reads a member's whole content as bytes, whatever it holds (NumPy
@@ -262,10 +270,10 @@ impl<R: Read + Seek> NpzArchive<R> {
         let prefix = reader.read_prefix()?;
         if prefix.as_slice() != NPY_MAGIC {
             return Err(NpzError::NotNpy {
-                member: reader.member.to_owned(),
+                member: reader.member().to_owned(),
             });
         }
-        let member = reader.member.to_owned();
+        let member = reader.member().to_owned();
         Header::read_from(
             &mut io::Cursor::new(prefix).chain(&mut reader),
             &options.parse,
@@ -307,7 +315,7 @@ impl<R: Read + Seek> NpzArchive<R> {
         let array = match array {
             Ok(array) => array,
             Err(source) => {
-                let member = reader.member.to_owned();
+                let member = reader.member().to_owned();
                 return Err(match reader.verify() {
                     Err(crc @ NpzError::BadCrc { .. }) => crc,
                     _ => NpzError::Npy { member, source },
@@ -452,23 +460,51 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
     }
 }
 
-/// A member's content as a stream; CRC-32 checked by [`verify`](Self::verify).
-pub(crate) struct MemberReader<'a, R: Read> {
+/// A member's content as a stream (decompressed when deflated), from
+/// [`NpzArchive::reader`]. Reaching the end checks the CRC-32: a mismatch is
+/// an `InvalidData` error `Bad CRC-32 for file '<member>'`.
+pub struct MemberReader<'a, R: Read> {
     file: ZipFile<'a, R>,
     hasher: crc32fast::Hasher,
     expected: u32,
-    pub(crate) member: &'a str,
+    member: &'a str,
+    /// Set once the end was reached and the CRC-32 compared.
+    crc_ok: Option<bool>,
+}
+
+impl<R: Read> std::fmt::Debug for MemberReader<'_, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberReader")
+            .field("member", &self.member)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<R: Read> Read for MemberReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let count = self.file.read(buf)?;
         self.hasher.update(&buf[..count]);
+        if count == 0 && !buf.is_empty() {
+            let ok = *self
+                .crc_ok
+                .get_or_insert_with(|| self.hasher.clone().finalize() == self.expected);
+            if !ok {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("Bad CRC-32 for file '{}'", self.member),
+                ));
+            }
+        }
         Ok(count)
     }
 }
 
 impl<R: Read> MemberReader<'_, R> {
+    /// The member's name in the archive.
+    pub fn member(&self) -> &str {
+        self.member
+    }
+
     /// Reads up to six bytes: the magic, if the member has one.
     pub(crate) fn read_prefix(&mut self) -> Result<Vec<u8>> {
         let mut prefix = Vec::with_capacity(NPY_MAGIC.len());
@@ -481,18 +517,18 @@ impl<R: Read> MemberReader<'_, R> {
 
     /// Reads whatever is left (bytes after the array are ignored, as in
     /// NumPy) and checks the CRC-32 of everything read.
-    pub(crate) fn verify(mut self) -> Result<()> {
+    pub fn verify(mut self) -> Result<()> {
         io::copy(&mut self, &mut io::sink()).map_err(|error| self.io_error(error))?;
-        if self.hasher.clone().finalize() != self.expected {
-            return Err(NpzError::BadCrc {
-                member: self.member.to_owned(),
-            });
-        }
         Ok(())
     }
 
-    /// Names the member in an I/O error from its stream.
+    /// Names the member in an error from its stream.
     pub(crate) fn io_error(&self, error: io::Error) -> NpzError {
+        if self.crc_ok == Some(false) {
+            return NpzError::BadCrc {
+                member: self.member.to_owned(),
+            };
+        }
         NpzError::Corrupt {
             member: self.member.to_owned(),
             detail: error.to_string(),

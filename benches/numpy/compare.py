@@ -1,0 +1,251 @@
+"""numpy's side of the side-by-side comparison (`just compare`).
+
+The harness (crates/npy-bench, `npy-compare`) creates the data, then runs
+
+    python compare.py <workload> '<json parameters>'
+
+right after timing the Rust contenders on the same files, and merges what
+this prints: {"rows": {row_id: [seconds per operation, ...]}, "notes": {...}}.
+Each workload is done the way numpy's documentation shows.
+"""
+
+import io
+import json
+import multiprocessing
+import os
+import sys
+import time
+
+import numpy as np
+from numpy.lib import format as fmt
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def micro(fn, samples=11, target=0.02):
+    """Seconds per call; each sample runs enough calls to last ~20 ms."""
+    once = max(timed(fn), 1e-9)
+    calls = max(1, min(1_000_000, int(target / once)))
+    out = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        out.append((time.perf_counter() - start) / calls)
+    return out
+
+
+def saved(arr):
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
+
+
+def header(p):
+    cases = {
+        "header.simple": saved(np.zeros((1000, 1000))),
+        "header.record": saved(
+            np.zeros(1000, dtype=[(f"field_{i}", "<f8") for i in range(50)])
+        ),
+    }
+    rows = {}
+    for key, data in cases.items():
+
+        def parse(data=data):
+            buf = io.BytesIO(data)
+            fmt.read_magic(buf)
+            fmt.read_array_header_1_0(buf)
+
+        rows[key] = micro(parse, p["runs"])
+    return rows, {}
+
+
+def open_(p):
+    rows = {}
+    for key, path in (("open.4k", p["small"]), ("open.big", p["big"])):
+
+        def load(path=path):
+            a = np.load(path, mmap_mode="r")
+            del a
+
+        rows[key] = micro(load)
+    return rows, {}
+
+
+def check(got, expected):
+    if got != expected:
+        raise SystemExit(f"sum {got} != {expected}")
+
+
+def sum_(p):
+    runs, expected = p["runs"], p["expected"]
+    warm, mapped, ram = [], [], []
+    for _ in range(runs):
+
+        def open_and_sum():
+            check(float(np.load(p["big"], mmap_mode="r").sum()), expected)
+
+        warm.append(timed(open_and_sum))
+    m = np.load(p["big"], mmap_mode="r")
+    check(float(m.sum()), expected)
+    for _ in range(runs):
+        mapped.append(timed(lambda: check(float(m.sum()), expected)))
+    del m
+    in_ram = np.arange(len(np.load(p["big"], mmap_mode="r")), dtype=np.int64) % 1024
+    in_ram = in_ram.astype(np.float64)
+    for _ in range(runs):
+        ram.append(timed(lambda: check(float(in_ram.sum()), expected)))
+    return {"sum.warm": warm, "sum.mapped": mapped, "sum.ram": ram}, {}
+
+
+def reads(p):
+    a = np.load(p["big"], mmap_mode="r")
+    a.sum()  # fault every page in: the figure is for a warm mapping
+    indices = np.load(p["indices"]).tolist()
+    out = []
+    for _ in range(p["runs"]):
+
+        def read_all():
+            total = 0.0
+            for i in indices:
+                total += a[i]
+            return total
+
+        out.append(timed(read_all) / max(1, len(indices)))
+    return {"reads.random": out}, {}
+
+
+def read(p):
+    rows = {}
+    np.load(p["native"])
+    np.load(p["big_endian"])  # warm the page cache
+
+    def native():
+        np.load(p["native"])
+
+    def big_endian():
+        # Native values, the cheapest numpy way: swap in place, relabel.
+        a = np.load(p["big_endian"])
+        a.byteswap(inplace=True)
+        a = a.view(a.dtype.newbyteorder())
+
+    rows["read.native"] = [timed(native) for _ in range(p["runs"])]
+    rows["read.be"] = [timed(big_endian) for _ in range(p["runs"])]
+    return rows, {}
+
+
+def save(p):
+    a = np.arange(p["len"], dtype=np.float64) * 0.5
+    out = []
+    for _ in range(p["runs"]):
+        if os.path.exists(p["out"]):
+            os.remove(p["out"])
+        out.append(timed(lambda: np.save(p["out"], a)))
+    os.remove(p["out"])
+    return {"save": out}, {}
+
+
+CHUNK = 1 << 20
+
+
+def fill_rows(path, start, end):
+    m = np.load(path, mmap_mode="r+")
+    for s in range(start, end, CHUNK):
+        e = min(end, s + CHUNK)
+        m[s:e] = np.arange(s, e, dtype=np.float64)
+    m.flush()
+    del m
+
+
+def fill(p):
+    path, n = p["path"], p["len"]
+    ctx = multiprocessing.get_context("fork")  # the cheapest start numpy has
+    create, fills = [], {1: [], 2: []}
+    for _ in range(p["runs"]):
+        for processes in (1, 2):
+            if os.path.exists(path):
+                os.remove(path)
+
+            def make():
+                m = fmt.open_memmap(path, mode="w+", dtype="<f8", shape=(n,))
+                del m
+
+            create.append(timed(make))
+
+            def run():
+                workers = [
+                    ctx.Process(
+                        target=fill_rows,
+                        args=(path, n * k // processes, n * (k + 1) // processes),
+                    )
+                    for k in range(processes)
+                ]
+                for w in workers:
+                    w.start()
+                for w in workers:
+                    w.join()
+                    if w.exitcode != 0:
+                        raise SystemExit("a fill worker failed")
+
+            fills[processes].append(timed(run))
+            m = np.load(path, mmap_mode="r")
+            for i in (0, n // 2, n - 1):
+                if m[i] != i:
+                    raise SystemExit(f"fill left element {i} = {m[i]}")
+            del m
+            os.remove(path)
+    return {"create": create, "fill.1": fills[1], "fill.2": fills[2]}, {}
+
+
+def npz(p):
+    big, small = np.load(p["big"]), np.load(p["small"])
+    raw = big.nbytes + small.nbytes
+    rows, notes = {}, {}
+    for kind, save_fn in (("stored", np.savez), ("deflate", np.savez_compressed)):
+        out = os.path.join(p["dir"], f"numpy-{kind}.npz")
+        rows[f"npz.{kind}.write"] = [
+            timed(lambda: save_fn(out, big=big, small=small)) for _ in range(p["runs"])
+        ]
+        if kind == "deflate":
+            notes["compression ratio (raw / archive)"] = round(
+                raw / os.path.getsize(out), 2
+            )
+        os.remove(out)
+
+        # Reads use the archives npy-mmap wrote, like every contender.
+        path = p[kind]
+
+        def read_all(path=path):
+            with np.load(path) as z:
+                z["big"]
+                z["small"]
+
+        rows[f"npz.{kind}.read"] = [timed(read_all) for _ in range(p["runs"])]
+
+        def member(path=path):
+            with np.load(path) as z:
+                z["small"]
+
+        rows[f"npz.member.{kind}"] = micro(member)
+    return rows, notes
+
+
+WORKLOADS = {
+    "header": header,
+    "open": open_,
+    "sum": sum_,
+    "reads": reads,
+    "read": read,
+    "save": save,
+    "fill": fill,
+    "npz": npz,
+}
+
+if __name__ == "__main__":
+    workload, params = sys.argv[1], json.loads(sys.argv[2])
+    rows, notes = WORKLOADS[workload](params)
+    print(json.dumps({"rows": rows, "notes": notes}))

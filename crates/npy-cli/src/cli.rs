@@ -1,0 +1,339 @@
+//! The command line: every subcommand, option and help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Look at, check and reshape NumPy .npy/.npz files without starting Python.
+#[derive(Debug, Parser)]
+#[command(
+    name = "npy",
+    version,
+    about,
+    after_help = "\
+Examples:
+  npy info data.npy                    header, shape, sizes
+  npy info --json archive.npz          one JSON object, one entry per member
+  npy validate *.npy                   exit 0 when all are valid, 1 when any is not
+  npy show data.npy --rows 10:20       print rows 10..20 like numpy does
+  npy stats big.npy                    count, min, max, mean, std, NaN count
+  npy convert in.npy out.npy --order F --byte-order big
+  npy pack out.npz a.npy b.npy --compress
+  npy create zeros.npy --dtype '<f8' --shape 1000,1000"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Info(InfoArgs),
+    Validate(ValidateArgs),
+    Show(ShowArgs),
+    Stats(StatsArgs),
+    Convert(ConvertArgs),
+    Ls(LsArgs),
+    Extract(ExtractArgs),
+    Pack(PackArgs),
+    Create(CreateArgs),
+}
+
+/// Show the header of an .npy file, or the members of an .npz archive.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  npy info data.npy
+  npy info --json data.npy | jq .shape
+  npy info --json archive.npz | jq '.members[].name'")]
+pub struct InfoArgs {
+    /// The .npy or .npz file.
+    pub path: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Strictly check headers, sizes and data length (every member of an .npz).
+///
+/// Exit status: 0 when every file is valid, 1 when any is not (one line per
+/// problem on stdout, naming the file), 2 for usage or I/O errors. Stricter
+/// than numpy: bytes after the data are a problem too.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  npy validate data.npy
+  npy validate --max-header-size 200000 *.npy *.npz")]
+pub struct ValidateArgs {
+    /// Files to check.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Largest header accepted, in characters (numpy's default is 10000).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_header_size: usize,
+}
+
+/// Print values the way numpy prints them.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Big arrays are summarised with '...' like numpy (more than 1000 elements,
+3 edge items per axis).
+
+Examples:
+  npy show data.npy
+  npy show data.npy --rows 100:110
+  npy show archive.npz --member weights
+  npy show data.npy --limit 10")]
+pub struct ShowArgs {
+    /// The .npy or .npz file.
+    pub path: PathBuf,
+    /// The member of an .npz to show (as numpy's `files` lists it, or with `.npy`).
+    #[arg(long, value_name = "NAME")]
+    pub member: Option<String>,
+    /// Only rows A to B (Python slice bounds, either may be omitted: `:10`, `5:`, `-3:`).
+    #[arg(long, value_name = "A:B", allow_hyphen_values = true)]
+    pub rows: Option<RowRange>,
+    /// Show at most N rows (applied after --rows).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+/// Count, min, max, mean, std and NaN count of a numeric array, streaming.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+NaNs are counted and left out of min, max, mean and std (like numpy's
+nanmin/nanmax/nanmean/nanstd); std is the population standard deviation
+(ddof=0). Works on bool, integer, float32 and float64 arrays of either byte
+order, streaming in bounded memory. In --json, inf and nan are the strings
+'inf', '-inf' and 'nan', and values of an array with no numbers are null.
+
+Examples:
+  npy stats data.npy
+  npy stats --json big.npy")]
+pub struct StatsArgs {
+    /// The .npy file (or .npz with --member).
+    pub path: PathBuf,
+    /// The member of an .npz.
+    #[arg(long, value_name = "NAME")]
+    pub member: Option<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Rewrite an array into another byte order, memory order or format version.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The output header is byte-identical to what np.save writes for the result.
+Without --version the version is chosen like numpy does.
+
+Examples:
+  npy convert in.npy out.npy --byte-order little
+  npy convert in.npy out.npy --order F
+  npy convert in.npy out.npy --version 2")]
+pub struct ConvertArgs {
+    /// The input .npy file.
+    pub input: PathBuf,
+    /// The output .npy file (replaced if it exists).
+    pub output: PathBuf,
+    /// Byte order of the output's multi-byte values.
+    #[arg(long, value_enum, value_name = "ORDER")]
+    pub byte_order: Option<ByteOrderArg>,
+    /// Memory order of the output data.
+    #[arg(long, value_enum, value_name = "C|F")]
+    pub order: Option<OrderArg>,
+    /// Format version of the output.
+    #[arg(long, value_name = "1|2|3", value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub version: Option<u8>,
+}
+
+/// List the members of an .npz archive.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  npy ls archive.npz")]
+pub struct LsArgs {
+    /// The .npz archive.
+    pub archive: PathBuf,
+}
+
+/// Write members of an .npz archive out as .npy files.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Each member NAME is written to DIR/NAME.npy; folders inside names are kept.
+Names that would escape DIR (absolute, or containing '..') are refused.
+
+Examples:
+  npy extract archive.npz
+  npy extract archive.npz weights bias --dir out/")]
+pub struct ExtractArgs {
+    /// The .npz archive.
+    pub archive: PathBuf,
+    /// Members to extract (all when none are given).
+    pub names: Vec<String>,
+    /// Directory to write into.
+    #[arg(long, value_name = "D", default_value = ".")]
+    pub dir: PathBuf,
+}
+
+/// Pack .npy files into an .npz archive, one member per file named after its stem.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  npy pack out.npz weights.npy bias.npy
+  npy pack --compress out.npz *.npy")]
+pub struct PackArgs {
+    /// The archive to write (replaced if it exists).
+    pub output: PathBuf,
+    /// The .npy files to pack.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Deflate the members (like np.savez_compressed).
+    #[arg(long)]
+    pub compress: bool,
+}
+
+/// Create a preallocated, zero-filled .npy file.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+DESCR is any descr numpy writes, in header syntax. The file is sparse unless
+--reserve is given, which allocates every block now so a full disk fails here
+and not later.
+
+Examples:
+  npy create out.npy --dtype '<f8' --shape 1000,1000
+  npy create out.npy --dtype '|S7' --shape 10 --order F --reserve
+  npy create out.npy --dtype \"[('x', '<i4'), ('y', '>f8', (2, 3))]\" --shape 100
+  npy create scalar.npy --dtype '<i8' --shape ''")]
+pub struct CreateArgs {
+    /// The file to create (an existing file is refused).
+    pub output: PathBuf,
+    /// The dtype, as numpy writes it in a header.
+    #[arg(long, value_name = "DESCR")]
+    pub dtype: String,
+    /// Comma-separated dimensions; an empty string means a 0-d array.
+    #[arg(long, value_name = "DIMS", value_parser = parse_shape)]
+    pub shape: Shape,
+    /// Memory order of the data.
+    #[arg(long, value_enum, default_value = "C", value_name = "C|F")]
+    pub order: OrderArg,
+    /// Allocate the disk blocks now instead of leaving the file sparse.
+    #[arg(long)]
+    pub reserve: bool,
+}
+
+/// A shape given on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape(pub Vec<usize>);
+
+fn parse_shape(text: &str) -> Result<Shape, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(Shape(Vec::new()));
+    }
+    text.split(',')
+        .map(|dim| {
+            let dim = dim.trim();
+            dim.parse::<usize>()
+                .map_err(|_| format!("'{dim}' is not a dimension (a non-negative integer)"))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Shape)
+}
+
+/// `--rows A:B`, Python slice bounds (negative counts from the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowRange {
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+}
+
+impl std::str::FromStr for RowRange {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (start, end) = text
+            .split_once(':')
+            .ok_or_else(|| format!("'{text}' is not a range A:B"))?;
+        let bound = |part: &str| -> Result<Option<i64>, String> {
+            let part = part.trim();
+            if part.is_empty() {
+                Ok(None)
+            } else {
+                part.parse()
+                    .map(Some)
+                    .map_err(|_| format!("'{part}' is not an integer"))
+            }
+        };
+        Ok(RowRange {
+            start: bound(start)?,
+            end: bound(end)?,
+        })
+    }
+}
+
+impl RowRange {
+    /// Resolves the bounds against `len` rows like a Python slice does.
+    pub fn resolve(&self, len: usize) -> std::ops::Range<usize> {
+        let clamp = |bound: i64| -> usize {
+            if bound < 0 {
+                len.saturating_sub(bound.unsigned_abs().try_into().unwrap_or(usize::MAX))
+            } else {
+                usize::try_from(bound).unwrap_or(usize::MAX).min(len)
+            }
+        };
+        let start = self.start.map_or(0, clamp);
+        let end = self.end.map_or(len, clamp);
+        start..end.max(start)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ByteOrderArg {
+    Little,
+    Big,
+    Native,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    #[value(name = "C", alias = "c")]
+    C,
+    #[value(name = "F", alias = "f")]
+    F,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_parse_like_the_issue_says() {
+        assert_eq!(parse_shape("1000,1000"), Ok(Shape(vec![1000, 1000])));
+        assert_eq!(parse_shape(""), Ok(Shape(vec![])));
+        assert_eq!(parse_shape("7"), Ok(Shape(vec![7])));
+        assert_eq!(parse_shape(" 2, 3 "), Ok(Shape(vec![2, 3])));
+        assert!(parse_shape("2,-3").is_err());
+        assert!(parse_shape("2,,3").is_err());
+    }
+
+    #[test]
+    fn row_ranges_follow_python_slices() {
+        let r = |s: &str| s.parse::<RowRange>().unwrap();
+        assert_eq!(r("2:5").resolve(10), 2..5);
+        assert_eq!(r(":3").resolve(10), 0..3);
+        assert_eq!(r("-3:").resolve(10), 7..10);
+        assert_eq!(r("5:2").resolve(10), 5..5);
+        assert_eq!(r("0:100").resolve(10), 0..10);
+        assert_eq!(r("-100:").resolve(10), 0..10);
+        assert_eq!(r(":").resolve(4), 0..4);
+        assert!("5".parse::<RowRange>().is_err());
+        assert!("a:b".parse::<RowRange>().is_err());
+    }
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,27 @@
+//! `npy create`: a preallocated, zero-filled file.
+
+use anyhow::Context;
+use npy_core::{DType, Order};
+use npy_mmap::CreateOptions;
+
+use crate::cli::{CreateArgs, OrderArg};
+
+pub fn run(args: &CreateArgs) -> anyhow::Result<()> {
+    let dtype = DType::parse(&args.dtype)
+        .with_context(|| format!("--dtype {:?} is not a descr numpy writes", args.dtype))?;
+    let order = match args.order {
+        OrderArg::C => Order::C,
+        OrderArg::F => Order::Fortran,
+    };
+    let result = CreateOptions::new(dtype, args.shape.0.clone())
+        .order(order)
+        .reserve(args.reserve)
+        .preallocate(&args.output);
+    match result {
+        Ok(_) => Ok(()),
+        Err(npy_mmap::Error::AlreadyExists { path }) => {
+            anyhow::bail!("{} exists; remove it first", path.display())
+        }
+        Err(err) => Err(err.into()),
+    }
+}

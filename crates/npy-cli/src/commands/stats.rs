@@ -1,0 +1,160 @@
+//! `npy stats`: count, min, max, mean, std and NaN count, streaming.
+
+use std::io::Write;
+
+use anyhow::bail;
+use npy_core::swap::convert_byte_order;
+use npy_core::{ByteOrder, DType, ScalarKind};
+use serde_json::{Map, Value, json};
+use zerocopy::{FromBytes, IntoBytes};
+
+use crate::cli::StatsArgs;
+use crate::print::{FloatWidth, scalar_float};
+use crate::progress::Progress;
+use crate::stats::{Accumulator, Number, Report, Sample};
+
+/// Elements per chunk: 1 MiB of f64, small enough to stay in cache for the
+/// second (deviation) pass.
+const CHUNK_BYTES: usize = 1 << 20;
+
+pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let opened = crate::commands::open_array(
+        &args.path,
+        args.member.as_deref(),
+        npy_mmap::Advice::Sequential,
+    )?;
+    let header = &opened.header;
+    let DType::Scalar(scalar) = &header.dtype else {
+        bail!(
+            "stats needs a numeric array (bool, integer or float), not a {} array",
+            if matches!(header.dtype, DType::Record(_)) {
+                "structured"
+            } else {
+                "subarray"
+            }
+        );
+    };
+    let dtype = &header.dtype;
+    let swap = !dtype.is_native_byte_order();
+    let mut progress = Progress::bytes(header.data_len()? as u64, "stats", args.json);
+    let data = opened.data();
+    let (report, width) = match (scalar.kind, scalar.itemsize) {
+        (ScalarKind::Bool | ScalarKind::UInt, 1) => {
+            (accumulate::<u8>(dtype, data, swap, &mut progress), None)
+        }
+        (ScalarKind::UInt, 2) => (accumulate::<u16>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::UInt, 4) => (accumulate::<u32>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::UInt, 8) => (accumulate::<u64>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::Int, 1) => (accumulate::<i8>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::Int, 2) => (accumulate::<i16>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::Int, 4) => (accumulate::<i32>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::Int, 8) => (accumulate::<i64>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::Float, 4) => (
+            accumulate::<f32>(dtype, data, swap, &mut progress),
+            Some(FloatWidth::Single),
+        ),
+        (ScalarKind::Float, 8) => (
+            accumulate::<f64>(dtype, data, swap, &mut progress),
+            Some(FloatWidth::Double),
+        ),
+        _ => bail!(
+            "stats supports bool, integer, float32 and float64 arrays, not {}",
+            header.dtype.descr()
+        ),
+    };
+    drop(progress);
+    if args.json {
+        writeln!(out, "{}", Value::Object(report_json(&report)))?;
+    } else {
+        let lines = report_lines(&report, width.unwrap_or(FloatWidth::Double));
+        crate::describe::write_lines(out, &lines)?;
+    }
+    Ok(())
+}
+
+/// Streams the elements of `T` in `data` through the accumulator a chunk at
+/// a time: straight from the mapping when the data is native and aligned,
+/// else through a small buffer converted to native order.
+fn accumulate<T: Sample>(
+    dtype: &DType,
+    data: &[u8],
+    swap: bool,
+    progress: &mut Progress,
+) -> Report {
+    let size = std::mem::size_of::<T>();
+    let chunk_bytes = (CHUNK_BYTES / size).max(1) * size;
+    let mut buffer: Vec<T> = Vec::new();
+    let mut accumulator = Accumulator::<T>::new();
+    for chunk in data.chunks(chunk_bytes) {
+        match <[T]>::ref_from_bytes(chunk) {
+            Ok(values) if !swap => accumulator.add(values),
+            _ => {
+                buffer.clear();
+                buffer.resize(chunk.len() / size, T::new_zeroed());
+                let bytes = buffer.as_mut_bytes();
+                bytes.copy_from_slice(chunk);
+                if swap {
+                    convert_byte_order(dtype, bytes, ByteOrder::NATIVE);
+                }
+                accumulator.add(&buffer);
+            }
+        }
+        progress.advance(chunk.len() as u64);
+    }
+    accumulator.finish()
+}
+
+fn number_text(number: Number, width: FloatWidth) -> String {
+    match number {
+        Number::Int(v) => v.to_string(),
+        Number::UInt(v) => v.to_string(),
+        Number::Float(v) => scalar_float(width, v),
+    }
+}
+
+fn report_lines(report: &Report, width: FloatWidth) -> Vec<(&'static str, String)> {
+    let or_none = |text: Option<String>| text.unwrap_or_else(|| "-".to_string());
+    vec![
+        ("count", report.count.to_string()),
+        ("nan", report.nan.to_string()),
+        ("min", or_none(report.min.map(|n| number_text(n, width)))),
+        ("max", or_none(report.max.map(|n| number_text(n, width)))),
+        (
+            "mean",
+            or_none(report.mean.map(|v| scalar_float(FloatWidth::Double, v))),
+        ),
+        (
+            "std",
+            or_none(report.std.map(|v| scalar_float(FloatWidth::Double, v))),
+        ),
+    ]
+}
+
+fn number_json(number: Option<Number>) -> Value {
+    match number {
+        Some(Number::Int(v)) => json!(v),
+        Some(Number::UInt(v)) => json!(v),
+        Some(Number::Float(v)) => float_json(v),
+        None => Value::Null,
+    }
+}
+
+/// JSON has no inf or NaN: those are written as the strings numpy prints.
+fn float_json(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        json!(scalar_float(FloatWidth::Double, x))
+    }
+}
+
+fn report_json(report: &Report) -> Map<String, Value> {
+    let mut object = Map::new();
+    object.insert("count".into(), json!(report.count));
+    object.insert("nan".into(), json!(report.nan));
+    object.insert("min".into(), number_json(report.min));
+    object.insert("max".into(), number_json(report.max));
+    object.insert("mean".into(), report.mean.map_or(Value::Null, float_json));
+    object.insert("std".into(), report.std.map_or(Value::Null, float_json));
+    object
+}

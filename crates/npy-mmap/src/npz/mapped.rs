@@ -1,0 +1,103 @@
+//! A whole `.npz` file mapped read-only, so stored members are views into it.
+
+use std::fs::File;
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use npy_core::ReadOptions;
+
+use super::error::Result;
+use super::read::NpzArchive;
+use crate::Locking;
+use crate::error::io_error;
+use crate::open::lock_shared;
+use crate::sys::{ReadOnlyMap, Storage};
+
+/// An `.npz` file mapped read-only: stored members become typed views
+/// straight into the mapping (zero-copy), which NumPy cannot do (its
+/// `mmap_mode` is ignored for archives).
+///
+/// Opening maps the file and holds the shared advisory lock while mapped
+/// (docs/SAFETY.md); no member data is read. [`archive`](Self::archive)
+/// reads the central directory and lends views that live as long as the
+/// mapping. Writers of this crate replace archives by rename
+/// ([`NpzWriter::create`](super::NpzWriter::create)), so rewriting the path
+/// never changes the bytes a mapping sees.
+///
+/// ```
+/// use npy_mmap::npz::{MappedNpz, NpzWriter};
+/// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-npz-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("data.npz");
+/// let mut writer = NpzWriter::create(&path)?;
+/// writer.add_slice("a", &[1.0f64, 2.0, 3.0, 4.0], &[2, 2])?;
+/// writer.add_slice("b", &[7i32; 5], &[5])?;
+/// writer.commit()?;
+///
+/// let mapped = MappedNpz::open(&path)?;
+/// let mut archive = mapped.archive()?;
+/// let a = archive.view::<f64>("a")?;
+/// let b = archive.view::<i32>("b")?;
+/// assert_eq!(a.get(&[1, 0]), Some(&3.0));
+/// assert_eq!(b.to_vec(), [7; 5]);
+/// # drop((a, b, archive)); drop(mapped); std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), npy_mmap::npz::NpzError>(())
+/// ```
+#[derive(Debug)]
+pub struct MappedNpz {
+    map: ReadOnlyMap,
+    path: PathBuf,
+    options: ReadOptions,
+    /// Holds the shared lock for as long as the mapping lives.
+    _file: File,
+}
+
+impl MappedNpz {
+    /// Maps the archive at `path` read-only, taking the shared lock (waiting for it).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, ReadOptions::default(), Locking::Blocking)
+    }
+
+    /// Like [`open`](Self::open), with read options for the members and a locking mode.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        options: ReadOptions,
+        locking: Locking,
+    ) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(io_error("open", path))?;
+        lock_shared(&file, path, locking)?;
+        let len = file.metadata().map_err(io_error("stat", path))?.len();
+        let len = usize::try_from(len).map_err(|_| {
+            io_error("map", path)(std::io::Error::other(
+                "the file does not fit the address space",
+            ))
+        })?;
+        // The length was just read from the file we hold locked, so the
+        // mapping lies inside it.
+        let map = ReadOnlyMap::map(&file, 0, len).map_err(io_error("map", path))?;
+        Ok(MappedNpz {
+            map,
+            path: path.to_path_buf(),
+            options,
+            _file: file,
+        })
+    }
+
+    /// The mapped archive bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.map.bytes()
+    }
+
+    /// The path that was mapped.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the central directory (once per call: keep the result) and
+    /// returns the archive over the mapping; its views, stored members and
+    /// array bytes borrow the mapping, not the returned value.
+    pub fn archive(&self) -> Result<NpzArchive<Cursor<&[u8]>>> {
+        NpzArchive::from_bytes_with_options(self.bytes(), self.options)
+    }
+}

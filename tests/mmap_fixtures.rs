@@ -1,0 +1,136 @@
+//! Every numpy-written fixture, memory-mapped: the mapping shows numpy's data
+//! at numpy's offsets, and every malformed file is refused with numpy's
+//! words (what `np.load(mmap_mode='r')` says, or what its header check says).
+
+mod support;
+
+use npy_mmap::{CopyOnWrite, Error, OpenOptions, ReadOnly, ReadWrite};
+use serde_json::Value;
+use support::{data_is_c_le, fixtures_dir, manifest, temp_dir, to_hex};
+
+fn entries(section: &str) -> Vec<Value> {
+    manifest()[section]
+        .as_array()
+        .unwrap_or_else(|| panic!("manifest has no {section} list"))
+        .clone()
+}
+
+fn number(entry: &Value, key: &str) -> usize {
+    entry[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} in {entry}"))
+        .try_into()
+        .unwrap()
+}
+
+fn open_options(entry: &Value) -> OpenOptions {
+    let mut options = OpenOptions::new();
+    if let Some(max) = entry["max_header_size"].as_u64() {
+        options.max_header_size(max.try_into().unwrap());
+    }
+    options
+}
+
+#[test]
+fn every_fixture_maps_to_numpys_data() {
+    let mut failures = Vec::new();
+    let npy = entries("npy");
+    assert!(npy.len() > 50, "the manifest lists the fixtures");
+    for entry in &npy {
+        let file = entry["file"].as_str().unwrap();
+        let path = fixtures_dir().join(file);
+        let bytes = std::fs::read(&path).unwrap();
+        let array = match open_options(entry).open::<ReadOnly>(&path) {
+            Ok(array) => array,
+            Err(e) => {
+                failures.push(format!("{file}: {e}"));
+                continue;
+            }
+        };
+        let (offset, nbytes) = (number(entry, "data_offset"), number(entry, "nbytes"));
+        let shape: Vec<usize> = entry["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap() as usize)
+            .collect();
+        let mut check = |what: &str, ok: bool| {
+            if !ok {
+                failures.push(format!("{file}: {what}"));
+            }
+        };
+        check("shape", array.shape() == shape);
+        check(
+            "fortran_order",
+            (array.order() == npy_core::Order::Fortran)
+                == entry["fortran_order"].as_bool().unwrap(),
+        );
+        check("data offset", array.layout().data_offset == offset);
+        check(
+            "data bytes",
+            array.bytes() == &bytes[offset..offset + nbytes],
+        );
+        check(
+            "trailing bytes",
+            array.trailing_bytes() == number(entry, "trailing_bytes") as u64,
+        );
+        if data_is_c_le(array.header()) {
+            check(
+                "c_le_hex",
+                to_hex(array.bytes()) == entry["c_le_hex"].as_str().unwrap(),
+            );
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures:\n{}",
+        failures.len(),
+        npy.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_malformed_fixture_is_refused_in_every_mode_with_numpys_words() {
+    let mut failures = Vec::new();
+    let dir = temp_dir("mmap-fixtures-bad");
+    for entry in entries("bad") {
+        let file = entry["file"].as_str().unwrap();
+        // A private copy: r+ must not be able to touch the fixture, and
+        // numpy's r+ would even extend a short file (we refuse).
+        let path = dir.join(file.replace('/', "_"));
+        std::fs::copy(fixtures_dir().join(file), &path).unwrap();
+        let mmap_words = entry["errors"]["np.load(mmap_mode='r')"]["message"]
+            .as_str()
+            .map(|m| m.lines().next().unwrap_or(m).to_string());
+        let phrases: Vec<String> = entry["expect"]
+            .as_array()
+            .map(|p| p.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
+        let results: [(&str, Result<(), Error>); 3] = [
+            ("r", OpenOptions::new().open::<ReadOnly>(&path).map(drop)),
+            ("r+", OpenOptions::new().open::<ReadWrite>(&path).map(drop)),
+            ("c", OpenOptions::new().open::<CopyOnWrite>(&path).map(drop)),
+        ];
+        for (mode, result) in results {
+            match result {
+                Ok(()) => failures.push(format!("{file} ({mode}): accepted a file numpy refuses")),
+                Err(e) => {
+                    let message = e.to_string();
+                    let numpy_said = mmap_words.as_deref().is_some_and(|w| message.contains(w))
+                        || phrases.iter().any(|p| message.contains(p.as_str()));
+                    if !numpy_said {
+                        failures.push(format!(
+                            "{file} ({mode}): {message:?} lacks numpy's wording"
+                        ));
+                    }
+                }
+            }
+        }
+        let original = std::fs::read(fixtures_dir().join(file)).unwrap();
+        if std::fs::read(&path).unwrap() != original {
+            failures.push(format!("{file}: a refused open changed the file"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
