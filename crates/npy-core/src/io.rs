@@ -6,7 +6,7 @@
 //! never trusted for allocation: the buffer grows as data actually arrives,
 //! so a short file that claims a terabyte fails with NumPy's "Failed to read
 //! all data" error after allocating about what it holds. Data is read in bulk
-//! straight into the final buffer.
+//! straight into the final buffer, which is never zero-filled first.
 //!
 //! [`write_npy`], [`write_slice`] and the streaming [`NpyWriter`] write the
 //! header exactly as NumPy does ([`Header::to_bytes`]) followed by the data,
@@ -39,10 +39,29 @@ use crate::{ByteOrder, DType, Error, Header, Layout, Order, ParseOptions, Result
 
 /// Bytes in a buffer aligned to 16 bytes (enough for every NumPy element
 /// type), so typed views of native data never fail on alignment.
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Default)]
 pub struct AlignedBytes {
-    words: Vec<u128>,
-    len: usize,
+    storage: Storage,
+}
+
+/// Where the bytes live: a byte vector the allocator happened to align
+/// (kept to avoid copying what was read into it), or 16-byte words.
+enum Storage {
+    /// Invariant: the pointer is 16-byte aligned; the vector never grows.
+    Bytes(Vec<u8>),
+    Words {
+        words: Vec<u128>,
+        len: usize,
+    },
+}
+
+impl Default for Storage {
+    fn default() -> Self {
+        Storage::Words {
+            words: Vec::new(),
+            len: 0,
+        }
+    }
 }
 
 impl AlignedBytes {
@@ -53,28 +72,26 @@ impl AlignedBytes {
 
     /// A copy of `bytes` in an aligned buffer.
     pub fn copy_from(bytes: &[u8]) -> Self {
-        let mut buffer = AlignedBytes::new();
-        buffer.words = vec![0; bytes.len().div_ceil(16)];
-        buffer.len = bytes.len();
-        buffer.copy_from_slice(bytes);
-        buffer
+        let mut words = vec![0u128; bytes.len().div_ceil(16)];
+        words.as_mut_bytes()[..bytes.len()].copy_from_slice(bytes);
+        AlignedBytes {
+            storage: Storage::Words {
+                words,
+                len: bytes.len(),
+            },
+        }
     }
 
-    /// Grows or shrinks to `len` bytes (new bytes are zero); allocation
-    /// failure is an error rather than an abort.
-    fn try_resize(&mut self, len: usize) -> Result<()> {
-        let words = len.div_ceil(16);
-        if let Some(more) = words.checked_sub(self.words.len()) {
-            self.words.try_reserve_exact(more).map_err(|e| {
-                std::io::Error::new(
-                    ErrorKind::OutOfMemory,
-                    format!("cannot allocate {len} bytes for array data: {e}"),
-                )
-            })?;
+    /// Takes `bytes` as is when the allocator aligned it (the usual case
+    /// for large buffers), otherwise copies it once into aligned storage.
+    fn from_vec(bytes: Vec<u8>) -> Self {
+        if !bytes.is_empty() && (bytes.as_ptr() as usize).is_multiple_of(16) {
+            AlignedBytes {
+                storage: Storage::Bytes(bytes),
+            }
+        } else {
+            AlignedBytes::copy_from(&bytes)
         }
-        self.words.resize(words, 0);
-        self.len = len;
-        Ok(())
     }
 
     /// The bytes copied into a plain `Vec<u8>` (which has no alignment guarantee).
@@ -83,24 +100,45 @@ impl AlignedBytes {
     }
 }
 
+impl Clone for AlignedBytes {
+    fn clone(&self) -> Self {
+        // A cloned Vec<u8> may land at an unaligned address: always copy to words.
+        AlignedBytes::copy_from(self)
+    }
+}
+
+impl PartialEq for AlignedBytes {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for AlignedBytes {}
+
 impl Deref for AlignedBytes {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
-        &self.words.as_bytes()[..self.len]
+        match &self.storage {
+            Storage::Bytes(bytes) => bytes,
+            Storage::Words { words, len } => &words.as_bytes()[..*len],
+        }
     }
 }
 
 impl DerefMut for AlignedBytes {
     fn deref_mut(&mut self) -> &mut [u8] {
-        &mut self.words.as_mut_bytes()[..self.len]
+        match &mut self.storage {
+            Storage::Bytes(bytes) => bytes,
+            Storage::Words { words, len } => &mut words.as_mut_bytes()[..*len],
+        }
     }
 }
 
 impl fmt::Debug for AlignedBytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AlignedBytes")
-            .field("len", &self.len)
+            .field("len", &self.len())
             .finish_non_exhaustive()
     }
 }
@@ -183,29 +221,33 @@ const FIRST_CHUNK: usize = 64 << 20;
 pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArray> {
     let (mut header, layout) = Header::read_from(&mut reader, &options.parse)?;
     let expected = layout.data_len;
-    let mut data = AlignedBytes::new();
-    let mut filled = 0;
-    while filled < expected {
-        if filled == data.len() {
-            let target = filled.saturating_mul(2).max(FIRST_CHUNK).min(expected);
-            data.try_resize(target)?;
-        }
-        match reader.read(&mut data[filled..]) {
-            Ok(0) => {
-                let itemsize = header.dtype.itemsize();
-                let mut shape = String::new();
-                push_shape_repr(&mut shape, &header.shape);
-                return Err(Error::TruncatedData {
-                    count: header.element_count()?,
-                    read: filled.checked_div(itemsize).unwrap_or(0),
-                    shape,
-                });
-            }
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
+    let mut bytes: Vec<u8> = Vec::new();
+    while bytes.len() < expected {
+        let filled = bytes.len();
+        let target = filled.saturating_mul(2).max(FIRST_CHUNK).min(expected);
+        bytes.try_reserve_exact(target - filled).map_err(|e| {
+            std::io::Error::new(
+                ErrorKind::OutOfMemory,
+                format!("cannot allocate {target} bytes for array data: {e}"),
+            )
+        })?;
+        // `read_to_end` reads straight into the reserved capacity without
+        // zero-filling it first; `take` keeps it from growing the vector.
+        let got = (&mut reader)
+            .take((target - filled) as u64)
+            .read_to_end(&mut bytes)?;
+        if got < target - filled {
+            let itemsize = header.dtype.itemsize();
+            let mut shape = String::new();
+            push_shape_repr(&mut shape, &header.shape);
+            return Err(Error::TruncatedData {
+                count: header.element_count()?,
+                read: bytes.len().checked_div(itemsize).unwrap_or(0),
+                shape,
+            });
         }
     }
+    let mut data = AlignedBytes::from_vec(bytes);
     if options.to_native {
         header.dtype = convert_byte_order(&header.dtype, &mut data, ByteOrder::NATIVE);
     }
@@ -348,12 +390,25 @@ mod tests {
 
     #[test]
     fn aligned_bytes_are_aligned_and_sized() {
-        let mut b = AlignedBytes::copy_from(&[1, 2, 3]);
+        let b = AlignedBytes::copy_from(&[1, 2, 3]);
         assert_eq!(&*b, &[1, 2, 3]);
         assert_eq!(b.as_ptr() as usize % 16, 0);
-        b.try_resize(40).unwrap();
-        assert_eq!(b.len(), 40);
-        assert_eq!(&b[..4], &[1, 2, 3, 0]);
-        assert_eq!(b.to_vec().len(), 40);
+        assert_eq!(b.to_vec(), [1, 2, 3]);
+        let c = b.clone();
+        assert_eq!(c, b);
+        assert_eq!(c.as_ptr() as usize % 16, 0);
+    }
+
+    #[test]
+    fn aligned_bytes_from_any_vec_are_aligned() {
+        // Slicing at every offset of a bigger vector gives unaligned starts too.
+        let source: Vec<u8> = (0..64).collect();
+        for start in 0..16 {
+            let b = AlignedBytes::from_vec(source[start..start + 33].to_vec());
+            assert_eq!(&*b, &source[start..start + 33]);
+            assert_eq!(b.as_ptr() as usize % 16, 0);
+            assert_eq!(b.clone().as_ptr() as usize % 16, 0);
+        }
+        assert!(AlignedBytes::from_vec(Vec::new()).is_empty());
     }
 }
