@@ -420,6 +420,31 @@ fn malformed_records_are_refused() {
 }
 
 #[test]
+fn duplicate_names_are_found_in_large_records() {
+    let fields = |n: usize| {
+        (0..n)
+            .map(|i| format!("('f{i}', '<i1')"))
+            .collect::<Vec<_>>()
+    };
+    // A duplicate on either side of the switch from scanning to hashing.
+    for (count, duplicate_of) in [(40, 0), (40, 35), (33, 31), (100, 99)] {
+        let mut entries = fields(count);
+        entries.push(format!("('f{duplicate_of}', '<i1')"));
+        let descr = format!("[{}]", entries.join(", "));
+        let err = DType::parse(&descr).unwrap_err();
+        assert!(
+            err.to_string().contains("name already used"),
+            "{count}/{duplicate_of}: {err}"
+        );
+    }
+    let unique = format!("[{}]", fields(100).join(", "));
+    assert_eq!(
+        DType::parse(&unique).expect("distinct names").itemsize(),
+        100
+    );
+}
+
+#[test]
 fn objects_are_refused_at_any_depth() {
     for descr in [
         "O",
