@@ -621,45 +621,11 @@ fn subarray(base: DType, shape: &Value<'_>) -> Result<DType> {
     Ok(DType::SubArray(Box::new(base), out))
 }
 
-/// Names and titles already taken in a record. Hashing costs more than a
-/// scan for the few fields most records have, so small sets are scanned
-/// (at most [`NameSet::SCAN_LIMIT`] compares per name) and larger ones hashed.
-struct NameSet<'a> {
-    small: Vec<&'a str>,
-    large: std::collections::HashSet<&'a str>,
-}
-
-impl<'a> NameSet<'a> {
-    const SCAN_LIMIT: usize = 32;
-
-    fn with_capacity(fields: usize) -> Self {
-        NameSet {
-            small: Vec::with_capacity(fields.min(Self::SCAN_LIMIT)),
-            large: std::collections::HashSet::new(),
-        }
-    }
-
-    /// Adds `name`; false when it was already there.
-    fn insert(&mut self, name: &'a str) -> bool {
-        if self.large.is_empty() {
-            if self.small.contains(&name) {
-                return false;
-            }
-            if self.small.len() < Self::SCAN_LIMIT {
-                self.small.push(name);
-                return true;
-            }
-            self.large.extend(self.small.drain(..));
-        }
-        self.large.insert(name)
-    }
-}
-
 /// A structured dtype from a descr list, as NumPy's `descr_to_dtype` builds it:
 /// offsets follow each other; `''`-named void entries are padding.
 fn record_from_entries(entries: &[Value<'_>]) -> Result<DType> {
     let mut fields = Vec::with_capacity(entries.len());
-    let mut used = NameSet::with_capacity(entries.len());
+    let mut used = std::collections::HashSet::with_capacity(entries.len());
     let mut offset = 0usize;
     for entry in entries {
         let invalid = |reason: &str| Error::InvalidDType {
