@@ -496,7 +496,7 @@ impl<'a> Lexer<'a> {
                 offset: start,
             })?)
         } else {
-            let int_part = self.digits(10, start)?;
+            let int_part = self.decimal_digits(start)?;
             let is_float = matches!(self.byte(self.pos), Some(b'.' | b'e' | b'E'));
             if is_float {
                 self.float_tail(start)?
@@ -528,6 +528,26 @@ impl<'a> Lexer<'a> {
             Some(b) if is_ident_continue(b) || b == b'.' => err("invalid number literal", start),
             _ => Ok(value),
         }
+    }
+
+    /// [`Lexer::digits`] in base 10, with a fast path for the usual short run
+    /// of plain digits (shapes, sizes), which cannot overflow a `u64`.
+    fn decimal_digits(&mut self, start: usize) -> Result<Option<i128>, SyntaxError> {
+        const FAST_MAX_DIGITS: usize = 18;
+        let bytes = self.src.as_bytes();
+        let run = bytes[start..]
+            .iter()
+            .take(FAST_MAX_DIGITS + 1)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if run == 0 || run > FAST_MAX_DIGITS || bytes.get(start + run) == Some(&b'_') {
+            return self.digits(10, start);
+        }
+        self.pos = start + run;
+        let value = bytes[start..start + run]
+            .iter()
+            .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
+        Ok(Some(i128::from(value)))
     }
 
     /// Reads digits with single `_` separators; `None` when there are no digits.
@@ -859,6 +879,18 @@ mod tests {
         assert_eq!(p("+2"), Value::Int(2));
         assert_eq!(p("- 3"), Value::Int(-3));
         assert_eq!(p("-0x10"), Value::Int(-16));
+        // Either side of the short-run fast path.
+        assert_eq!(p("999999999999999999"), Value::Int(999_999_999_999_999_999));
+        assert_eq!(
+            p("9999999999999999999"),
+            Value::Int(9_999_999_999_999_999_999)
+        );
+        assert_eq!(p("1_0000000000000000000"), Value::Int(10i128.pow(19)));
+        assert_eq!(
+            p("(12, 3)"),
+            Value::Tuple(vec![Value::Int(12), Value::Int(3)])
+        );
+        assert_eq!(p("12.5"), Value::Float("12.5".into()));
         for bad in [
             "007", "1__0", "1_", "0x", "0xg", "1L", "1j", "12abc", "--1", "+-1", "-True",
         ] {
