@@ -181,7 +181,7 @@ impl Preamble {
         // The data offset must be representable (only a concern below 64 bits).
         header_len
             .checked_add(version.prefix_len())
-            .ok_or_else(|| Error::HeaderTooLarge {
+            .ok_or(Error::HeaderTooLarge {
                 length: header_len,
                 max: usize::MAX,
             })?;
