@@ -134,8 +134,12 @@ pub(crate) fn parse(text: &str, options: Options) -> Result<Value<'_>, SyntaxErr
             pos: 0,
             allow_long_suffix: options.allow_long_suffix,
         },
-        stack: Vec::new(),
-        items: Vec::new(),
+        stack: FrameStack {
+            frames: [Frame::List { start: 0 }; MAX_NESTING],
+            len: 0,
+        },
+        // Enough for a plain header dict and its shape without regrowing.
+        items: Vec::with_capacity(16),
     }
     .run()
 }
@@ -638,6 +642,7 @@ fn string_prefix(prefix: &[u8]) -> Option<(bool, bool)> {
 /// An open container. Its items so far sit on the parser's shared item
 /// stack from `start` on, so a container is allocated only once it is
 /// closed, at its final size.
+#[derive(Clone, Copy)]
 enum Frame {
     /// Whether a comma was seen (`(1)` is an int, `(1,)` a tuple).
     Tuple {
@@ -655,9 +660,37 @@ enum Frame {
     },
 }
 
+/// The open containers, innermost last. A fixed array: the depth is bounded
+/// anyway, and this saves an allocation per parse.
+struct FrameStack {
+    frames: [Frame; MAX_NESTING],
+    len: usize,
+}
+
+impl FrameStack {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The caller checks the depth against [`MAX_NESTING`] first.
+    fn push(&mut self, frame: Frame) {
+        self.frames[self.len] = frame;
+        self.len += 1;
+    }
+
+    fn pop(&mut self) -> Option<Frame> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.frames[self.len])
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Frame> {
+        self.len.checked_sub(1).map(|top| &mut self.frames[top])
+    }
+}
+
 struct Parser<'a> {
     lexer: Lexer<'a>,
-    stack: Vec<Frame>,
+    stack: FrameStack,
     /// The finished items of every open container, innermost last.
     items: Vec<Value<'a>>,
 }
