@@ -239,6 +239,18 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Skips a run of spaces eight at a time: `.npy` headers end in up to
+    /// 64 bytes of padding after the dict.
+    fn skip_padding(&mut self) {
+        let bytes = self.src.as_bytes();
+        while bytes
+            .get(self.pos..self.pos + 8)
+            .is_some_and(|chunk| chunk == [b' '; 8])
+        {
+            self.pos += 8;
+        }
+    }
+
     /// Whether the next token is a string literal (for implicit concatenation).
     fn string_follows(&mut self) -> bool {
         self.skip_trivia();
@@ -759,6 +771,9 @@ impl<'a> Parser<'a> {
             };
             // Fold the finished value into the enclosing containers.
             loop {
+                if self.stack.len() == 0 {
+                    self.lexer.skip_padding();
+                }
                 let (token, at) = self.lexer.next()?;
                 let Some(top) = self.stack.last_mut() else {
                     return match token {
@@ -1014,6 +1029,10 @@ mod tests {
         );
         assert_eq!(fails("\n\t {'a': 1}").reason, "unexpected indent");
         fails("{'a': 1} 2");
+        // Trailing padding is skipped in chunks; what follows it still counts.
+        let padded = format!("{{'a': 1}}{}2", " ".repeat(17));
+        assert_eq!(fails(&padded).offset, 25);
+        assert_eq!(p(&format!("{{'a': 1}}{}# c", " ".repeat(13))), dict);
         fails("{'a': 1}}");
     }
 
