@@ -160,6 +160,7 @@ fn unknown_type_strings_use_numpys_message() {
         "U536870912",
         "S4294967296",
         "V2147483648",
+        "S99999999999",
         "i8[ns]",
         "M[s]",
         "<",
