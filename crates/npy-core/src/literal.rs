@@ -259,6 +259,9 @@ impl<'a> Lexer<'a> {
         matches!(bytes.get(prefix), Some(b'\'' | b'"')) && string_prefix(&bytes[..prefix]).is_some()
     }
 
+    // Inlined into its few callers so the token (which carries a whole
+    // value) is built in place instead of returned through memory.
+    #[inline(always)]
     fn next(&mut self) -> Result<(Token<'a>, usize), SyntaxError> {
         self.skip_trivia();
         let start = self.pos;
