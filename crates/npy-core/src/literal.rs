@@ -319,17 +319,16 @@ impl<'a> Lexer<'a> {
     }
 
     /// Reads a quoted string starting at the opening quote.
+    // Inlined for the usual string, one line without escapes, which is a
+    // slice of the text; anything else is collected by `collect_string`.
+    #[inline(always)]
     fn string(&mut self, raw: bool, is_bytes: bool) -> Result<Value<'a>, SyntaxError> {
         let src = self.src;
         let bytes = src.as_bytes();
-        let start = self.pos;
-        let quote = bytes[start];
-        let triple = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
-        self.pos += if triple { 3 } else { 1 };
+        let quote = bytes[self.pos];
+        let body = self.pos + 1;
+        let triple = bytes.get(body) == Some(&quote) && bytes.get(body + 1) == Some(&quote);
         if !triple {
-            // The usual string, one line without escapes, is a slice of the
-            // text; anything else is collected below.
-            let body = self.pos;
             let special = bytes[body..]
                 .iter()
                 .position(|&b| b == quote || b == b'\\' || b == b'\n' || b == b'\r');
@@ -347,6 +346,17 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
+        self.collect_string(raw, is_bytes)
+    }
+
+    /// [`Lexer::string`] for strings that are not a plain slice of the text:
+    /// escapes, line continuations, triple quotes, non-ASCII bytes literals.
+    fn collect_string(&mut self, raw: bool, is_bytes: bool) -> Result<Value<'a>, SyntaxError> {
+        let bytes = self.src.as_bytes();
+        let start = self.pos;
+        let quote = bytes[start];
+        let triple = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
+        self.pos += if triple { 3 } else { 1 };
         let mut buf = if is_bytes {
             StrBuf::Bytes(Vec::new())
         } else {
