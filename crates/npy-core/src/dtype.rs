@@ -759,10 +759,13 @@ fn parse_type_str(text: &str) -> Result<DType> {
     let (number, unit) = tail.split_at(digits);
     // More than 10 digits cannot be a valid size; this also keeps the
     // arithmetic below in range.
-    let size: usize = number
-        .parse()
-        .ok()
-        .filter(|_| digits <= 10)
+    let size = (digits <= 10)
+        .then(|| {
+            number
+                .bytes()
+                .fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'))
+        })
+        .and_then(|size| usize::try_from(size).ok())
         .ok_or_else(|| not_understood(text))?;
     if !unit.is_empty() && !matches!(code, 'M' | 'm') {
         return Err(not_understood(text));

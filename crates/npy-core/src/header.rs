@@ -164,7 +164,7 @@ impl Preamble {
     pub fn parse(bytes: &[u8]) -> Result<Preamble> {
         let version = Version::from_magic(bytes)?;
         let field_len = version.length_field_len();
-        let field = bytes.get(8..8 + field_len).ok_or(Error::Eof {
+        let field = bytes.get(8..8 + field_len).ok_or_else(|| Error::Eof {
             what: "array header length",
             expected: field_len,
             got: bytes.len() - 8,
@@ -275,11 +275,13 @@ impl Header {
         let preamble = Preamble::parse(bytes)?;
         preamble.check_size(options)?;
         let start = preamble.prefix_len();
-        let text = bytes.get(start..preamble.data_offset()).ok_or(Error::Eof {
-            what: "array header",
-            expected: preamble.header_len,
-            got: bytes.len() - start,
-        })?;
+        let text = bytes
+            .get(start..preamble.data_offset())
+            .ok_or_else(|| Error::Eof {
+                what: "array header",
+                expected: preamble.header_len,
+                got: bytes.len() - start,
+            })?;
         Header::from_text(text, preamble, options)
     }
 

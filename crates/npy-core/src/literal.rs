@@ -134,8 +134,12 @@ pub(crate) fn parse(text: &str, options: Options) -> Result<Value<'_>, SyntaxErr
             pos: 0,
             allow_long_suffix: options.allow_long_suffix,
         },
-        stack: Vec::new(),
-        items: Vec::new(),
+        stack: FrameStack {
+            frames: [Frame::List { start: 0 }; MAX_NESTING],
+            len: 0,
+        },
+        // Enough for a plain header dict and its shape without regrowing.
+        items: Vec::with_capacity(16),
     }
     .run()
 }
@@ -235,6 +239,18 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Skips a run of spaces eight at a time: `.npy` headers end in up to
+    /// 64 bytes of padding after the dict.
+    fn skip_padding(&mut self) {
+        let bytes = self.src.as_bytes();
+        while bytes
+            .get(self.pos..self.pos + 8)
+            .is_some_and(|chunk| chunk == [b' '; 8])
+        {
+            self.pos += 8;
+        }
+    }
+
     /// Whether the next token is a string literal (for implicit concatenation).
     fn string_follows(&mut self) -> bool {
         self.skip_trivia();
@@ -243,6 +259,9 @@ impl<'a> Lexer<'a> {
         matches!(bytes.get(prefix), Some(b'\'' | b'"')) && string_prefix(&bytes[..prefix]).is_some()
     }
 
+    // Inlined into its few callers so the token (which carries a whole
+    // value) is built in place instead of returned through memory.
+    #[inline(always)]
     fn next(&mut self) -> Result<(Token<'a>, usize), SyntaxError> {
         self.skip_trivia();
         let start = self.pos;
@@ -300,17 +319,16 @@ impl<'a> Lexer<'a> {
     }
 
     /// Reads a quoted string starting at the opening quote.
+    // Inlined for the usual string, one line without escapes, which is a
+    // slice of the text; anything else is collected by `collect_string`.
+    #[inline(always)]
     fn string(&mut self, raw: bool, is_bytes: bool) -> Result<Value<'a>, SyntaxError> {
         let src = self.src;
         let bytes = src.as_bytes();
-        let start = self.pos;
-        let quote = bytes[start];
-        let triple = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
-        self.pos += if triple { 3 } else { 1 };
+        let quote = bytes[self.pos];
+        let body = self.pos + 1;
+        let triple = bytes.get(body) == Some(&quote) && bytes.get(body + 1) == Some(&quote);
         if !triple {
-            // The usual string, one line without escapes, is a slice of the
-            // text; anything else is collected below.
-            let body = self.pos;
             let special = bytes[body..]
                 .iter()
                 .position(|&b| b == quote || b == b'\\' || b == b'\n' || b == b'\r');
@@ -328,6 +346,17 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
+        self.collect_string(raw, is_bytes)
+    }
+
+    /// [`Lexer::string`] for strings that are not a plain slice of the text:
+    /// escapes, line continuations, triple quotes, non-ASCII bytes literals.
+    fn collect_string(&mut self, raw: bool, is_bytes: bool) -> Result<Value<'a>, SyntaxError> {
+        let bytes = self.src.as_bytes();
+        let start = self.pos;
+        let quote = bytes[start];
+        let triple = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
+        self.pos += if triple { 3 } else { 1 };
         let mut buf = if is_bytes {
             StrBuf::Bytes(Vec::new())
         } else {
@@ -496,7 +525,7 @@ impl<'a> Lexer<'a> {
                 offset: start,
             })?)
         } else {
-            let int_part = self.digits(10, start)?;
+            let int_part = self.decimal_digits(start)?;
             let is_float = matches!(self.byte(self.pos), Some(b'.' | b'e' | b'E'));
             if is_float {
                 self.float_tail(start)?
@@ -528,6 +557,26 @@ impl<'a> Lexer<'a> {
             Some(b) if is_ident_continue(b) || b == b'.' => err("invalid number literal", start),
             _ => Ok(value),
         }
+    }
+
+    /// [`Lexer::digits`] in base 10, with a fast path for the usual short run
+    /// of plain digits (shapes, sizes), which cannot overflow a `u64`.
+    fn decimal_digits(&mut self, start: usize) -> Result<Option<i128>, SyntaxError> {
+        const FAST_MAX_DIGITS: usize = 18;
+        let bytes = self.src.as_bytes();
+        let run = bytes[start..]
+            .iter()
+            .take(FAST_MAX_DIGITS + 1)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if run == 0 || run > FAST_MAX_DIGITS || bytes.get(start + run) == Some(&b'_') {
+            return self.digits(10, start);
+        }
+        self.pos = start + run;
+        let value = bytes[start..start + run]
+            .iter()
+            .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
+        Ok(Some(i128::from(value)))
     }
 
     /// Reads digits with single `_` separators; `None` when there are no digits.
@@ -618,6 +667,7 @@ fn string_prefix(prefix: &[u8]) -> Option<(bool, bool)> {
 /// An open container. Its items so far sit on the parser's shared item
 /// stack from `start` on, so a container is allocated only once it is
 /// closed, at its final size.
+#[derive(Clone, Copy)]
 enum Frame {
     /// Whether a comma was seen (`(1)` is an int, `(1,)` a tuple).
     Tuple {
@@ -635,9 +685,37 @@ enum Frame {
     },
 }
 
+/// The open containers, innermost last. A fixed array: the depth is bounded
+/// anyway, and this saves an allocation per parse.
+struct FrameStack {
+    frames: [Frame; MAX_NESTING],
+    len: usize,
+}
+
+impl FrameStack {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The caller checks the depth against [`MAX_NESTING`] first.
+    fn push(&mut self, frame: Frame) {
+        self.frames[self.len] = frame;
+        self.len += 1;
+    }
+
+    fn pop(&mut self) -> Option<Frame> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.frames[self.len])
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Frame> {
+        self.len.checked_sub(1).map(|top| &mut self.frames[top])
+    }
+}
+
 struct Parser<'a> {
     lexer: Lexer<'a>,
-    stack: Vec<Frame>,
+    stack: FrameStack,
     /// The finished items of every open container, innermost last.
     items: Vec<Value<'a>>,
 }
@@ -706,6 +784,9 @@ impl<'a> Parser<'a> {
             };
             // Fold the finished value into the enclosing containers.
             loop {
+                if self.stack.len() == 0 {
+                    self.lexer.skip_padding();
+                }
                 let (token, at) = self.lexer.next()?;
                 let Some(top) = self.stack.last_mut() else {
                     return match token {
@@ -859,6 +940,18 @@ mod tests {
         assert_eq!(p("+2"), Value::Int(2));
         assert_eq!(p("- 3"), Value::Int(-3));
         assert_eq!(p("-0x10"), Value::Int(-16));
+        // Either side of the short-run fast path.
+        assert_eq!(p("999999999999999999"), Value::Int(999_999_999_999_999_999));
+        assert_eq!(
+            p("9999999999999999999"),
+            Value::Int(9_999_999_999_999_999_999)
+        );
+        assert_eq!(p("1_0000000000000000000"), Value::Int(10i128.pow(19)));
+        assert_eq!(
+            p("(12, 3)"),
+            Value::Tuple(vec![Value::Int(12), Value::Int(3)])
+        );
+        assert_eq!(p("12.5"), Value::Float("12.5".into()));
         for bad in [
             "007", "1__0", "1_", "0x", "0xg", "1L", "1j", "12abc", "--1", "+-1", "-True",
         ] {
@@ -949,6 +1042,10 @@ mod tests {
         );
         assert_eq!(fails("\n\t {'a': 1}").reason, "unexpected indent");
         fails("{'a': 1} 2");
+        // Trailing padding is skipped in chunks; what follows it still counts.
+        let padded = format!("{{'a': 1}}{}2", " ".repeat(17));
+        assert_eq!(fails(&padded).offset, 25);
+        assert_eq!(p(&format!("{{'a': 1}}{}# c", " ".repeat(13))), dict);
         fails("{'a': 1}}");
     }
 

@@ -160,6 +160,7 @@ fn unknown_type_strings_use_numpys_message() {
         "U536870912",
         "S4294967296",
         "V2147483648",
+        "S99999999999",
         "i8[ns]",
         "M[s]",
         "<",
@@ -417,6 +418,31 @@ fn malformed_records_are_refused() {
         assert!(matches!(err, Error::InvalidDType { .. }), "{descr}: {err}");
         assert!(err.to_string().contains(message), "{descr}: {err}");
     }
+}
+
+#[test]
+fn duplicate_names_are_found_in_large_records() {
+    let fields = |n: usize| {
+        (0..n)
+            .map(|i| format!("('f{i}', '<i1')"))
+            .collect::<Vec<_>>()
+    };
+    // A duplicate on either side of the switch from scanning to hashing.
+    for (count, duplicate_of) in [(40, 0), (40, 35), (33, 31), (100, 99)] {
+        let mut entries = fields(count);
+        entries.push(format!("('f{duplicate_of}', '<i1')"));
+        let descr = format!("[{}]", entries.join(", "));
+        let err = DType::parse(&descr).unwrap_err();
+        assert!(
+            err.to_string().contains("name already used"),
+            "{count}/{duplicate_of}: {err}"
+        );
+    }
+    let unique = format!("[{}]", fields(100).join(", "));
+    assert_eq!(
+        DType::parse(&unique).expect("distinct names").itemsize(),
+        100
+    );
 }
 
 #[test]
