@@ -10,8 +10,7 @@
 
 use std::path::Path;
 
-use npy_core::{Element, Header, NpyArray, Order, write_npy};
-use zerocopy::IntoBytes;
+use npy_core::{Element, Header, NpyArray, Order, write_npy, write_slice};
 
 use crate::error::io_error;
 use crate::{AtomicFile, Result};
@@ -61,15 +60,23 @@ pub fn save_slice<T: Element>(
     shape: &[usize],
     order: Order,
 ) -> Result<()> {
-    let header = Header {
-        dtype: T::dtype(),
-        order,
-        shape: shape.to_vec(),
-    };
-    save(path, &header, data.as_bytes())
+    save_with(path.as_ref(), |file| write_slice(file, data, shape, order))
 }
 
 /// Writes an owned array (as read by [`npy_core::read_npy`]) to `path`, atomically.
 pub fn save_array(path: impl AsRef<Path>, array: &NpyArray) -> Result<()> {
     save(path, array.header(), array.data())
+}
+
+/// Runs `write` into an [`AtomicFile`] beside `path` and commits it. npy-core's
+/// writers check the data length before they write anything; on any error the
+/// temporary file is removed when it drops.
+fn save_with(
+    path: &Path,
+    write: impl FnOnce(&mut AtomicFile) -> npy_core::Result<()>,
+) -> Result<()> {
+    let mut file =
+        AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
+    write(&mut file)?;
+    file.commit().map_err(io_error("save", path))
 }
