@@ -41,6 +41,19 @@ fn timed<R>(f: impl FnOnce() -> Result<R>) -> Result<f64> {
     Ok(seconds)
 }
 
+/// Seconds per read of summing `read(i)` over `indices` (the sum keeps the
+/// reads from being optimised away).
+fn seconds_per_read(indices: &[usize], mut read: impl FnMut(usize) -> Result<f64>) -> Result<f64> {
+    let seconds = timed(|| {
+        let mut total = 0.0;
+        for &i in indices {
+            total += read(i)?;
+        }
+        Ok(total)
+    })?;
+    Ok(seconds / indices.len().max(1) as f64)
+}
+
 /// A contender's operation for one run, returning the seconds it took.
 type Op<'a> = (Contender, Box<dyn FnMut() -> Result<f64> + 'a>);
 
@@ -280,7 +293,6 @@ pub fn random_reads(h: &mut Harness, files: &BigFiles) -> Result<()> {
         json!({"big": path_str(&files.big), "indices": path_str(&files.indices), "runs": runs}),
     );
     let indices = &files.index_values;
-    let count = indices.len().max(1) as f64;
     let mut row = Row::new(
         "reads.random",
         format!(
@@ -305,41 +317,16 @@ pub fn random_reads(h: &mut Harness, files: &BigFiles) -> Result<()> {
             (
                 Ours,
                 Box::new(|| {
-                    let seconds = timed(|| {
-                        let mut total = 0.0;
-                        for &i in indices {
-                            total += *ours_view.get(&[i]).expect("in bounds");
-                        }
-                        Ok(total)
-                    })?;
-                    Ok(seconds / count)
+                    seconds_per_read(indices, |i| Ok(*ours_view.get(&[i]).expect("in bounds")))
                 }),
             ),
             (
                 NdarrayNpy,
-                Box::new(|| {
-                    let seconds = timed(|| {
-                        let mut total = 0.0;
-                        for &i in indices {
-                            total += theirs[i];
-                        }
-                        Ok(total)
-                    })?;
-                    Ok(seconds / count)
-                }),
+                Box::new(|| seconds_per_read(indices, |i| Ok(theirs[i]))),
             ),
             (
                 Npyz,
-                Box::new(|| {
-                    let seconds = timed(|| {
-                        let mut total = 0.0;
-                        for &i in indices {
-                            total += npyz_reader.read_at(i as u64)?;
-                        }
-                        Ok(total)
-                    })?;
-                    Ok(seconds / count)
-                }),
+                Box::new(|| seconds_per_read(indices, |i| Ok(npyz_reader.read_at(i as u64)?))),
             ),
         ],
     )?;
