@@ -51,9 +51,9 @@ pub enum Advice {
 pub struct MappedArray<M: Mode = crate::ReadOnly> {
     // Field order is drop order: unmap before the file (and its lock) goes.
     // The file is never lent out: `&File` allows `set_len` and `write_at`,
-    // which would change bytes (or the length) under live views.
+    // which would change bytes (or the length) under live views. It is held
+    // open for its lock, and used only to start writeback.
     map: M::Map,
-    #[expect(dead_code, reason = "held open for its lock, never used after mapping")]
     file: File,
     path: PathBuf,
     header: Header,
@@ -287,6 +287,11 @@ impl<M: Mode> MappedArray<M> {
         }
         Ok(())
     }
+    /// Where the mapping starts in the file.
+    fn map_offset(&self) -> u64 {
+        // In bounds: checked when mapping.
+        (self.layout.data_offset + self.rows.start * self.row_bytes) as u64
+    }
 
     /// Byte range of window-relative `rows` inside [`bytes`](Self::bytes).
     pub fn row_byte_range(&self, rows: Range<usize>) -> Result<Range<usize>> {
@@ -360,29 +365,48 @@ impl MappedArray<ReadWrite> {
     /// Writes all changes back to the file and waits for the disk
     /// (`msync(MS_SYNC)`).
     pub fn flush(&self) -> Result<()> {
-        self.flush_bytes_inner(0..self.bytes().len(), true)
+        self.flush_bytes(0..self.bytes().len())
     }
 
-    /// Starts writing all changes back without waiting (`msync(MS_ASYNC)`).
+    /// Starts writing all changes back without waiting for the disk.
+    ///
+    /// On Linux this queues the dirty pages for writing
+    /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`; `msync(MS_ASYNC)` is a
+    /// no-op there), elsewhere it is `msync(MS_ASYNC)`. A later
+    /// [`flush`](Self::flush) still waits for everything.
     pub fn flush_async(&self) -> Result<()> {
-        self.flush_bytes_inner(0..self.bytes().len(), false)
+        self.flush_bytes_async(0..self.bytes().len())
     }
 
     /// Writes back the changes in window-relative `rows` and waits.
     pub fn flush_rows(&self, rows: Range<usize>) -> Result<()> {
-        let range = self.row_byte_range(rows)?;
-        self.flush_bytes_inner(range, true)
+        self.flush_bytes(self.row_byte_range(rows)?)
+    }
+
+    /// Starts writing back the changes in window-relative `rows` without
+    /// waiting (see [`flush_async`](Self::flush_async)).
+    ///
+    /// A worker filling a big file calls this on each block of rows it has
+    /// finished: the disk then writes while the worker fills the next block,
+    /// and the final [`flush`](Self::flush) waits only for what is left.
+    pub fn flush_rows_async(&self, rows: Range<usize>) -> Result<()> {
+        self.flush_bytes_async(self.row_byte_range(rows)?)
     }
 
     /// Writes back the changes in `range` of [`bytes`](Self::bytes) and waits.
     pub fn flush_bytes(&self, range: Range<usize>) -> Result<()> {
-        self.flush_bytes_inner(range, true)
-    }
-
-    fn flush_bytes_inner(&self, range: Range<usize>, wait: bool) -> Result<()> {
         self.check_byte_range(&range)?;
         self.map
-            .flush_range(range.start, range.len(), wait)
+            .flush_range(range.start, range.len())
+            .map_err(io_error("flush", &self.path))
+    }
+
+    /// Starts writing back the changes in `range` of [`bytes`](Self::bytes)
+    /// without waiting (see [`flush_async`](Self::flush_async)).
+    pub fn flush_bytes_async(&self, range: Range<usize>) -> Result<()> {
+        self.check_byte_range(&range)?;
+        self.map
+            .start_flush_range(&self.file, self.map_offset(), range.start, range.len())
             .map_err(io_error("flush", &self.path))
     }
 }

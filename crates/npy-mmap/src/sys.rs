@@ -203,14 +203,64 @@ impl StorageMut for SharedMap {
 
 impl SharedMap {
     /// Writes the dirty pages of `len` bytes at `offset` (relative to the
-    /// start of the mapping) back to the file, waiting for completion when
-    /// `wait` is set (`msync(MS_SYNC)`, else `MS_ASYNC`).
-    pub fn flush_range(&self, offset: usize, len: usize, wait: bool) -> io::Result<()> {
+    /// start of the mapping) back to the file and waits (`msync(MS_SYNC)`).
+    pub fn flush_range(&self, offset: usize, len: usize) -> io::Result<()> {
         match &self.0 {
-            Some(map) if len > 0 && wait => map.flush_range(offset, len),
-            Some(map) if len > 0 => map.flush_async_range(offset, len),
+            Some(map) if len > 0 => map.flush_range(offset, len),
             _ => Ok(()),
         }
+    }
+
+    /// Starts writing back the dirty pages of `len` bytes at `offset`
+    /// (relative to the mapping, which starts at byte `map_offset` of
+    /// `file`) without waiting for the disk.
+    ///
+    /// Linux ignores `msync(MS_ASYNC)` (a no-op since 2.6.19: the kernel
+    /// tracks dirty pages itself and writes them back when it likes), so
+    /// there the writeback is started on the file instead, with
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`: the dirty pages of a shared
+    /// mapping are the dirty pages of the file.
+    pub fn start_flush_range(
+        &self,
+        file: &File,
+        map_offset: u64,
+        offset: usize,
+        len: usize,
+    ) -> io::Result<()> {
+        let Some(map) = self.0.as_ref().filter(|_| len > 0) else {
+            return Ok(());
+        };
+        #[cfg(target_os = "linux")]
+        {
+            let _ = map;
+            start_writeback(file, map_offset + offset as u64, len)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (file, map_offset);
+            map.flush_async_range(offset, len)
+        }
+    }
+}
+
+/// `sync_file_range(fd, offset, len, SYNC_FILE_RANGE_WRITE)`: queue the
+/// dirty pages of the range for writing, return without waiting.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &File, offset: u64, len: usize) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let too_big = || io::Error::new(io::ErrorKind::InvalidInput, "range past i64::MAX");
+    let offset = i64::try_from(offset).map_err(|_| too_big())?;
+    let len = i64::try_from(len).map_err(|_| too_big())?;
+    // SAFETY: no memory is passed, only integers; the descriptor is valid
+    // for the whole call because `file` is borrowed. The call cannot change
+    // any byte of the file or of a mapping, only when they reach the disk.
+    let status = unsafe {
+        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
+    };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 

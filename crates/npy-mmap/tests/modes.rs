@@ -163,6 +163,43 @@ fn flush_ranges_are_checked_and_work() {
 }
 
 #[test]
+fn async_flushes_of_a_window_are_checked_and_keep_the_data() {
+    let dir = TempDir::new("modes-flush-async");
+    let path = write_file(
+        &dir,
+        "a.npy",
+        &npy_bytes("<f8", Order::C, &[100, 10], &[0; 8000]),
+    );
+    // A window starting mid-file: writeback starts at the window's file offset.
+    let mut window = OpenOptions::new()
+        .window(30..60)
+        .open::<ReadWrite>(&path)
+        .unwrap();
+    let mut view = window.view_mut::<f64>().unwrap();
+    for (i, value) in view.as_slice_mut().unwrap().iter_mut().enumerate() {
+        *value = i as f64;
+    }
+    window.flush_rows_async(0..10).unwrap();
+    window.flush_bytes_async(800..2400).unwrap();
+    window.flush_async().unwrap();
+    let error = window.flush_rows_async(20..31).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "rows 20..31 are out of bounds for an axis of length 30"
+    );
+    assert!(window.flush_bytes_async(0..2401).is_err());
+    drop(window);
+    let file = std::fs::read(&path).unwrap();
+    let data = &file[128..];
+    assert_eq!(&data[..300 * 8], &[0; 2400][..], "rows before the window");
+    for i in 0..300 {
+        let at = (300 + i) * 8;
+        assert_eq!(data[at..at + 8], (i as f64).to_le_bytes(), "element {i}");
+    }
+    assert_eq!(&data[600 * 8..], &[0; 3200][..], "rows after the window");
+}
+
+#[test]
 fn generic_open_names_the_mode() {
     let dir = TempDir::new("modes-generic");
     let path = write_file(&dir, "a.npy", &npy_bytes("|u1", Order::C, &[3], &[1, 2, 3]));
