@@ -1,6 +1,8 @@
 //! Every numpy-written fixture, memory-mapped: the mapping shows numpy's data
 //! at numpy's offsets, and every malformed file is refused with numpy's
 //! words (what `np.load(mmap_mode='r')` says, or what its header check says).
+//! The same files read into memory with `npy_mmap::load` give what npy-core's
+//! stream reader gives.
 
 mod support;
 
@@ -133,4 +135,88 @@ fn every_malformed_fixture_is_refused_in_every_mode_with_numpys_words() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_fixture_loads_like_the_stream_reader_reads_it() {
+    let mut failures = Vec::new();
+    for entry in entries("npy") {
+        let file = entry["file"].as_str().unwrap();
+        let path = fixtures_dir().join(file);
+        for to_native in [false, true] {
+            let mut options = npy_core::io::ReadOptions {
+                to_native,
+                ..Default::default()
+            };
+            if let Some(max) = entry["max_header_size"].as_u64() {
+                options.parse.max_header_size = max.try_into().unwrap();
+            }
+            let streamed = std::fs::File::open(&path)
+                .map_err(npy_core::Error::from)
+                .and_then(|f| npy_core::io::read_npy(f, &options));
+            match (npy_mmap::load_with(&path, &options), streamed) {
+                (Ok(loaded), Ok(streamed)) => {
+                    if loaded != streamed {
+                        failures.push(format!("{file} (to_native {to_native}): differs"));
+                    }
+                }
+                (loaded, streamed) => failures.push(format!(
+                    "{file} (to_native {to_native}): load {:?}, read_npy {:?}",
+                    loaded.err(),
+                    streamed.err()
+                )),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_malformed_fixture_is_refused_by_load_with_numpys_words() {
+    let mut failures = Vec::new();
+    for entry in entries("bad") {
+        let file = entry["file"].as_str().unwrap();
+        let numpy_words = entry["errors"]["np.load"]["message"]
+            .as_str()
+            .map(|m| m.lines().next().unwrap_or(m).to_string());
+        let phrases: Vec<String> = entry["expect"]
+            .as_array()
+            .map(|p| p.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
+        match npy_mmap::load(fixtures_dir().join(file)) {
+            Ok(_) => failures.push(format!("{file}: accepted a file numpy refuses")),
+            Err(e) => {
+                let message = e.to_string();
+                let numpy_said = numpy_words.as_deref().is_some_and(|w| message.contains(w))
+                    || phrases.iter().any(|p| message.contains(p.as_str()));
+                if !numpy_said {
+                    failures.push(format!("{file}: {message:?} lacks numpy's wording"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn load_refuses_a_short_file_before_allocating_what_it_claims() {
+    let dir = temp_dir("mmap-fixtures-load-short");
+    let path = dir.join("claims-a-terabyte.npy");
+    let header = npy_core::Header {
+        dtype: npy_core::DType::parse("<f8").unwrap(),
+        order: npy_core::Order::C,
+        shape: vec![1 << 37],
+    };
+    let mut bytes = header.to_bytes(None).unwrap();
+    bytes.extend_from_slice(&[0; 100]);
+    std::fs::write(&path, &bytes).unwrap();
+    let error = npy_mmap::load(&path).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{}: Failed to read all data for array. Expected (137438953472,) = 137438953472 \
+             elements, could only read 12 elements. (file seems not fully written?)",
+            path.display()
+        )
+    );
 }

@@ -16,7 +16,7 @@ use memmap2::{Mmap, MmapMut};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1, Ix1, OwnedRepr, s};
 use ndarray_npy::{ReadNpyExt as _, ViewMutNpyExt as _, ViewNpyExt as _};
 use npy_bench::{Contender, Row, Samples, sum_f64};
-use npy_core::{DType, Header, Order, ParseOptions, ReadOptions, read_npy, write_slice};
+use npy_core::{DType, Header, Order, ParseOptions, ReadOptions, write_slice};
 use npy_mmap::npz::{Compression, NpzArchive, NpzWriter};
 use npy_mmap::{CreateOptions, OpenOptions, ReadWrite};
 use npyz::WriterBuilder as _;
@@ -361,7 +361,7 @@ pub fn whole_read(h: &mut Harness, files: &WholeFiles) -> Result<()> {
         ),
     ] {
         // Warm the page cache.
-        read_npy(File::open(path)?, &ReadOptions::default())?;
+        npy_mmap::load(path)?;
         let mut row = Row::new(id, label).with_bytes(bytes);
         interleaved(
             runs,
@@ -375,7 +375,7 @@ pub fn whole_read(h: &mut Harness, files: &WholeFiles) -> Result<()> {
                                 to_native: true,
                                 ..ReadOptions::default()
                             };
-                            let array = read_npy(File::open(path)?, &options)?;
+                            let array = npy_mmap::load_with(path, &options)?;
                             check(
                                 array
                                     .view::<f64>()?

@@ -249,5 +249,21 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// NumPy's "Failed to read all data" error for an array of `header`
+    /// when only `bytes_available` bytes of its data exist.
+    pub fn truncated_data(header: &crate::Header, bytes_available: usize) -> Error {
+        let mut shape = String::new();
+        crate::pyrepr::push_shape_repr(&mut shape, &header.shape);
+        Error::TruncatedData {
+            shape,
+            count: header.element_count().unwrap_or(0),
+            read: bytes_available
+                .checked_div(header.dtype.itemsize())
+                .unwrap_or(0),
+        }
+    }
+}
+
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -31,9 +31,8 @@ use std::ops::{Deref, DerefMut};
 use zerocopy::IntoBytes;
 
 use crate::element::Element;
-use crate::pyrepr::push_shape_repr;
 use crate::record::RecordView;
-use crate::swap::convert_byte_order;
+use crate::swap::{ByteOrderConverter, convert_byte_order};
 use crate::view::{ArrayView, ArrayViewMut};
 use crate::{ByteOrder, DType, Error, Header, Layout, Order, ParseOptions, Result, Version};
 
@@ -45,7 +44,8 @@ pub struct AlignedBytes {
 }
 
 /// Where the bytes live: a byte vector the allocator happened to align
-/// (kept to avoid copying what was read into it), or 16-byte words.
+/// (kept to avoid copying what was read into it), 16-byte words, or memory
+/// someone else allocated (see [`AlignedBytes::from_owner`]).
 enum Storage {
     /// Invariant: the pointer is 16-byte aligned; the vector never grows.
     Bytes(Vec<u8>),
@@ -53,7 +53,16 @@ enum Storage {
         words: Vec<u128>,
         len: usize,
     },
+    /// Invariant: the bytes start 16-byte aligned and never move.
+    Owner(Box<dyn ByteOwner>),
 }
+
+/// Memory that [`AlignedBytes`] can own: anything that derefs to a byte
+/// buffer which does not move while owned (an anonymous memory map, a
+/// `Vec<u8>`, a boxed slice).
+pub trait ByteOwner: AsRef<[u8]> + AsMut<[u8]> + Send + Sync + 'static {}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]> + Send + Sync + 'static> ByteOwner for T {}
 
 impl Default for Storage {
     fn default() -> Self {
@@ -79,6 +88,20 @@ impl AlignedBytes {
                 words,
                 len: bytes.len(),
             },
+        }
+    }
+
+    /// Takes ownership of memory allocated elsewhere (for example an
+    /// anonymous memory map with huge pages), without copying. Gives it back
+    /// if its bytes do not start on a 16-byte boundary.
+    pub fn from_owner<O: ByteOwner>(mut owner: O) -> std::result::Result<Self, O> {
+        let start = owner.as_mut().as_ptr() as usize;
+        if start.is_multiple_of(16) && start == owner.as_ref().as_ptr() as usize {
+            Ok(AlignedBytes {
+                storage: Storage::Owner(Box::new(owner)),
+            })
+        } else {
+            Err(owner)
         }
     }
 
@@ -122,6 +145,7 @@ impl Deref for AlignedBytes {
         match &self.storage {
             Storage::Bytes(bytes) => bytes,
             Storage::Words { words, len } => &words.as_bytes()[..*len],
+            Storage::Owner(owner) => (**owner).as_ref(),
         }
     }
 }
@@ -131,6 +155,7 @@ impl DerefMut for AlignedBytes {
         match &mut self.storage {
             Storage::Bytes(bytes) => bytes,
             Storage::Words { words, len } => &mut words.as_mut_bytes()[..*len],
+            Storage::Owner(owner) => (**owner).as_mut(),
         }
     }
 }
@@ -203,6 +228,25 @@ impl NpyArray {
         self.header.dtype = convert_byte_order(&self.header.dtype, &mut self.data, to);
     }
 
+    /// An array from its parts (the inverse of [`into_parts`](Self::into_parts)).
+    ///
+    /// Errors: [`Error::DataLength`] unless `data` holds exactly the bytes
+    /// `header` describes.
+    pub fn from_parts(header: Header, layout: Layout, data: AlignedBytes) -> Result<NpyArray> {
+        let expected = header.data_len()?;
+        if data.len() != expected {
+            return Err(Error::DataLength {
+                expected,
+                actual: data.len(),
+            });
+        }
+        Ok(NpyArray {
+            header,
+            layout,
+            data,
+        })
+    }
+
     /// The header, layout and data buffer.
     pub fn into_parts(self) -> (Header, Layout, AlignedBytes) {
         (self.header, self.layout, self.data)
@@ -213,15 +257,36 @@ impl NpyArray {
 /// data keeps coming, so allocation follows the stream, not the header.
 const FIRST_CHUNK: usize = 64 << 20;
 
+/// Bytes read at a time when converting byte order on the way: small enough
+/// that each piece is converted while it is still in the cache, instead of
+/// in a second pass over the whole array from memory.
+const CONVERT_STEP: usize = 256 << 10;
+
+/// The byte-order conversion `to` asks for, and whether it changes bytes.
+/// (One that does not still relabels the dtype.)
+fn converter(dtype: &DType, to: Option<ByteOrder>) -> (Option<ByteOrderConverter>, bool) {
+    let converter = to.map(|to| ByteOrderConverter::new(dtype, to));
+    let swaps = converter.as_ref().is_some_and(|c| !c.is_noop());
+    (converter, swaps)
+}
+
 /// Reads an `.npy` array from `reader`, which is left just after the data
 /// (several arrays can be read from one stream, like NumPy allows).
+///
+/// With [`ReadOptions::to_native`] the data is converted piece by piece as
+/// it arrives, not in a second pass.
 ///
 /// Errors: header errors from [`Header::read_from`], read errors, and
 /// [`Error::TruncatedData`] when the stream ends early.
 pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArray> {
     let (mut header, layout) = Header::read_from(&mut reader, &options.parse)?;
     let expected = layout.data_len;
+    let (converter, swaps) = converter(
+        &header.dtype,
+        options.to_native.then_some(ByteOrder::NATIVE),
+    );
     let mut bytes: Vec<u8> = Vec::new();
+    let mut converted = 0;
     while bytes.len() < expected {
         let filled = bytes.len();
         let target = filled.saturating_mul(2).max(FIRST_CHUNK).min(expected);
@@ -231,31 +296,109 @@ pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArra
                 format!("cannot allocate {target} bytes for array data: {e}"),
             )
         })?;
-        // `read_to_end` reads straight into the reserved capacity without
-        // zero-filling it first; `take` keeps it from growing the vector.
-        let got = (&mut reader)
-            .take((target - filled) as u64)
-            .read_to_end(&mut bytes)?;
-        if got < target - filled {
-            let itemsize = header.dtype.itemsize();
-            let mut shape = String::new();
-            push_shape_repr(&mut shape, &header.shape);
-            return Err(Error::TruncatedData {
-                count: header.element_count()?,
-                read: bytes.len().checked_div(itemsize).unwrap_or(0),
-                shape,
-            });
+        while bytes.len() < target {
+            let want = match swaps {
+                true => CONVERT_STEP.min(target - bytes.len()),
+                false => target - bytes.len(),
+            };
+            // `read_to_end` reads straight into the reserved capacity without
+            // zero-filling it first; `take` keeps it from growing the vector.
+            let got = (&mut reader).take(want as u64).read_to_end(&mut bytes)?;
+            if let Some(converter) = converter.as_ref().filter(|_| swaps) {
+                converted += converter.convert(&mut bytes[converted..]);
+            }
+            if got < want {
+                return Err(Error::truncated_data(&header, bytes.len()));
+            }
         }
     }
-    let mut data = AlignedBytes::from_vec(bytes);
-    if options.to_native {
-        header.dtype = convert_byte_order(&header.dtype, &mut data, ByteOrder::NATIVE);
+    if let Some(converter) = converter {
+        header.dtype = converter.converted_dtype().clone();
     }
     Ok(NpyArray {
         header,
         layout,
-        data,
+        data: AlignedBytes::from_vec(bytes),
     })
+}
+
+/// Reads the data of an array with `header` from `reader` into `dest`,
+/// which the caller allocated (it must hold exactly
+/// [`Header::data_len`] bytes), converting it to byte order `to` on the way
+/// when given. Returns the dtype that describes `dest` afterwards.
+///
+/// This is [`read_npy`] for callers that know the data's size can be
+/// trusted (a file whose length was checked) and want to choose the memory:
+/// npy-mmap's `load` reads into memory backed by huge pages.
+///
+/// Errors: [`Error::DataLength`] if `dest` has the wrong size, read errors,
+/// [`Error::TruncatedData`] when the stream ends early.
+///
+/// ```
+/// use npy_core::io::{read_data, write_slice};
+/// use npy_core::{ByteOrder, Header, Order, ParseOptions};
+///
+/// let mut file = Vec::new();
+/// write_slice(&mut file, &[1u16, 2, 3], &[3], Order::C)?;
+/// let mut stream = file.as_slice();
+/// let (header, layout) = Header::read_from(&mut stream, &ParseOptions::default())?;
+/// let mut data = vec![0u8; layout.data_len];
+/// let dtype = read_data(&mut stream, &header, &mut data, Some(ByteOrder::Big))?;
+/// assert_eq!(data, [0, 1, 0, 2, 0, 3]);
+/// assert_eq!(dtype.descr(), "'>u2'");
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn read_data<R: Read>(
+    mut reader: R,
+    header: &Header,
+    dest: &mut [u8],
+    to: Option<ByteOrder>,
+) -> Result<DType> {
+    let expected = header.data_len()?;
+    if dest.len() != expected {
+        return Err(Error::DataLength {
+            expected,
+            actual: dest.len(),
+        });
+    }
+    let (converter, swaps) = converter(&header.dtype, to);
+    let step = match swaps {
+        // Whole elements per piece, so each piece converts on its own.
+        true => {
+            let itemsize = header.dtype.itemsize().max(1);
+            (CONVERT_STEP / itemsize).max(1) * itemsize
+        }
+        false => dest.len().max(1),
+    };
+    let mut filled = 0;
+    for piece in dest.chunks_mut(step) {
+        let got = read_full(&mut reader, piece)?;
+        filled += got;
+        if got < piece.len() {
+            return Err(Error::truncated_data(header, filled));
+        }
+        if let Some(converter) = converter.as_ref().filter(|_| swaps) {
+            converter.convert(piece);
+        }
+    }
+    Ok(match converter {
+        Some(converter) => converter.converted_dtype().clone(),
+        None => header.dtype.clone(),
+    })
+}
+
+/// Reads until `buf` is full or the stream ends; returns the bytes read.
+fn read_full<R: Read>(reader: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 /// Writes `header` (encoded like `np.save`) and `data` to `writer`.

@@ -148,32 +148,105 @@ fn apply(steps: &[Step], element: &mut [u8]) {
 /// Only whole elements are converted: a trailing partial element is left as
 /// it is. `to == NotApplicable` means native, as in [`DType::with_byte_order`].
 pub fn convert_byte_order(dtype: &DType, data: &mut [u8], to: ByteOrder) -> DType {
-    let to = match to {
-        ByteOrder::NotApplicable => ByteOrder::NATIVE,
-        order => order,
-    };
-    let itemsize = dtype.itemsize();
-    let steps = plan(dtype, 0, to);
-    match steps.as_slice() {
-        _ if itemsize == 0 => {}
-        [] => {}
-        // The common case (plain numbers, U strings): one run covering each
-        // element, so the whole buffer is a sequence of units to reverse.
-        [
-            Step::Reverse {
-                offset: 0,
-                width,
-                count,
-            },
-        ] if width * count == itemsize => {
-            let whole = data.len() - data.len() % itemsize;
-            swap_units(&mut data[..whole], *width);
+    let converter = ByteOrderConverter::new(dtype, to);
+    converter.convert(data);
+    converter.converted_dtype().clone()
+}
+
+/// A byte-order conversion planned once for a dtype, then applied to any
+/// number of buffers: what a reader uses to convert data piece by piece as
+/// it arrives, while each piece is still in the cache.
+///
+/// ```
+/// use npy_core::swap::ByteOrderConverter;
+/// use npy_core::{ByteOrder, DType};
+///
+/// let converter = ByteOrderConverter::new(&DType::parse(">u2")?, ByteOrder::Little);
+/// let mut data = [0, 1, 0, 2, 0, 3];
+/// for piece in data.chunks_mut(2) {
+///     converter.convert(piece);
+/// }
+/// assert_eq!(data, [1, 0, 2, 0, 3, 0]);
+/// assert_eq!(converter.converted_dtype().descr(), "'<u2'");
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct ByteOrderConverter {
+    itemsize: usize,
+    work: Work,
+    converted: DType,
+}
+
+/// What converting one buffer takes.
+#[derive(Debug)]
+enum Work {
+    /// Nothing has a byte order to change (or elements have no bytes).
+    Nothing,
+    /// Every element is a sequence of `width`-byte units to reverse (plain
+    /// numbers, `U` strings): the buffer is swapped as one run of units.
+    Units(usize),
+    /// Records and other mixed layouts: the plan, element by element.
+    Elements(Vec<Step>),
+}
+
+impl ByteOrderConverter {
+    /// Plans converting elements of `dtype` to byte order `to`
+    /// (`NotApplicable` means native).
+    pub fn new(dtype: &DType, to: ByteOrder) -> ByteOrderConverter {
+        let to = match to {
+            ByteOrder::NotApplicable => ByteOrder::NATIVE,
+            order => order,
+        };
+        let itemsize = dtype.itemsize();
+        let steps = plan(dtype, 0, to);
+        let work = match steps.as_slice() {
+            _ if itemsize == 0 => Work::Nothing,
+            [] => Work::Nothing,
+            [
+                Step::Reverse {
+                    offset: 0,
+                    width,
+                    count,
+                },
+            ] if width * count == itemsize => Work::Units(*width),
+            _ => Work::Elements(steps),
+        };
+        ByteOrderConverter {
+            itemsize,
+            work,
+            converted: dtype.with_byte_order(to),
         }
-        _ => data
-            .chunks_exact_mut(itemsize)
-            .for_each(|element| apply(&steps, element)),
     }
-    dtype.with_byte_order(to)
+
+    /// Whether [`convert`](Self::convert) leaves every byte as it is.
+    pub fn is_noop(&self) -> bool {
+        matches!(self.work, Work::Nothing)
+    }
+
+    /// The dtype that describes the elements once converted.
+    pub fn converted_dtype(&self) -> &DType {
+        &self.converted
+    }
+
+    /// Converts the whole elements at the start of `data` in place and
+    /// returns their length in bytes (a trailing partial element is left as
+    /// it is). Pieces of one buffer can be converted separately as long as
+    /// each starts on an element.
+    pub fn convert(&self, data: &mut [u8]) -> usize {
+        let whole = match self.itemsize {
+            0 => 0,
+            itemsize => data.len() - data.len() % itemsize,
+        };
+        let data = &mut data[..whole];
+        match &self.work {
+            Work::Nothing => {}
+            Work::Units(width) => swap_units(data, *width),
+            Work::Elements(steps) => data
+                .chunks_exact_mut(self.itemsize)
+                .for_each(|element| apply(steps, element)),
+        }
+        whole
+    }
 }
 
 /// Reverses every `width`-byte unit; fixed widths get loops the compiler

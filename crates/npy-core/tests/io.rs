@@ -2,8 +2,13 @@
 
 use std::io::{self, Read};
 
-use npy_core::io::{NpyWriter, ReadOptions, read_npy, write_npy, write_slice};
-use npy_core::{ByteOrder, DType, Element, Error, Header, Order, Scalar, ScalarKind, Value};
+use npy_core::io::{
+    AlignedBytes, NpyArray, NpyWriter, ReadOptions, read_data, read_npy, write_npy, write_slice,
+};
+use npy_core::swap::convert_byte_order;
+use npy_core::{
+    ByteOrder, DType, Element, Error, Header, Order, ParseOptions, Scalar, ScalarKind, Value,
+};
 use zerocopy::byteorder::{BigEndian, I32};
 
 fn hex(text: &str) -> Vec<u8> {
@@ -169,6 +174,134 @@ fn truncated_data_uses_numpys_message() {
         "Failed to read all data for array. Expected (2, 3) = 6 elements, \
          could only read 4 elements. (file seems not fully written?)"
     );
+}
+
+/// A big-endian record array of 7-byte elements, a little over 3 MiB: the
+/// pieces converted on the way do not end on element boundaries.
+fn big_endian_records() -> (Header, Vec<u8>) {
+    let header = Header {
+        dtype: DType::parse("[('a', '>i4'), ('b', '>u2'), ('c', 'u1')]").unwrap(),
+        order: Order::C,
+        shape: vec![450_001],
+    };
+    let data: Vec<u8> = (0..header.data_len().unwrap())
+        .map(|i| (i * 31 % 251) as u8)
+        .collect();
+    (header, data)
+}
+
+#[test]
+fn conversion_on_the_way_matches_converting_afterwards() {
+    let (header, data) = big_endian_records();
+    let mut file = Vec::new();
+    write_npy(&mut file, &header, &data).unwrap();
+    let mut expected = data.clone();
+    let native = convert_byte_order(&header.dtype, &mut expected, ByteOrder::NATIVE);
+    assert_ne!(expected, data, "the conversion changes bytes");
+
+    let options = ReadOptions {
+        to_native: true,
+        ..ReadOptions::default()
+    };
+    let mut reader = Trickle {
+        data: &file,
+        chunk: 100_003,
+        calls: 0,
+    };
+    let array = read_npy(&mut reader, &options).unwrap();
+    assert_eq!(array.header().dtype, native);
+    assert!(
+        array.data() == expected.as_slice(),
+        "read_npy converted every element once"
+    );
+
+    let mut stream = file.as_slice();
+    let (parsed, layout) = Header::read_from(&mut stream, &ParseOptions::default()).unwrap();
+    let mut dest = vec![0; layout.data_len];
+    let dtype = read_data(&mut stream, &parsed, &mut dest, Some(ByteOrder::NATIVE)).unwrap();
+    assert_eq!(dtype, native);
+    assert!(dest == expected, "read_data converted every element once");
+    assert!(stream.is_empty());
+}
+
+#[test]
+fn read_data_checks_the_destination_and_the_stream() {
+    let file = numpy_big_i4();
+    let mut stream = file.as_slice();
+    let (header, _) = Header::read_from(&mut stream, &ParseOptions::default()).unwrap();
+    let data = stream;
+
+    let mut dest = [0u8; 12];
+    let dtype = read_data(data, &header, &mut dest, None).unwrap();
+    assert_eq!(dtype.descr(), "'>i4'");
+    assert_eq!(&dest, data, "no conversion asked: the bytes as stored");
+
+    let error = read_data(data, &header, &mut [0u8; 11], None).unwrap_err();
+    assert!(matches!(
+        error,
+        Error::DataLength {
+            expected: 12,
+            actual: 11
+        }
+    ));
+    let error = read_data(&data[..9], &header, &mut dest, Some(ByteOrder::Little)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "Failed to read all data for array. Expected (3,) = 3 elements, \
+         could only read 2 elements. (file seems not fully written?)"
+    );
+}
+
+/// Memory owned elsewhere: bytes `.1` of some 16-byte words (a range
+/// starting at 1 is never 16-byte aligned).
+struct Words(Vec<u128>, std::ops::Range<usize>);
+
+impl AsRef<[u8]> for Words {
+    fn as_ref(&self) -> &[u8] {
+        &zerocopy::IntoBytes::as_bytes(self.0.as_slice())[self.1.clone()]
+    }
+}
+
+impl AsMut<[u8]> for Words {
+    fn as_mut(&mut self) -> &mut [u8] {
+        &mut zerocopy::IntoBytes::as_mut_bytes(self.0.as_mut_slice())[self.1.clone()]
+    }
+}
+
+#[test]
+fn arrays_from_parts_and_memory_owned_elsewhere() {
+    let header = Header {
+        dtype: u16::dtype(),
+        order: Order::C,
+        shape: vec![2],
+    };
+    let mut file = Vec::new();
+    write_slice(&mut file, &[0u16, 0], &[2], Order::C).unwrap();
+    let (_, layout) = Header::parse(&file, &ParseOptions::default()).unwrap();
+
+    let misaligned = AlignedBytes::from_owner(Words(vec![0; 1], 1..16)).unwrap_err();
+    assert_eq!(misaligned.as_ref().len(), 15, "given back untouched");
+
+    let owned = AlignedBytes::from_owner(Words(vec![0; 1], 0..16))
+        .ok()
+        .unwrap();
+    let error = NpyArray::from_parts(header.clone(), layout, owned).unwrap_err();
+    assert!(matches!(
+        error,
+        Error::DataLength {
+            expected: 4,
+            actual: 16
+        }
+    ));
+
+    let mut owned = AlignedBytes::from_owner(Words(vec![0; 1], 0..4))
+        .ok()
+        .unwrap();
+    assert_eq!(owned.len(), 4);
+    owned.copy_from_slice(&[1, 0, 2, 0]);
+    let array = NpyArray::from_parts(header, layout, owned).unwrap();
+    let expected = [u16::from_ne_bytes([1, 0]), u16::from_ne_bytes([2, 0])];
+    assert_eq!(array.view::<u16>().unwrap().to_vec(), expected);
 }
 
 #[test]

@@ -19,7 +19,8 @@ pub enum Error {
         source: io::Error,
     },
 
-    /// The file's header is not a valid `.npy` header.
+    /// The file is not a valid `.npy` file: its header is malformed, or (for
+    /// [`load`](crate::load)) its data is shorter than the header says.
     #[error("{}: {source}", path.display())]
     Header {
         /// The file.

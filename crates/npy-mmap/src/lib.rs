@@ -10,6 +10,7 @@
 //! | `np.load(p, mmap_mode='r+')` | [`open_rw(p)`](open_rw) → [`MappedArray<ReadWrite>`] |
 //! | `np.load(p, mmap_mode='c')` | [`open_cow(p)`](open_cow) → [`MappedArray<CopyOnWrite>`] |
 //! | `open_memmap(p, 'w+', dtype, shape)` | [`CreateOptions::create`] → [`MappedArray<ReadWrite>`] |
+//! | `np.load(p)` (into memory) | [`load(p)`](load) → npy-core's [`NpyArray`](npy_core::io::NpyArray) |
 //! | appending to a saved array (no numpy equivalent in place) | [`Appender`] appends rows in place; [`CreateOptions::stream`] → [`RowWriter`] for unknown lengths |
 //!
 //! The mode is part of the type: a read-only mapping has no method that
@@ -87,6 +88,7 @@ mod atomic;
 mod create;
 mod error;
 pub mod grow;
+mod load;
 pub mod mode;
 mod open;
 mod save;
@@ -105,6 +107,7 @@ pub use atomic::AtomicFile;
 pub use create::CreateOptions;
 pub use error::{Error, Result};
 pub use grow::{Appender, RowWriter};
+pub use load::{load, load_with};
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
 pub use open::{Locking, OpenOptions};
 pub use save::{save, save_array, save_slice};

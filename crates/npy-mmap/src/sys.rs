@@ -17,7 +17,8 @@
 //!   would map one byte past the range instead).
 //!
 //! The three storage types wrap memmap2's maps so that nothing of memmap2
-//! leaks into the public API.
+//! leaks into the public API. [`AnonymousMemory`] (no `unsafe`: anonymous
+//! memory belongs to no file) holds arrays read into RAM.
 
 use std::fs::File;
 use std::io;
@@ -303,5 +304,38 @@ impl Storage for PrivateMap {
 impl StorageMut for PrivateMap {
     fn bytes_mut(&mut self) -> &mut [u8] {
         self.0.as_deref_mut().unwrap_or_default()
+    }
+}
+
+/// Zeroed anonymous memory for an array read into RAM, asking the kernel
+/// for transparent huge pages (`MADV_HUGEPAGE`, Linux): filling fresh 4 KiB
+/// pages costs a fault each, and on big buffers those faults, not the
+/// copying, set the speed. numpy asks for huge pages the same way.
+#[derive(Debug)]
+pub struct AnonymousMemory(MmapMut);
+
+impl AnonymousMemory {
+    /// `len` bytes (at least 1), page-aligned.
+    pub fn new(len: usize) -> io::Result<AnonymousMemory> {
+        let map = MmapMut::map_anon(len.max(1))?;
+        #[cfg(target_os = "linux")]
+        {
+            // Only a hint: without huge pages (THP set to `never`, or an
+            // old kernel) the memory works the same, just slower to fill.
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
+        Ok(AnonymousMemory(map))
+    }
+}
+
+impl AsRef<[u8]> for AnonymousMemory {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl AsMut<[u8]> for AnonymousMemory {
+    fn as_mut(&mut self) -> &mut [u8] {
+        &mut self.0
     }
 }

@@ -93,12 +93,7 @@ pub fn data_length_problem(
 ) -> Option<String> {
     if surplus < 0 {
         let present = usize::try_from(data_len as i128 + surplus).unwrap_or(0);
-        let truncated = npy_core::Error::TruncatedData {
-            shape: crate::describe::shape_text(&header.shape),
-            count: header.element_count().unwrap_or(0),
-            read: present.checked_div(header.dtype.itemsize()).unwrap_or(0),
-        };
-        Some(truncated.to_string())
+        Some(npy_core::Error::truncated_data(header, present).to_string())
     } else if surplus > 0 {
         Some(format!(
             "{surplus} trailing bytes after the {data_len} bytes of data"
