@@ -60,9 +60,18 @@
 //!   first touches of an 8 GiB sparse file took 1.6 s instead of 1.2 ms.
 //! * A scan of a warm file: `view.as_slice()` is a plain slice, as fast as
 //!   memory; [`Advice::PopulateRead`] maps every page up front.
-//! * Filling: give each worker its own [`window`](OpenOptions::window) so it
-//!   maps only its rows; [`CreateOptions::reserve`] allocates the disk blocks
-//!   so a full disk is an error at create, not a SIGBUS mid-fill.
+//! * Filling: create the file with [`CreateOptions::reserve`] (the disk
+//!   blocks are allocated at once, so a full disk is an error at create, not
+//!   a SIGBUS mid-fill, and writeback has no blocks left to allocate); give
+//!   each worker its own [`window`](OpenOptions::window) so it maps only its
+//!   rows; fill in blocks of tens of MiB and call
+//!   [`flush_rows_async`](MappedArray::flush_rows_async) on each finished
+//!   block, so the disk writes while the next block fills; end with
+//!   [`flush`](MappedArray::flush).
+//! * Reading a whole array into memory: [`load`] checks the file's length,
+//!   then reads into huge-page memory (byte order converted on the way if
+//!   asked); it costs what numpy's `np.load` costs. [`open_cow`] copies
+//!   nothing at all, if the array may stay backed by the file.
 //!
 //! ## Optional features
 //!
