@@ -14,18 +14,6 @@ pub fn version_text(version: Version) -> &'static str {
     }
 }
 
-/// The shape as Python writes a tuple: `()`, `(5,)`, `(3, 4)`.
-pub fn shape_text(shape: &[usize]) -> String {
-    match shape {
-        [] => "()".to_string(),
-        [only] => format!("({only},)"),
-        _ => {
-            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-            format!("({})", dims.join(", "))
-        }
-    }
-}
-
 fn order_text(order: Order) -> &'static str {
     match order {
         Order::C => "C",
@@ -55,7 +43,7 @@ pub fn array_lines(header: &Header, layout: &Layout) -> Vec<(&'static str, Strin
     vec![
         ("version", version_text(layout.version).to_string()),
         ("dtype", header.dtype.descr()),
-        ("shape", shape_text(&header.shape)),
+        ("shape", npy_core::shape_repr(&header.shape)),
         ("order", order_text(header.order).to_string()),
         ("itemsize", header.dtype.itemsize().to_string()),
         ("nbytes", layout.data_len.to_string()),
@@ -129,12 +117,5 @@ mod tests {
             json("[('c', ('<f8', (5,)), (2,))]"),
             r#"[["c",["<f8",[5]],[2]]]"#
         );
-    }
-
-    #[test]
-    fn shapes_read_like_python_tuples() {
-        assert_eq!(shape_text(&[]), "()");
-        assert_eq!(shape_text(&[5]), "(5,)");
-        assert_eq!(shape_text(&[3, 4]), "(3, 4)");
     }
 }

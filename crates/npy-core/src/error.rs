@@ -253,10 +253,8 @@ impl Error {
     /// NumPy's "Failed to read all data" error for an array of `header`
     /// when only `bytes_available` bytes of its data exist.
     pub fn truncated_data(header: &crate::Header, bytes_available: usize) -> Error {
-        let mut shape = String::new();
-        crate::pyrepr::push_shape_repr(&mut shape, &header.shape);
         Error::TruncatedData {
-            shape,
+            shape: crate::shape_repr(&header.shape),
             count: header.element_count().unwrap_or(0),
             read: bytes_available
                 .checked_div(header.dtype.itemsize())

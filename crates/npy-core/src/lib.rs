@@ -45,6 +45,7 @@ pub use header::{Header, Layout, Order, ParseOptions, Preamble, Version};
 pub use record::{FieldRef, RecordRef, RecordView};
 
 pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_npy, write_slice};
+pub use pyrepr::shape_repr;
 pub use value::Value;
 pub use view::{ArrayView, ArrayViewMut};
 

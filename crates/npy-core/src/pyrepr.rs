@@ -114,6 +114,19 @@ fn push_escape(out: &mut String, cp: u32) {
     };
 }
 
+/// Python's `repr()` of a shape tuple, as numpy prints shapes: `()`,
+/// `(5,)`, `(3, 4)`.
+///
+/// ```
+/// assert_eq!(npy_core::shape_repr(&[5]), "(5,)");
+/// assert_eq!(npy_core::shape_repr(&[3, 4]), "(3, 4)");
+/// ```
+pub fn shape_repr(shape: &[usize]) -> String {
+    let mut out = String::new();
+    push_shape_repr(&mut out, shape);
+    out
+}
+
 /// Appends Python's `repr()` of a tuple of non-negative ints: `()`, `(5,)`, `(3, 4)`.
 pub(crate) fn push_shape_repr(out: &mut String, shape: &[usize]) {
     out.push('(');

@@ -148,7 +148,7 @@ pub fn ls(args: &LsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         let (dtype, shape, order) = match &member.array {
             Some(Ok((header, _))) => (
                 header.dtype.descr(),
-                describe::shape_text(&header.shape),
+                npy_core::shape_repr(&header.shape),
                 match header.order {
                     npy_core::Order::C => "C",
                     npy_core::Order::Fortran => "F",
