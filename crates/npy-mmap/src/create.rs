@@ -126,8 +126,21 @@ impl CreateOptions {
     /// Creates the file without mapping it, and releases it: for a parent
     /// that prepares a file which worker processes then open
     /// ([`OpenOptions::window`](crate::OpenOptions::window)) and fill.
+    ///
+    /// The file is written under the exclusive lock and closed; nothing is
+    /// mapped, so unlike [`create`](Self::create) there is no shared lock
+    /// to take afterwards and nothing to re-check.
     pub fn preallocate(&self, path: impl AsRef<Path>) -> Result<Layout> {
-        let (_file, layout, _) = self.write_file(path.as_ref())?;
+        let path = path.as_ref();
+        let (_file, header_bytes, _) = self.write_exclusive(path)?;
+        // The layout of the bytes just written, parsed in memory.
+        let parse = ParseOptions {
+            max_header_size: header_bytes.len(),
+        };
+        let (_, layout) = Header::parse(&header_bytes, &parse).map_err(|source| Error::Header {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(layout)
     }
 
