@@ -1,11 +1,11 @@
 //! Reading a whole `.npy` file into memory: numpy's `np.load` without
 //! `mmap_mode`.
 
-use std::io::{Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use npy_core::ByteOrder;
 use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, read_data};
+use npy_core::{ByteOrder, Header, Layout};
 
 use crate::Locking;
 use crate::error::{Error, Result, io_error};
@@ -73,23 +73,36 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
     }
     file.seek(SeekFrom::Start(layout.data_offset as u64))
         .map_err(io_error("read", path))?;
-    let to = options.to_native.then_some(ByteOrder::NATIVE);
+    read_into_memory(&file, header, layout, options.to_native).map_err(|source| match source {
+        npy_core::Error::Io(source) => io_error("read", path)(source),
+        source => file_error(source),
+    })
+}
+
+/// Reads the data of an array with `header` from `reader` into fresh
+/// memory of its own (huge pages where the kernel allows), converting it to
+/// native byte order on the way if asked.
+///
+/// The caller has checked that `reader` holds the data (a file's length, a
+/// stored zip member's size within its archive): the memory is allocated
+/// up front, for the size the header claims.
+pub(crate) fn read_into_memory<R: Read>(
+    reader: R,
+    header: Header,
+    layout: Layout,
+    to_native: bool,
+) -> npy_core::Result<NpyArray> {
+    let to = to_native.then_some(ByteOrder::NATIVE);
     let (dtype, data) = if layout.data_len == 0 {
-        let dtype = read_data(&file, &header, &mut [], to).map_err(file_error)?;
+        let dtype = read_data(reader, &header, &mut [], to)?;
         (dtype, AlignedBytes::new())
     } else {
-        let mut memory =
-            AnonymousMemory::new(layout.data_len).map_err(io_error("allocate memory for", path))?;
-        let dtype =
-            read_data(&file, &header, memory.as_mut(), to).map_err(|source| match source {
-                npy_core::Error::Io(source) => io_error("read", path)(source),
-                source => file_error(source),
-            })?;
+        let mut memory = AnonymousMemory::new(layout.data_len)?;
+        let dtype = read_data(reader, &header, memory.as_mut(), to)?;
         // Mappings are page-aligned, so the copy never happens.
         let data = AlignedBytes::from_owner(memory)
             .unwrap_or_else(|memory| AlignedBytes::copy_from(memory.as_ref()));
         (dtype, data)
     };
-    let header = npy_core::Header { dtype, ..header };
-    NpyArray::from_parts(header, layout, data).map_err(file_error)
+    NpyArray::from_parts(Header { dtype, ..header }, layout, data)
 }

@@ -473,3 +473,53 @@ fn member_reader_streams_and_checks_the_crc_at_the_end() {
     let error = archive.reader("m").unwrap().verify().unwrap_err();
     assert!(matches!(error, NpzError::BadCrc { .. }), "{error}");
 }
+
+/// An `.npy` file of `values` as big-endian float64, whose header may claim
+/// more elements than the data holds.
+fn big_endian_npy(values: &[f64], claimed: usize) -> Vec<u8> {
+    let header = npy_core::Header {
+        dtype: npy_core::DType::parse(">f8").unwrap(),
+        order: npy_core::Order::C,
+        shape: vec![claimed],
+    };
+    let mut file = header.to_bytes(None).unwrap();
+    for value in values {
+        file.extend_from_slice(&value.to_be_bytes());
+    }
+    file
+}
+
+#[test]
+fn members_load_alike_stored_or_deflated_and_converted_on_the_way() {
+    let values: Vec<f64> = (0..100_000).map(|i| i as f64 * 0.25).collect();
+    let member = big_endian_npy(&values, values.len());
+    for compression in [Compression::Stored, Compression::DEFLATED] {
+        let bytes = archive_with(&[("a.npy", &member)], compression);
+        let options = npy_core::ReadOptions {
+            to_native: true,
+            ..Default::default()
+        };
+        let mut archive = NpzArchive::with_options(Cursor::new(bytes), options).unwrap();
+        let array = archive.load("a").unwrap();
+        assert_eq!(array.header().dtype.descr(), "'<f8'", "{compression:?}");
+        assert_eq!(array.view::<f64>().unwrap().to_vec(), values, "{compression:?}");
+    }
+}
+
+#[test]
+fn a_member_shorter_than_its_header_says_is_numpys_truncation_error() {
+    let member = big_endian_npy(&[1.0, 2.0, 3.0], 10);
+    for compression in [Compression::Stored, Compression::DEFLATED] {
+        let mut archive = open(archive_with(&[("a.npy", &member)], compression));
+        let error = archive.load("a").unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("a.npy")
+                && message.contains(
+                    "Failed to read all data for array. Expected (10,) = 10 elements, \
+                     could only read 3 elements."
+                ),
+            "{compression:?}: {message}"
+        );
+    }
+}

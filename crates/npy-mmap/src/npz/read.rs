@@ -91,6 +91,8 @@ pub struct NpzArchive<R> {
     /// Full member name -> index, decoded once at open.
     by_name: HashMap<String, usize>,
     options: ReadOptions,
+    /// Bytes in the archive: a stored member can hold no more.
+    archive_len: u64,
 }
 
 impl<R> std::fmt::Debug for NpzArchive<R> {
@@ -123,7 +125,8 @@ impl<R: Read + Seek> NpzArchive<R> {
 
     /// Like [`new`](Self::new), with read options (`max_header_size`,
     /// conversion to native byte order).
-    pub fn with_options(reader: R, options: ReadOptions) -> Result<Self> {
+    pub fn with_options(mut reader: R, options: ReadOptions) -> Result<Self> {
+        let archive_len = reader.seek(io::SeekFrom::End(0))?;
         let zip = ZipArchive::new(reader).map_err(NpzError::NotAZip)?;
         let mut names = Vec::with_capacity(zip.len());
         let mut by_name = HashMap::with_capacity(zip.len());
@@ -143,6 +146,7 @@ impl<R: Read + Seek> NpzArchive<R> {
             keys,
             by_name,
             options,
+            archive_len,
         })
     }
 
@@ -300,6 +304,7 @@ impl<R: Read + Seek> NpzArchive<R> {
     pub fn get(&mut self, key: &str) -> Result<Member> {
         let index = self.resolve(key)?;
         let options = self.options;
+        let stored_len = self.stored_len(index);
         let mut reader = self.open_member(index)?;
         let prefix = reader.read_prefix()?;
         if prefix.as_slice() != NPY_MAGIC {
@@ -310,7 +315,11 @@ impl<R: Read + Seek> NpzArchive<R> {
             reader.verify()?;
             return Ok(Member::Raw(bytes));
         }
-        let array = read_npy(io::Cursor::new(prefix).chain(&mut reader), &options);
+        let array = match stored_len {
+            // The size is known and real: read into memory allocated once.
+            Some(stored_len) => read_stored(&mut reader, prefix, stored_len, &options),
+            None => read_npy(io::Cursor::new(prefix).chain(&mut reader), &options),
+        };
         // A CRC mismatch explains a failure better than its symptom does.
         let array = match array {
             Ok(array) => array,
@@ -325,6 +334,36 @@ impl<R: Read + Seek> NpzArchive<R> {
         reader.verify()?;
         Ok(Member::Array(array))
     }
+}
+
+impl<R: Read + Seek> NpzArchive<R> {
+    /// The length of a stored member, if it is stored and the archive
+    /// really has that many bytes (so it can size an allocation).
+    fn stored_len(&self, index: usize) -> Option<u64> {
+        let entry = self.zip.by_index_data(index).ok()?;
+        (entry.compression() == CompressionMethod::Stored)
+            .then(|| entry.compressed_size())
+            .filter(|&len| len <= self.archive_len)
+    }
+}
+
+/// Reads a stored `.npy` member whose length is known: the header, then the
+/// data straight into memory of its own (as [`load`](crate::load) does)
+/// when the member holds it all; else the streaming reader's path, which
+/// reports the truncation.
+fn read_stored<R: Read>(
+    reader: &mut R,
+    prefix: Vec<u8>,
+    stored_len: u64,
+    options: &ReadOptions,
+) -> npy_core::Result<NpyArray> {
+    let mut stream = io::Cursor::new(prefix).chain(reader);
+    let (header, layout) = Header::read_from(&mut stream, &options.parse)?;
+    if layout.data_end() as u64 > stored_len {
+        let available = stored_len.saturating_sub(layout.data_offset as u64) as usize;
+        return Err(npy_core::Error::truncated_data(&header, available));
+    }
+    crate::load::read_into_memory(stream, header, layout, options.to_native)
 }
 
 /// What a member holds, as NumPy's `NpzFile.__getitem__` returns it.
