@@ -188,7 +188,7 @@ pub enum DType {
     SubArray(Box<DType>, Vec<usize>),
 }
 
-use crate::literal::{self, Value};
+use crate::literal::{self, Literal, Value};
 use crate::pyrepr::{push_decimal, push_shape_repr, push_str_repr, str_repr};
 use crate::{Error, Result};
 
@@ -370,33 +370,33 @@ impl DType {
         if !looks_literal {
             return parse_type_str(text);
         }
-        let value =
+        let literal =
             literal::parse(text, literal::Options::default()).map_err(|e| Error::InvalidDType {
                 reason: format!("{} at byte {} of {}", e.reason, e.offset, str_repr(text)),
             })?;
-        DType::from_literal(&value)
+        DType::from_literal(&literal, literal.root())
     }
 
     /// The dtype a parsed header `descr` value describes (NumPy's
     /// `descr_to_dtype`).
-    pub(crate) fn from_literal(value: &Value<'_>) -> Result<DType> {
+    pub(crate) fn from_literal(literal: &Literal<'_>, value: &Value<'_>) -> Result<DType> {
         match value {
-            Value::Str(s) => parse_type_str(s),
-            Value::Tuple(items) => match items.as_slice() {
-                [base, shape] => subarray(DType::from_literal(base)?, shape),
-                _ => Err(Error::InvalidDType {
+            Value::Str(s) => parse_type_str(literal.text(*s)),
+            Value::Tuple(items) => match literal.items(*items) {
+                [base, shape] => subarray(literal, DType::from_literal(literal, base)?, shape),
+                items => Err(Error::InvalidDType {
                     reason: format!(
                         "Tuple must have size 2, but has size {}: {}",
                         items.len(),
-                        value.repr()
+                        literal.repr(value)
                     ),
                 }),
             },
-            Value::List(entries) => record_from_entries(entries),
+            Value::List(entries) => record_from_entries(literal, literal.items(*entries)),
             other => Err(Error::InvalidDType {
                 reason: format!(
                     "a descr is a string, a (base, shape) tuple or a list of fields, not {}",
-                    other.repr()
+                    literal.repr(other)
                 ),
             }),
         }
@@ -584,16 +584,16 @@ fn not_understood(text: &str) -> Error {
 }
 
 /// `numpy.dtype((base, shape))`: `()` gives `base` itself, an int `n` means `(n,)`.
-fn subarray(base: DType, shape: &Value<'_>) -> Result<DType> {
+fn subarray(literal: &Literal<'_>, base: DType, shape: &Value<'_>) -> Result<DType> {
     let invalid = |detail: &str| Error::InvalidDType {
         reason: format!(
             "invalid shape in fixed-type tuple{detail}: {}",
-            shape.repr()
+            literal.repr(shape)
         ),
     };
     let dims: &[Value<'_>] = match shape {
         Value::Int(_) => std::slice::from_ref(shape),
-        Value::Tuple(items) => items,
+        Value::Tuple(items) => literal.items(*items),
         _ => return Err(invalid("")),
     };
     let mut out = Vec::with_capacity(dims.len());
@@ -623,77 +623,192 @@ fn subarray(base: DType, shape: &Value<'_>) -> Result<DType> {
 
 /// A structured dtype from a descr list, as NumPy's `descr_to_dtype` builds it:
 /// offsets follow each other; `''`-named void entries are padding.
-fn record_from_entries(entries: &[Value<'_>]) -> Result<DType> {
+fn record_from_entries<'v>(literal: &'v Literal<'v>, entries: &'v [Value<'v>]) -> Result<DType> {
     let mut fields = Vec::with_capacity(entries.len());
-    let mut used = std::collections::HashSet::with_capacity(entries.len());
+    let mut used = UsedNames::with_capacity(entries.len());
     let mut offset = 0usize;
-    for entry in entries {
-        let invalid = |reason: &str| Error::InvalidDType {
-            reason: format!("{reason}: {}", entry.repr()),
-        };
-        let items = match entry {
-            Value::Tuple(items) | Value::List(items) => items.as_slice(),
-            _ => {
-                return Err(invalid(
-                    "a field must be a (name, type) or (name, type, shape) tuple",
-                ));
-            }
-        };
-        let (name, dtype) = match items {
-            [name, descr] => (name, DType::from_literal(descr)?),
-            [name, descr, shape] => (name, subarray(DType::from_literal(descr)?, shape)?),
-            _ => {
-                return Err(invalid(
-                    "a field must be a (name, type) or (name, type, shape) tuple",
-                ));
-            }
-        };
-        let (title, name) = match name {
-            Value::Str(name) => (None, name),
-            Value::Tuple(pair) => match pair.as_slice() {
-                [Value::Str(title), Value::Str(name)] => (Some(title), name),
-                [_, Value::Str(_)] => {
-                    return Err(invalid("field titles other than strings are not supported"));
-                }
-                _ => return Err(invalid("field names must be strings")),
-            },
-            _ => return Err(invalid("field names must be strings")),
-        };
-        let size = dtype.itemsize();
-        let is_padding = title.is_none()
-            && name.is_empty()
-            && matches!(
-                &dtype,
-                DType::Scalar(Scalar {
-                    kind: ScalarKind::Void,
-                    ..
-                }) | DType::SubArray(..)
-            );
-        if !is_padding {
-            if !used.insert(name.as_ref()) {
-                return Err(invalid("name already used as a name or title"));
-            }
-            if let Some(title) = title
-                && !used.insert(title.as_ref())
-            {
-                return Err(invalid("title already used as a name or title"));
-            }
-            fields.push(Field {
-                name: name.to_string(),
-                title: title.map(|title| title.to_string()),
-                dtype,
-                offset,
-            });
+    for (index, entry) in entries.iter().enumerate() {
+        let added = add_entry(literal, entry, index, &mut used, &mut fields, &mut offset);
+        if let Err(error) = added {
+            // NumPy checks the entries in order: a name used twice before
+            // this entry's error is reported instead.
+            return Err(used.repeat_error(literal, entries).unwrap_or(error));
         }
-        offset = offset
-            .checked_add(size)
-            .filter(|&end| end <= MAX_ITEMSIZE)
-            .ok_or_else(too_big_itemsize)?;
+    }
+    if let Some(error) = used.repeat_error(literal, entries) {
+        return Err(error);
     }
     Ok(DType::Record(Record {
         fields,
         itemsize: offset,
     }))
+}
+
+/// Adds the descr list entry `entry` (the `index`th) at `offset` and moves
+/// `offset` past it. Its name and title go to `used`; whether they were used
+/// already is checked by the caller.
+fn add_entry<'v>(
+    literal: &'v Literal<'v>,
+    entry: &'v Value<'v>,
+    index: usize,
+    used: &mut UsedNames<'v>,
+    fields: &mut Vec<Field>,
+    offset: &mut usize,
+) -> Result<()> {
+    let invalid = |reason: &str| Error::InvalidDType {
+        reason: format!("{reason}: {}", literal.repr(entry)),
+    };
+    let not_a_field = || invalid("a field must be a (name, type) or (name, type, shape) tuple");
+    let items = match entry {
+        Value::Tuple(items) | Value::List(items) => literal.items(*items),
+        _ => return Err(not_a_field()),
+    };
+    let (name, dtype) = match items {
+        [name, descr] => (name, DType::from_literal(literal, descr)?),
+        [name, descr, shape] => (
+            name,
+            subarray(literal, DType::from_literal(literal, descr)?, shape)?,
+        ),
+        _ => return Err(not_a_field()),
+    };
+    let (title, name) = match name {
+        Value::Str(name) => (None, literal.text(*name)),
+        Value::Tuple(pair) => match literal.items(*pair) {
+            [Value::Str(title), Value::Str(name)] => {
+                (Some(literal.text(*title)), literal.text(*name))
+            }
+            [_, Value::Str(_)] => {
+                return Err(invalid("field titles other than strings are not supported"));
+            }
+            _ => return Err(invalid("field names must be strings")),
+        },
+        _ => return Err(invalid("field names must be strings")),
+    };
+    let size = dtype.itemsize();
+    let is_padding = title.is_none()
+        && name.is_empty()
+        && matches!(
+            &dtype,
+            DType::Scalar(Scalar {
+                kind: ScalarKind::Void,
+                ..
+            }) | DType::SubArray(..)
+        );
+    if !is_padding {
+        used.push(name, index, false);
+        if let Some(title) = title {
+            used.push(title, index, true);
+        }
+        fields.push(Field {
+            name: name.to_string(),
+            title: title.map(|title| title.to_string()),
+            dtype,
+            offset: *offset,
+        });
+    }
+    *offset = offset
+        .checked_add(size)
+        .filter(|&end| end <= MAX_ITEMSIZE)
+        .ok_or_else(too_big_itemsize)?;
+    Ok(())
+}
+
+/// The names and titles of a record's fields, to refuse one used twice as
+/// NumPy does ("name already used as a name or title").
+struct UsedNames<'v> {
+    /// In declaration order (a field's name before its title).
+    keys: Vec<UsedName<'v>>,
+    /// [`name_hash`] of each key, in any order.
+    hashes: Vec<u64>,
+}
+
+#[derive(Clone, Copy)]
+struct UsedName<'v> {
+    text: &'v str,
+    /// Index of the descr entry.
+    entry: usize,
+    is_title: bool,
+}
+
+impl<'v> UsedNames<'v> {
+    /// Up to this many names are compared pairwise; more are hashed.
+    const SCAN_LIMIT: usize = 16;
+
+    fn with_capacity(capacity: usize) -> Self {
+        UsedNames {
+            keys: Vec::with_capacity(capacity),
+            hashes: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, text: &'v str, entry: usize, is_title: bool) {
+        self.keys.push(UsedName {
+            text,
+            entry,
+            is_title,
+        });
+    }
+
+    /// NumPy's error for the first name or title, in declaration order, that
+    /// repeats an earlier one, if any.
+    fn repeat_error(&mut self, literal: &Literal<'_>, entries: &[Value<'_>]) -> Option<Error> {
+        let repeat = self.first_repeat()?;
+        let reason = if repeat.is_title {
+            "title already used as a name or title"
+        } else {
+            "name already used as a name or title"
+        };
+        Some(Error::InvalidDType {
+            reason: format!("{reason}: {}", literal.repr(&entries[repeat.entry])),
+        })
+    }
+
+    fn first_repeat(&mut self) -> Option<UsedName<'v>> {
+        let keys = &self.keys;
+        if keys.len() <= Self::SCAN_LIMIT {
+            return (1..keys.len())
+                .find(|&i| keys[..i].iter().any(|key| key.text == keys[i].text))
+                .map(|i| keys[i]);
+        }
+        // Equal names have equal hashes, so distinct hashes (sorted, to
+        // compare neighbours) prove the names distinct, at the price of a
+        // cheap hash and a sort of integers.
+        self.hashes.clear();
+        self.hashes
+            .extend(keys.iter().map(|key| name_hash(key.text)));
+        self.hashes.sort_unstable();
+        if !self.hashes.windows(2).any(|pair| pair[0] == pair[1]) {
+            return None;
+        }
+        // A repeat or a collision (rare unless made on purpose): check the
+        // names themselves with a hash nobody can collide on purpose.
+        let mut seen = std::collections::HashSet::with_capacity(keys.len());
+        keys.iter().find(|key| !seen.insert(key.text)).copied()
+    }
+}
+
+/// A cheap hash of a field name (only used to sort names, so its quality
+/// costs time, never correctness).
+fn name_hash(text: &str) -> u64 {
+    let mix = |hash: u64, word: u64| {
+        (hash ^ word)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29)
+    };
+    let mut chunks = text.as_bytes().chunks_exact(8);
+    let mut hash = text.len() as u64;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        hash = mix(hash, u64::from_le_bytes(word));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        hash = mix(hash, u64::from_le_bytes(word));
+    }
+    hash
 }
 
 /// `numpy.dtype(text)` for the type strings NumPy accepts.
@@ -865,4 +980,106 @@ fn parse_unit(text: &str, whole: &str) -> Result<Option<DateTimeUnit>> {
     };
     let unit = TimeUnit::from_symbol(symbol).ok_or_else(invalid)?;
     Ok(Some(DateTimeUnit { unit, multiple }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `count` distinct `<i1` fields, as descr entries.
+    fn entries(count: usize) -> Vec<String> {
+        (0..count).map(|i| format!("('f{i}', '<i1')")).collect()
+    }
+
+    fn parse_entries(entries: &[String]) -> Result<DType> {
+        DType::parse(&format!("[{}]", entries.join(", ")))
+    }
+
+    fn reason(result: Result<DType>) -> String {
+        match result {
+            Err(Error::InvalidDType { reason }) => reason,
+            other => panic!("not an invalid dtype: {other:?}"),
+        }
+    }
+
+    // Both ways of checking: pairwise (few names) and hashed (many).
+    const COUNTS: [usize; 4] = [2, UsedNames::SCAN_LIMIT - 1, UsedNames::SCAN_LIMIT + 1, 60];
+
+    #[test]
+    fn the_first_repeated_name_is_reported() {
+        for count in COUNTS {
+            let mut list = entries(count);
+            // Two repeats: the earlier one in declaration order is reported,
+            // with its entry.
+            list.push("('f1', '<f8')".to_owned());
+            list.push("('f0', '<f4')".to_owned());
+            assert_eq!(
+                reason(parse_entries(&list)),
+                "name already used as a name or title: ('f1', '<f8')",
+                "{count} fields"
+            );
+            let distinct = parse_entries(&entries(count)).expect("distinct names");
+            assert_eq!(distinct.itemsize(), count, "{count} fields");
+        }
+    }
+
+    #[test]
+    fn titles_share_the_names_namespace() {
+        for count in COUNTS {
+            let mut list = entries(count);
+            list.push("(('f0', 'new'), '<i1')".to_owned());
+            assert_eq!(
+                reason(parse_entries(&list)),
+                "title already used as a name or title: (('f0', 'new'), '<i1')",
+                "{count} fields"
+            );
+            let mut list = entries(count);
+            list.insert(0, "(('t', 'n'), '<i1')".to_owned());
+            list.push("('t', '<i1')".to_owned());
+            assert_eq!(
+                reason(parse_entries(&list)),
+                "name already used as a name or title: ('t', '<i1')",
+                "{count} fields"
+            );
+        }
+    }
+
+    #[test]
+    fn errors_are_reported_in_entry_order() {
+        for count in COUNTS {
+            // A repeat before a bad entry wins ...
+            let mut list = entries(count);
+            list.push("('f0', '<i1')".to_owned());
+            list.push("('x', '<i3')".to_owned());
+            let message = reason(parse_entries(&list));
+            assert!(message.starts_with("name already used"), "{message}");
+            // ... a bad entry before a repeat too.
+            let mut list = entries(count);
+            list.push("('x', 5)".to_owned());
+            list.push("('f0', '<i1')".to_owned());
+            let message = reason(parse_entries(&list));
+            assert!(message.starts_with("a descr is a string"), "{message}");
+            // An entry whose name repeats and whose size overflows: the name.
+            let mut list = entries(count);
+            list.push("('f0', '|V2147483647')".to_owned());
+            let message = reason(parse_entries(&list));
+            assert!(message.starts_with("name already used"), "{message}");
+        }
+    }
+
+    #[test]
+    fn colliding_hashes_are_not_repeats() {
+        // Different lengths offset different first words: these collide.
+        assert_eq!(name_hash("a"), name_hash("b\0"));
+        let mut list = entries(UsedNames::SCAN_LIMIT + 1);
+        list.push("('a', '<i1')".to_owned());
+        list.push(r"('b\x00', '<i1')".to_owned());
+        let dtype = parse_entries(&list).expect("distinct names");
+        assert_eq!(dtype.itemsize(), UsedNames::SCAN_LIMIT + 3);
+        list.push(r"('b\x00', '<i2')".to_owned());
+        assert_eq!(
+            reason(parse_entries(&list)),
+            r"name already used as a name or title: ('b\x00', '<i2')"
+        );
+    }
 }
