@@ -718,8 +718,6 @@ fn add_entry<'v>(
 struct UsedNames<'v> {
     /// In declaration order (a field's name before its title).
     keys: Vec<UsedName<'v>>,
-    /// [`name_hash`] of each key, in any order.
-    hashes: Vec<u64>,
 }
 
 #[derive(Clone, Copy)]
@@ -734,10 +732,13 @@ impl<'v> UsedNames<'v> {
     /// Up to this many names are compared pairwise; more are hashed.
     const SCAN_LIMIT: usize = 16;
 
+    /// Slots looked at for one hash before giving up on the cheap check
+    /// (only names made to collide get that far).
+    const MAX_PROBES: usize = 32;
+
     fn with_capacity(capacity: usize) -> Self {
         UsedNames {
             keys: Vec::with_capacity(capacity),
-            hashes: Vec::new(),
         }
     }
 
@@ -751,7 +752,7 @@ impl<'v> UsedNames<'v> {
 
     /// NumPy's error for the first name or title, in declaration order, that
     /// repeats an earlier one, if any.
-    fn repeat_error(&mut self, literal: &Literal<'_>, entries: &[Value<'_>]) -> Option<Error> {
+    fn repeat_error(&self, literal: &Literal<'_>, entries: &[Value<'_>]) -> Option<Error> {
         let repeat = self.first_repeat()?;
         let reason = if repeat.is_title {
             "title already used as a name or title"
@@ -763,37 +764,51 @@ impl<'v> UsedNames<'v> {
         })
     }
 
-    fn first_repeat(&mut self) -> Option<UsedName<'v>> {
+    fn first_repeat(&self) -> Option<UsedName<'v>> {
         let keys = &self.keys;
         if keys.len() <= Self::SCAN_LIMIT {
             return (1..keys.len())
                 .find(|&i| keys[..i].iter().any(|key| key.text == keys[i].text))
                 .map(|i| keys[i]);
         }
-        // Equal names have equal hashes, so distinct hashes (sorted, to
-        // compare neighbours) prove the names distinct, at the price of a
-        // cheap hash and a sort of integers.
-        self.hashes.clear();
-        self.hashes
-            .extend(keys.iter().map(|key| name_hash(key.text)));
-        self.hashes.sort_unstable();
-        if !self.hashes.windows(2).any(|pair| pair[0] == pair[1]) {
-            return None;
+        // Equal names have equal hashes, so when every hash finds no equal
+        // one in an open-addressing table of the hashes, the names are
+        // distinct. Half the slots stay empty, so a probe is short.
+        let mask = (keys.len() * 2).next_power_of_two() - 1;
+        let mut table = vec![0u64; mask + 1];
+        for key in keys {
+            // 0 marks an empty slot.
+            let hash = name_hash(key.text) | 1;
+            let mut slot = hash as usize & mask;
+            let mut probes = 0;
+            while table[slot] != 0 {
+                probes += 1;
+                if table[slot] == hash || probes > Self::MAX_PROBES {
+                    // A repeat or a collision (rare unless made on purpose):
+                    // check the names themselves.
+                    return self.first_repeat_exact();
+                }
+                slot = (slot + 1) & mask;
+            }
+            table[slot] = hash;
         }
-        // A repeat or a collision (rare unless made on purpose): check the
-        // names themselves with a hash nobody can collide on purpose.
-        let mut seen = std::collections::HashSet::with_capacity(keys.len());
-        keys.iter().find(|key| !seen.insert(key.text)).copied()
+        None
+    }
+
+    /// [`UsedNames::first_repeat`] with a hash nobody can collide on purpose.
+    fn first_repeat_exact(&self) -> Option<UsedName<'v>> {
+        let mut seen = std::collections::HashSet::with_capacity(self.keys.len());
+        self.keys.iter().find(|key| !seen.insert(key.text)).copied()
     }
 }
 
-/// A cheap hash of a field name (only used to sort names, so its quality
-/// costs time, never correctness).
+/// A cheap hash of a field name (a bad one would cost time, never
+/// correctness).
 fn name_hash(text: &str) -> u64 {
+    // A folded 128-bit product: every input bit reaches every output bit.
     let mix = |hash: u64, word: u64| {
-        (hash ^ word)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(29)
+        let product = u128::from(hash ^ word) * 0x9e37_79b9_7f4a_7c15;
+        (product as u64) ^ ((product >> 64) as u64)
     };
     let mut chunks = text.as_bytes().chunks_exact(8);
     let mut hash = text.len() as u64;
@@ -1065,6 +1080,30 @@ mod tests {
             let message = reason(parse_entries(&list));
             assert!(message.starts_with("name already used"), "{message}");
         }
+    }
+
+    #[test]
+    fn names_crowding_one_slot_are_checked_exactly() {
+        // More names than the probe limit, all aimed at one slot of the
+        // table (the same low hash bits) but with different hashes.
+        let count = UsedNames::MAX_PROBES + 8;
+        let mask = (count * 2).next_power_of_two() - 1;
+        let crowd: Vec<String> = (0..1_000_000)
+            .map(|i| format!("n{i}"))
+            .filter(|name| (name_hash(name) | 1) as usize & mask == 1)
+            .take(count)
+            .collect();
+        assert_eq!(crowd.len(), count);
+        let mut list: Vec<String> = crowd.iter().map(|n| format!("('{n}', '<i1')")).collect();
+        assert_eq!(parse_entries(&list).expect("distinct").itemsize(), count);
+        list.push(format!("('{}', '<i1')", crowd[3]));
+        assert_eq!(
+            reason(parse_entries(&list)),
+            format!(
+                "name already used as a name or title: ('{}', '<i1')",
+                crowd[3]
+            )
+        );
     }
 
     #[test]

@@ -427,8 +427,8 @@ impl Header {
         }
 
         let order = match fortran {
-            Value::Bool(false) => Order::C,
-            Value::Bool(true) => Order::Fortran,
+            Value::False => Order::C,
+            Value::True => Order::Fortran,
             other => {
                 return Err(Error::InvalidFortranOrder {
                     found: literal.repr(other),

@@ -42,8 +42,11 @@ pub(crate) enum Value<'a> {
     Int(i128),
     /// A float, kept as written (without `_` separators) for messages.
     Float(TextRef<'a>),
-    /// `True` / `False`
-    Bool(bool),
+    /// `True` (no `Bool(bool)`: a field right after the tag makes every
+    /// copy of a value a slow byte-wise one)
+    True,
+    /// `False`
+    False,
     /// `None`
     None,
     /// `(a, b)`
@@ -177,8 +180,8 @@ impl<'a> Literal<'a> {
                 let _ = write!(out, "{i}");
             }
             Value::Float(f) => out.push_str(self.built.text(*f)),
-            Value::Bool(true) => out.push_str("True"),
-            Value::Bool(false) => out.push_str("False"),
+            Value::True => out.push_str("True"),
+            Value::False => out.push_str("False"),
             Value::None => out.push_str("None"),
             Value::Tuple(items) => {
                 out.push('(');
@@ -244,16 +247,18 @@ pub(crate) fn parse(text: &str, options: Options) -> Result<Literal<'_>, SyntaxE
             pos: 0,
             allow_long_suffix: options.allow_long_suffix,
             built: Built::default(),
+            start: 0,
+            atom: Value::None,
         },
         stack: FrameStack {
             frames: [Frame::List { start: 0 }; MAX_NESTING],
             len: 0,
         },
-        // Enough for a plain header dict and its shape without regrowing.
-        open_items: Vec::with_capacity(16),
-        // A value takes a few characters of text, often more: this rarely
-        // regrows for a header, and the cap keeps a text that holds few
-        // values (a huge string) from reserving many times its size.
+        // A value takes a few characters of text, often more, and a
+        // container's items are open at once: these rarely regrow for a
+        // header, and the cap keeps a text that holds few values (a huge
+        // string) from reserving many times its size.
+        open_items: Vec::with_capacity((text.len() / 16).clamp(16, 1024)),
         closed_items: Vec::with_capacity((text.len() / 6).min(1024)),
     }
     .run()
@@ -266,15 +271,16 @@ enum Bracket {
     Curly,
 }
 
-#[derive(Debug)]
-enum Token<'a> {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Token {
     Open(Bracket),
     Close(Bracket),
     Comma,
     Colon,
     Plus,
     Minus,
-    Atom(Value<'a>),
+    /// A string, number or name: [`Lexer::atom`].
+    Atom,
     End,
 }
 
@@ -283,6 +289,11 @@ struct Lexer<'a> {
     pos: usize,
     allow_long_suffix: bool,
     built: Built,
+    /// Where the last token starts.
+    start: usize,
+    /// The value of the last [`Token::Atom`]. Kept here rather than in the
+    /// token so that tokens stay small and values are not copied around.
+    atom: Value<'a>,
 }
 
 fn err<T>(reason: &'static str, offset: usize) -> Result<T, SyntaxError> {
@@ -377,21 +388,33 @@ impl<'a> Lexer<'a> {
     }
 
     /// Whether the next token is a string literal (for implicit concatenation).
+    // Inlined: asked after every string, and usually a `,` or `:` says no.
+    #[inline(always)]
     fn string_follows(&mut self) -> bool {
+        if matches!(self.byte(self.pos), Some(b',' | b':' | b')' | b']' | b'}')) {
+            return false;
+        }
         self.skip_trivia();
         let bytes = &self.src.as_bytes()[self.pos..];
-        let prefix = bytes.iter().take_while(|b| b.is_ascii_alphabetic()).count();
-        matches!(bytes.get(prefix), Some(b'\'' | b'"')) && string_prefix(&bytes[..prefix]).is_some()
+        match bytes.first() {
+            Some(b'\'' | b'"') => true,
+            Some(b) if b.is_ascii_alphabetic() => {
+                let prefix = bytes.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+                matches!(bytes.get(prefix), Some(b'\'' | b'"'))
+                    && string_prefix(&bytes[..prefix]).is_some()
+            }
+            _ => false,
+        }
     }
 
-    // Inlined into its few callers so the token (which carries a whole
-    // value) is built in place instead of returned through memory.
+    /// Reads the next token; it starts at [`Lexer::start`].
     #[inline(always)]
-    fn next(&mut self) -> Result<(Token<'a>, usize), SyntaxError> {
+    fn next(&mut self) -> Result<Token, SyntaxError> {
         self.skip_trivia();
         let start = self.pos;
+        self.start = start;
         let Some(b) = self.byte(start) else {
-            return Ok((Token::End, start));
+            return Ok(Token::End);
         };
         let token = match b {
             b'(' | b'[' | b'{' | b')' | b']' | b'}' | b',' | b':' | b'+' | b'-' => {
@@ -409,10 +432,17 @@ impl<'a> Lexer<'a> {
                     _ => Token::Minus,
                 }
             }
-            b'\'' | b'"' => Token::Atom(self.string(false, false)?),
-            b'0'..=b'9' => Token::Atom(self.number()?),
+            b'\'' | b'"' => {
+                self.atom = self.string(false, false)?;
+                Token::Atom
+            }
+            b'0'..=b'9' => {
+                self.atom = self.number()?;
+                Token::Atom
+            }
             b'.' if matches!(self.byte(start + 1), Some(b'0'..=b'9')) => {
-                Token::Atom(self.number()?)
+                self.atom = self.number()?;
+                Token::Atom
             }
             b if is_ident_start(b) => {
                 let bytes = self.src.as_bytes();
@@ -426,13 +456,25 @@ impl<'a> Lexer<'a> {
                         return err("unknown string prefix", start);
                     };
                     self.pos = end;
-                    Token::Atom(self.string(raw, is_bytes)?)
+                    {
+                        self.atom = self.string(raw, is_bytes)?;
+                        Token::Atom
+                    }
                 } else {
                     self.pos = end;
                     match word {
-                        "True" => Token::Atom(Value::Bool(true)),
-                        "False" => Token::Atom(Value::Bool(false)),
-                        "None" => Token::Atom(Value::None),
+                        "True" => {
+                            self.atom = Value::True;
+                            Token::Atom
+                        }
+                        "False" => {
+                            self.atom = Value::False;
+                            Token::Atom
+                        }
+                        "None" => {
+                            self.atom = Value::None;
+                            Token::Atom
+                        }
                         _ => return err("a name is not a literal", start),
                     }
                 }
@@ -440,7 +482,7 @@ impl<'a> Lexer<'a> {
             0 => return err("source code string cannot contain null bytes", start),
             _ => return err("unexpected character", start),
         };
-        Ok((token, start))
+        Ok(token)
     }
 
     /// Reads a quoted string starting at the opening quote.
@@ -453,22 +495,18 @@ impl<'a> Lexer<'a> {
         let quote = bytes[self.pos];
         let body = self.pos + 1;
         let triple = bytes.get(body) == Some(&quote) && bytes.get(body + 1) == Some(&quote);
-        if !triple {
-            let special = bytes[body..]
-                .iter()
-                .position(|&b| b == quote || b == b'\\' || b == b'\n' || b == b'\r');
-            if let Some(len) = special
-                && bytes[body + len] == quote
-            {
-                let text = &src[body..body + len];
-                if !is_bytes {
-                    self.pos = body + len + 1;
-                    return Ok(Value::Str(TextRef::Slice(text)));
-                }
-                if text.is_ascii() {
-                    self.pos = body + len + 1;
-                    return Ok(Value::Bytes(BytesRef::Slice(text.as_bytes())));
-                }
+        if !triple
+            && let Some(len) = plain_run(&bytes[body..], quote)
+            && bytes[body + len] == quote
+        {
+            let text = &src[body..body + len];
+            if !is_bytes {
+                self.pos = body + len + 1;
+                return Ok(Value::Str(TextRef::Slice(text)));
+            }
+            if text.is_ascii() {
+                self.pos = body + len + 1;
+                return Ok(Value::Bytes(BytesRef::Slice(text.as_bytes())));
             }
         }
         self.collect_string(raw, is_bytes)
@@ -768,6 +806,33 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// Where the first `quote`, backslash or line break in `bytes` is: the end of
+/// a one-line string without escapes, if that is what comes next.
+fn plain_run(bytes: &[u8], quote: u8) -> Option<usize> {
+    // Eight bytes at a time: `x - 1 & !x` sets the high bit of a zero byte
+    // of `x` (and maybe of bytes after it), so the lowest set bit of the
+    // combined tests marks the first stop byte exactly.
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let is_stop = |b: u8| b == quote || b == b'\\' || b == b'\n' || b == b'\r';
+    let mut chunks = bytes.chunks_exact(8);
+    let mut before = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let matches = |byte: u8| zero_bytes(word ^ (ONES * u64::from(byte)));
+        let stops = matches(quote) | matches(b'\\') | matches(b'\n') | matches(b'\r');
+        if stops != 0 {
+            return Some(before + stops.trailing_zeros() as usize / 8);
+        }
+        before += 8;
+    }
+    let rest = chunks.remainder();
+    rest.iter().position(|&b| is_stop(b)).map(|i| before + i)
+}
+
 /// `(raw, bytes)` for a valid string prefix (`u`, `r`, `b`, `br`, `rb`, any case).
 fn string_prefix(prefix: &[u8]) -> Option<(bool, bool)> {
     match *prefix {
@@ -851,7 +916,8 @@ impl<'a> Parser<'a> {
         let mut may_close = false;
         self.reject_leading_indent()?;
         'value: loop {
-            let (token, at) = self.lexer.next()?;
+            let token = self.lexer.next()?;
+            let at = self.lexer.start;
             let mut value = match token {
                 Token::Open(bracket) => {
                     if self.stack.len() >= MAX_NESTING {
@@ -873,25 +939,27 @@ impl<'a> Parser<'a> {
                     continue 'value;
                 }
                 Token::Close(bracket) if may_close => self.close(bracket, at)?,
-                Token::Atom(first @ (Value::Str(_) | Value::Bytes(_))) => {
-                    if !self.lexer.string_follows() {
-                        first
+                Token::Atom => {
+                    let atom = self.lexer.atom;
+                    if matches!(atom, Value::Str(_) | Value::Bytes(_))
+                        && self.lexer.string_follows()
+                    {
+                        self.concatenate(atom)?
                     } else {
-                        self.concatenate(first)?
+                        atom
                     }
                 }
-                Token::Atom(v) => v,
                 Token::Plus | Token::Minus => {
-                    let negative = matches!(token, Token::Minus);
-                    let (operand, at) = self.lexer.next()?;
-                    match operand {
-                        Token::Atom(Value::Int(i)) => Value::Int(if negative { -i } else { i }),
-                        Token::Atom(Value::Float(f)) if negative => {
+                    let negative = token == Token::Minus;
+                    let operand = self.lexer.next()?;
+                    match (operand, self.lexer.atom) {
+                        (Token::Atom, Value::Int(i)) => Value::Int(if negative { -i } else { i }),
+                        (Token::Atom, Value::Float(f)) if negative => {
                             let text = format!("-{}", self.lexer.built.text(f));
                             Value::Float(self.lexer.built.add_text(text))
                         }
-                        Token::Atom(Value::Float(f)) => Value::Float(f),
-                        _ => return err("a sign must be followed by a number", at),
+                        (Token::Atom, Value::Float(f)) => Value::Float(f),
+                        _ => return err("a sign must be followed by a number", self.lexer.start),
                     }
                 }
                 Token::End => return err("unexpected end of text", at),
@@ -902,7 +970,8 @@ impl<'a> Parser<'a> {
                 if self.stack.len() == 0 {
                     self.lexer.skip_padding();
                 }
-                let (token, at) = self.lexer.next()?;
+                let token = self.lexer.next()?;
+                let at = self.lexer.start;
                 let Some(top) = self.stack.last_mut() else {
                     return match token {
                         Token::End => Ok(Literal {
@@ -961,11 +1030,11 @@ impl<'a> Parser<'a> {
         };
         while self.lexer.string_follows() {
             let at = self.lexer.pos;
-            let more = self.lexer.next()?.0;
+            let more = self.lexer.next()?;
             let built = &self.lexer.built;
-            match (&mut joined, more) {
-                (StrBuf::Text(s), Token::Atom(Value::Str(more))) => s.push_str(built.text(more)),
-                (StrBuf::Bytes(b), Token::Atom(Value::Bytes(more))) => {
+            match (&mut joined, more, self.lexer.atom) {
+                (StrBuf::Text(s), Token::Atom, Value::Str(more)) => s.push_str(built.text(more)),
+                (StrBuf::Bytes(b), Token::Atom, Value::Bytes(more)) => {
                     b.extend_from_slice(built.bytes(more))
                 }
                 _ => return err("cannot mix bytes and nonbytes literals", at),
@@ -988,6 +1057,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Pops the innermost container, which `bracket` closes.
+    #[inline]
     fn close(&mut self, bracket: Bracket, at: usize) -> Result<Value<'a>, SyntaxError> {
         match (self.stack.pop(), bracket) {
             (Some(Frame::Tuple { start, comma }), Bracket::Paren) => {
@@ -1017,8 +1087,10 @@ impl<'a> Parser<'a> {
             start: self.closed_items.len(),
             len: self.open_items.len() - start,
         };
+        // Not `extend_from_slice`: a memcpy call is slow for the usual
+        // two or three items.
         self.closed_items
-            .extend_from_slice(&self.open_items[start..]);
+            .extend(self.open_items[start..].iter().copied());
         self.open_items.truncate(start);
         items
     }
@@ -1055,7 +1127,8 @@ mod tests {
             Value::Bytes(b) => T::Bytes(literal.built.bytes(*b).to_vec()),
             Value::Int(i) => T::Int(*i),
             Value::Float(f) => T::Float(literal.text(*f).to_owned()),
-            Value::Bool(b) => T::Bool(*b),
+            Value::True => T::Bool(true),
+            Value::False => T::Bool(false),
             Value::None => T::None,
             Value::Tuple(items) => T::Tuple(all(*items)),
             Value::List(items) => T::List(all(*items)),
@@ -1193,6 +1266,30 @@ mod tests {
             r"'\'",
         ] {
             fails(bad);
+        }
+    }
+
+    #[test]
+    fn plain_run_finds_the_first_stop_byte() {
+        // Every stop byte at every place of the first two words, among
+        // bytes that trouble bit tricks (0x80, 0xff, 0x01, the other quote).
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..20_000 {
+            let len = (state % 20) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    b"a'\"\\\n\r\x80\xff\x01\x00b"[(state % 11) as usize]
+                })
+                .collect();
+            for quote in [b'\'', b'"'] {
+                let naive = text
+                    .iter()
+                    .position(|&b| b == quote || b == b'\\' || b == b'\n' || b == b'\r');
+                assert_eq!(plain_run(&text, quote), naive, "{text:?}");
+            }
         }
     }
 
