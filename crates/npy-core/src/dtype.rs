@@ -379,9 +379,19 @@ impl DType {
 
     /// The dtype a parsed header `descr` value describes (NumPy's
     /// `descr_to_dtype`).
+    // Inlined: a record's fields are mostly type strings, which then skip a
+    // call of the (large) general case.
+    #[inline]
     pub(crate) fn from_literal(literal: &Literal<'_>, value: &Value<'_>) -> Result<DType> {
         match value {
             Value::Str(s) => parse_type_str(literal.text(*s)),
+            _ => DType::from_literal_container(literal, value),
+        }
+    }
+
+    /// [`DType::from_literal`] for anything but a string.
+    fn from_literal_container(literal: &Literal<'_>, value: &Value<'_>) -> Result<DType> {
+        match value {
             Value::Tuple(items) => match literal.items(*items) {
                 [base, shape] => subarray(literal, DType::from_literal(literal, base)?, shape),
                 items => Err(Error::InvalidDType {
@@ -819,26 +829,70 @@ fn name_hash(text: &str) -> u64 {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut word = [0u8; 8];
-        word[..rest.len()].copy_from_slice(rest);
-        hash = mix(hash, u64::from_le_bytes(word));
+        // The bytes in little-endian order, without a memcpy call.
+        let word = rest
+            .iter()
+            .rev()
+            .fold(0, |word, &b| word << 8 | u64::from(b));
+        hash = mix(hash, word);
     }
     hash
 }
 
 /// `numpy.dtype(text)` for the type strings NumPy accepts.
+// Inlined for the usual case, a byte order, a kind and a one-digit size
+// (`<f8`, `|u1`, `<S7`), read directly.
+#[inline]
 fn parse_type_str(text: &str) -> Result<DType> {
+    if let [order, code, size @ b'1'..=b'9'] = *text.as_bytes()
+        && let Some(order) = byte_order_prefix(order)
+        && let Some((kind, itemsize)) = sized_kind(char::from(code), usize::from(size - b'0'))
+    {
+        return Ok(DType::Scalar(Scalar::new(kind, order, itemsize)));
+    }
+    parse_any_type_str(text)
+}
+
+/// The byte order a type string's first character gives, if it is one.
+fn byte_order_prefix(prefix: u8) -> Option<ByteOrder> {
+    match prefix {
+        b'<' => Some(ByteOrder::Little),
+        b'>' => Some(ByteOrder::Big),
+        b'=' | b'|' => Some(ByteOrder::NotApplicable),
+        _ => None,
+    }
+}
+
+/// Kind and itemsize of a kind character with a size, for the kinds that
+/// take nothing else (not datetimes) and are not refused (not objects).
+fn sized_kind(code: char, size: usize) -> Option<(ScalarKind, usize)> {
+    use ScalarKind::*;
+    Some(match (code, size) {
+        ('b', 1) => (Bool, 1),
+        ('i', 1 | 2 | 4 | 8) => (Int, size),
+        ('u', 1 | 2 | 4 | 8) => (UInt, size),
+        // 12 and 24 are 32-bit x86 long doubles: NumPy on 64-bit machines
+        // refuses them, but they are valid files, kept as raw bytes.
+        ('f', 2 | 4 | 8 | 12 | 16) => (Float, size),
+        ('c', 8 | 16 | 24 | 32) => (Complex, size),
+        ('S' | 'a', n) if n <= MAX_ITEMSIZE => (Bytes, n),
+        ('U', n) if n.saturating_mul(4) <= MAX_ITEMSIZE => (Unicode, n * 4),
+        ('V', n) if n <= MAX_ITEMSIZE => (Void, n),
+        _ => return None,
+    })
+}
+
+/// [`parse_type_str`] for any type string.
+fn parse_any_type_str(text: &str) -> Result<DType> {
     // Names start with a letter; the usual `<f8` need not be looked up.
     if text.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
         && let Some(dtype) = parse_type_name(text)?
     {
         return Ok(dtype);
     }
-    let (order, rest) = match text.as_bytes().first() {
-        Some(b'<') => (ByteOrder::Little, &text[1..]),
-        Some(b'>') => (ByteOrder::Big, &text[1..]),
-        Some(b'=' | b'|') => (ByteOrder::NotApplicable, &text[1..]),
-        _ => (ByteOrder::NotApplicable, text),
+    let (order, rest) = match text.as_bytes().first().copied().and_then(byte_order_prefix) {
+        Some(order) => (order, &text[1..]),
+        None => (ByteOrder::NotApplicable, text),
     };
     // NumPy takes a byte-order prefix on the datetime names too ('<datetime64').
     if rest.len() != text.len()
@@ -900,22 +954,11 @@ fn parse_type_str(text: &str) -> Result<DType> {
     if !unit.is_empty() && !matches!(code, 'M' | 'm') {
         return Err(not_understood(text));
     }
-    use ScalarKind::*;
     let (kind, itemsize) = match (code, size) {
-        ('b', 1) => (Bool, 1),
-        ('i', 1 | 2 | 4 | 8) => (Int, size),
-        ('u', 1 | 2 | 4 | 8) => (UInt, size),
-        // 12 and 24 are 32-bit x86 long doubles: NumPy on 64-bit machines
-        // refuses them, but they are valid files, kept as raw bytes.
-        ('f', 2 | 4 | 8 | 12 | 16) => (Float, size),
-        ('c', 8 | 16 | 24 | 32) => (Complex, size),
-        ('S' | 'a', n) if n <= MAX_ITEMSIZE => (Bytes, n),
-        ('U', n) if n.saturating_mul(4) <= MAX_ITEMSIZE => (Unicode, n * 4),
-        ('V', n) if n <= MAX_ITEMSIZE => (Void, n),
-        ('M', 8) => (DateTime(parse_unit(unit, text)?), 8),
-        ('m', 8) => (TimeDelta(parse_unit(unit, text)?), 8),
+        ('M', 8) => (ScalarKind::DateTime(parse_unit(unit, text)?), 8),
+        ('m', 8) => (ScalarKind::TimeDelta(parse_unit(unit, text)?), 8),
         ('O', 4 | 8) => return Err(Error::ObjectDType),
-        _ => return Err(not_understood(text)),
+        _ => sized_kind(code, size).ok_or_else(|| not_understood(text))?,
     };
     scalar(kind, itemsize)
 }

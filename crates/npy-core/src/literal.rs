@@ -1057,7 +1057,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Pops the innermost container, which `bracket` closes.
-    #[inline]
+    #[inline(always)]
     fn close(&mut self, bracket: Bracket, at: usize) -> Result<Value<'a>, SyntaxError> {
         match (self.stack.pop(), bracket) {
             (Some(Frame::Tuple { start, comma }), Bracket::Paren) => {
