@@ -635,7 +635,7 @@ fn subarray(literal: &Literal<'_>, base: DType, shape: &Value<'_>) -> Result<DTy
 /// offsets follow each other; `''`-named void entries are padding.
 fn record_from_entries<'v>(literal: &'v Literal<'v>, entries: &'v [Value<'v>]) -> Result<DType> {
     let mut fields = Vec::with_capacity(entries.len());
-    let mut used = UsedNames::with_capacity(entries.len());
+    let mut used = UsedNames::new();
     let mut offset = 0usize;
     for (index, entry) in entries.iter().enumerate() {
         let added = add_entry(literal, entry, index, &mut used, &mut fields, &mut offset);
@@ -725,9 +725,16 @@ fn add_entry<'v>(
 
 /// The names and titles of a record's fields, to refuse one used twice as
 /// NumPy does ("name already used as a name or title").
+///
+/// Up to [`UsedNames::INLINE`] of them are kept on the stack: for the usual
+/// record an allocation would cost more than the whole check.
 struct UsedNames<'v> {
-    /// In declaration order (a field's name before its title).
-    keys: Vec<UsedName<'v>>,
+    /// The first names, in declaration order (a field's name before its
+    /// title).
+    inline: [UsedName<'v>; UsedNames::INLINE],
+    inline_len: usize,
+    /// All the names, once there are more than fit `inline`.
+    spilled: Vec<UsedName<'v>>,
 }
 
 #[derive(Clone, Copy)]
@@ -746,18 +753,46 @@ impl<'v> UsedNames<'v> {
     /// (only names made to collide get that far).
     const MAX_PROBES: usize = 32;
 
-    fn with_capacity(capacity: usize) -> Self {
+    const INLINE: usize = 64;
+
+    fn new() -> Self {
+        let unused = UsedName {
+            text: "",
+            entry: 0,
+            is_title: false,
+        };
         UsedNames {
-            keys: Vec::with_capacity(capacity),
+            inline: [unused; UsedNames::INLINE],
+            inline_len: 0,
+            spilled: Vec::new(),
         }
     }
 
     fn push(&mut self, text: &'v str, entry: usize, is_title: bool) {
-        self.keys.push(UsedName {
+        let key = UsedName {
             text,
             entry,
             is_title,
-        });
+        };
+        if self.spilled.is_empty() {
+            if let Some(slot) = self.inline.get_mut(self.inline_len) {
+                *slot = key;
+                self.inline_len += 1;
+                return;
+            }
+            self.spilled.reserve(2 * Self::INLINE);
+            self.spilled.extend_from_slice(&self.inline);
+        }
+        self.spilled.push(key);
+    }
+
+    /// The names so far, in declaration order.
+    fn keys(&self) -> &[UsedName<'v>] {
+        if self.spilled.is_empty() {
+            &self.inline[..self.inline_len]
+        } else {
+            &self.spilled
+        }
     }
 
     /// NumPy's error for the first name or title, in declaration order, that
@@ -775,7 +810,7 @@ impl<'v> UsedNames<'v> {
     }
 
     fn first_repeat(&self) -> Option<UsedName<'v>> {
-        let keys = &self.keys;
+        let keys = self.keys();
         if keys.len() <= Self::SCAN_LIMIT {
             return (1..keys.len())
                 .find(|&i| keys[..i].iter().any(|key| key.text == keys[i].text))
@@ -785,7 +820,16 @@ impl<'v> UsedNames<'v> {
         // one in an open-addressing table of the hashes, the names are
         // distinct. Half the slots stay empty, so a probe is short.
         let mask = (keys.len() * 2).next_power_of_two() - 1;
-        let mut table = vec![0u64; mask + 1];
+        // On the stack for up to 64 names: an allocation costs more than
+        // the whole check.
+        let mut on_stack = [0u64; 128];
+        let mut on_heap = Vec::new();
+        let table = if mask < on_stack.len() {
+            &mut on_stack[..=mask]
+        } else {
+            on_heap.resize(mask + 1, 0);
+            &mut on_heap[..]
+        };
         for key in keys {
             // 0 marks an empty slot.
             let hash = name_hash(key.text) | 1;
@@ -807,8 +851,9 @@ impl<'v> UsedNames<'v> {
 
     /// [`UsedNames::first_repeat`] with a hash nobody can collide on purpose.
     fn first_repeat_exact(&self) -> Option<UsedName<'v>> {
-        let mut seen = std::collections::HashSet::with_capacity(self.keys.len());
-        self.keys.iter().find(|key| !seen.insert(key.text)).copied()
+        let keys = self.keys();
+        let mut seen = std::collections::HashSet::with_capacity(keys.len());
+        keys.iter().find(|key| !seen.insert(key.text)).copied()
     }
 }
 
@@ -1060,8 +1105,16 @@ mod tests {
         }
     }
 
-    // Both ways of checking: pairwise (few names) and hashed (many).
-    const COUNTS: [usize; 4] = [2, UsedNames::SCAN_LIMIT - 1, UsedNames::SCAN_LIMIT + 1, 60];
+    // Both ways of checking: pairwise (few names) and hashed (many), with
+    // the names (and the hash table) on the stack or, past
+    // `UsedNames::INLINE`, on the heap.
+    const COUNTS: [usize; 5] = [
+        2,
+        UsedNames::SCAN_LIMIT - 1,
+        UsedNames::SCAN_LIMIT + 1,
+        UsedNames::INLINE - 4,
+        UsedNames::INLINE + 40,
+    ];
 
     #[test]
     fn the_first_repeated_name_is_reported() {
