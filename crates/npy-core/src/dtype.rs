@@ -188,7 +188,7 @@ pub enum DType {
     SubArray(Box<DType>, Vec<usize>),
 }
 
-use crate::literal::{self, Value};
+use crate::literal::{self, Literal, Value};
 use crate::pyrepr::{push_decimal, push_shape_repr, push_str_repr, str_repr};
 use crate::{Error, Result};
 
@@ -370,33 +370,43 @@ impl DType {
         if !looks_literal {
             return parse_type_str(text);
         }
-        let value =
+        let literal =
             literal::parse(text, literal::Options::default()).map_err(|e| Error::InvalidDType {
                 reason: format!("{} at byte {} of {}", e.reason, e.offset, str_repr(text)),
             })?;
-        DType::from_literal(&value)
+        DType::from_literal(&literal, literal.root())
     }
 
     /// The dtype a parsed header `descr` value describes (NumPy's
     /// `descr_to_dtype`).
-    pub(crate) fn from_literal(value: &Value<'_>) -> Result<DType> {
+    // Inlined: a record's fields are mostly type strings, which then skip a
+    // call of the (large) general case.
+    #[inline]
+    pub(crate) fn from_literal(literal: &Literal<'_>, value: &Value<'_>) -> Result<DType> {
         match value {
-            Value::Str(s) => parse_type_str(s),
-            Value::Tuple(items) => match items.as_slice() {
-                [base, shape] => subarray(DType::from_literal(base)?, shape),
-                _ => Err(Error::InvalidDType {
+            Value::Str(s) => parse_type_str(literal.text(*s)),
+            _ => DType::from_literal_container(literal, value),
+        }
+    }
+
+    /// [`DType::from_literal`] for anything but a string.
+    fn from_literal_container(literal: &Literal<'_>, value: &Value<'_>) -> Result<DType> {
+        match value {
+            Value::Tuple(items) => match literal.items(*items) {
+                [base, shape] => subarray(literal, DType::from_literal(literal, base)?, shape),
+                items => Err(Error::InvalidDType {
                     reason: format!(
                         "Tuple must have size 2, but has size {}: {}",
                         items.len(),
-                        value.repr()
+                        literal.repr(value)
                     ),
                 }),
             },
-            Value::List(entries) => record_from_entries(entries),
+            Value::List(entries) => record_from_entries(literal, literal.items(*entries)),
             other => Err(Error::InvalidDType {
                 reason: format!(
                     "a descr is a string, a (base, shape) tuple or a list of fields, not {}",
-                    other.repr()
+                    literal.repr(other)
                 ),
             }),
         }
@@ -584,16 +594,16 @@ fn not_understood(text: &str) -> Error {
 }
 
 /// `numpy.dtype((base, shape))`: `()` gives `base` itself, an int `n` means `(n,)`.
-fn subarray(base: DType, shape: &Value<'_>) -> Result<DType> {
+fn subarray(literal: &Literal<'_>, base: DType, shape: &Value<'_>) -> Result<DType> {
     let invalid = |detail: &str| Error::InvalidDType {
         reason: format!(
             "invalid shape in fixed-type tuple{detail}: {}",
-            shape.repr()
+            literal.repr(shape)
         ),
     };
     let dims: &[Value<'_>] = match shape {
         Value::Int(_) => std::slice::from_ref(shape),
-        Value::Tuple(items) => items,
+        Value::Tuple(items) => literal.items(*items),
         _ => return Err(invalid("")),
     };
     let mut out = Vec::with_capacity(dims.len());
@@ -623,72 +633,20 @@ fn subarray(base: DType, shape: &Value<'_>) -> Result<DType> {
 
 /// A structured dtype from a descr list, as NumPy's `descr_to_dtype` builds it:
 /// offsets follow each other; `''`-named void entries are padding.
-fn record_from_entries(entries: &[Value<'_>]) -> Result<DType> {
+fn record_from_entries<'v>(literal: &'v Literal<'v>, entries: &'v [Value<'v>]) -> Result<DType> {
     let mut fields = Vec::with_capacity(entries.len());
-    let mut used = std::collections::HashSet::with_capacity(entries.len());
+    let mut used = UsedNames::new();
     let mut offset = 0usize;
-    for entry in entries {
-        let invalid = |reason: &str| Error::InvalidDType {
-            reason: format!("{reason}: {}", entry.repr()),
-        };
-        let items = match entry {
-            Value::Tuple(items) | Value::List(items) => items.as_slice(),
-            _ => {
-                return Err(invalid(
-                    "a field must be a (name, type) or (name, type, shape) tuple",
-                ));
-            }
-        };
-        let (name, dtype) = match items {
-            [name, descr] => (name, DType::from_literal(descr)?),
-            [name, descr, shape] => (name, subarray(DType::from_literal(descr)?, shape)?),
-            _ => {
-                return Err(invalid(
-                    "a field must be a (name, type) or (name, type, shape) tuple",
-                ));
-            }
-        };
-        let (title, name) = match name {
-            Value::Str(name) => (None, name),
-            Value::Tuple(pair) => match pair.as_slice() {
-                [Value::Str(title), Value::Str(name)] => (Some(title), name),
-                [_, Value::Str(_)] => {
-                    return Err(invalid("field titles other than strings are not supported"));
-                }
-                _ => return Err(invalid("field names must be strings")),
-            },
-            _ => return Err(invalid("field names must be strings")),
-        };
-        let size = dtype.itemsize();
-        let is_padding = title.is_none()
-            && name.is_empty()
-            && matches!(
-                &dtype,
-                DType::Scalar(Scalar {
-                    kind: ScalarKind::Void,
-                    ..
-                }) | DType::SubArray(..)
-            );
-        if !is_padding {
-            if !used.insert(name.as_ref()) {
-                return Err(invalid("name already used as a name or title"));
-            }
-            if let Some(title) = title
-                && !used.insert(title.as_ref())
-            {
-                return Err(invalid("title already used as a name or title"));
-            }
-            fields.push(Field {
-                name: name.to_string(),
-                title: title.map(|title| title.to_string()),
-                dtype,
-                offset,
-            });
+    for (index, entry) in entries.iter().enumerate() {
+        let added = add_entry(literal, entry, index, &mut used, &mut fields, &mut offset);
+        if let Err(error) = added {
+            // NumPy checks the entries in order: a name used twice before
+            // this entry's error is reported instead.
+            return Err(used.repeat_error(literal, entries).unwrap_or(error));
         }
-        offset = offset
-            .checked_add(size)
-            .filter(|&end| end <= MAX_ITEMSIZE)
-            .ok_or_else(too_big_itemsize)?;
+    }
+    if let Some(error) = used.repeat_error(literal, entries) {
+        return Err(error);
     }
     Ok(DType::Record(Record {
         fields,
@@ -696,19 +654,290 @@ fn record_from_entries(entries: &[Value<'_>]) -> Result<DType> {
     }))
 }
 
+/// Adds the descr list entry `entry` (the `index`th) at `offset` and moves
+/// `offset` past it. Its name and title go to `used`; whether they were used
+/// already is checked by the caller.
+fn add_entry<'v>(
+    literal: &'v Literal<'v>,
+    entry: &'v Value<'v>,
+    index: usize,
+    used: &mut UsedNames<'v>,
+    fields: &mut Vec<Field>,
+    offset: &mut usize,
+) -> Result<()> {
+    let invalid = |reason: &str| Error::InvalidDType {
+        reason: format!("{reason}: {}", literal.repr(entry)),
+    };
+    let not_a_field = || invalid("a field must be a (name, type) or (name, type, shape) tuple");
+    let items = match entry {
+        Value::Tuple(items) | Value::List(items) => literal.items(*items),
+        _ => return Err(not_a_field()),
+    };
+    let (name, dtype) = match items {
+        [name, descr] => (name, DType::from_literal(literal, descr)?),
+        [name, descr, shape] => (
+            name,
+            subarray(literal, DType::from_literal(literal, descr)?, shape)?,
+        ),
+        _ => return Err(not_a_field()),
+    };
+    let (title, name) = match name {
+        Value::Str(name) => (None, literal.text(*name)),
+        Value::Tuple(pair) => match literal.items(*pair) {
+            [Value::Str(title), Value::Str(name)] => {
+                (Some(literal.text(*title)), literal.text(*name))
+            }
+            [_, Value::Str(_)] => {
+                return Err(invalid("field titles other than strings are not supported"));
+            }
+            _ => return Err(invalid("field names must be strings")),
+        },
+        _ => return Err(invalid("field names must be strings")),
+    };
+    let size = dtype.itemsize();
+    let is_padding = title.is_none()
+        && name.is_empty()
+        && matches!(
+            &dtype,
+            DType::Scalar(Scalar {
+                kind: ScalarKind::Void,
+                ..
+            }) | DType::SubArray(..)
+        );
+    if !is_padding {
+        used.push(name, index, false);
+        if let Some(title) = title {
+            used.push(title, index, true);
+        }
+        fields.push(Field {
+            name: name.to_string(),
+            title: title.map(|title| title.to_string()),
+            dtype,
+            offset: *offset,
+        });
+    }
+    *offset = offset
+        .checked_add(size)
+        .filter(|&end| end <= MAX_ITEMSIZE)
+        .ok_or_else(too_big_itemsize)?;
+    Ok(())
+}
+
+/// The names and titles of a record's fields, to refuse one used twice as
+/// NumPy does ("name already used as a name or title").
+///
+/// Up to [`UsedNames::INLINE`] of them are kept on the stack: for the usual
+/// record an allocation would cost more than the whole check.
+struct UsedNames<'v> {
+    /// The first names, in declaration order (a field's name before its
+    /// title).
+    inline: [UsedName<'v>; UsedNames::INLINE],
+    inline_len: usize,
+    /// All the names, once there are more than fit `inline`.
+    spilled: Vec<UsedName<'v>>,
+}
+
+#[derive(Clone, Copy)]
+struct UsedName<'v> {
+    text: &'v str,
+    /// Index of the descr entry.
+    entry: usize,
+    is_title: bool,
+}
+
+impl<'v> UsedNames<'v> {
+    /// Up to this many names are compared pairwise; more are hashed.
+    const SCAN_LIMIT: usize = 16;
+
+    /// Slots looked at for one hash before giving up on the cheap check
+    /// (only names made to collide get that far).
+    const MAX_PROBES: usize = 32;
+
+    const INLINE: usize = 64;
+
+    fn new() -> Self {
+        let unused = UsedName {
+            text: "",
+            entry: 0,
+            is_title: false,
+        };
+        UsedNames {
+            inline: [unused; UsedNames::INLINE],
+            inline_len: 0,
+            spilled: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, text: &'v str, entry: usize, is_title: bool) {
+        let key = UsedName {
+            text,
+            entry,
+            is_title,
+        };
+        if self.spilled.is_empty() {
+            if let Some(slot) = self.inline.get_mut(self.inline_len) {
+                *slot = key;
+                self.inline_len += 1;
+                return;
+            }
+            self.spilled.reserve(2 * Self::INLINE);
+            self.spilled.extend_from_slice(&self.inline);
+        }
+        self.spilled.push(key);
+    }
+
+    /// The names so far, in declaration order.
+    fn keys(&self) -> &[UsedName<'v>] {
+        if self.spilled.is_empty() {
+            &self.inline[..self.inline_len]
+        } else {
+            &self.spilled
+        }
+    }
+
+    /// NumPy's error for the first name or title, in declaration order, that
+    /// repeats an earlier one, if any.
+    fn repeat_error(&self, literal: &Literal<'_>, entries: &[Value<'_>]) -> Option<Error> {
+        let repeat = self.first_repeat()?;
+        let reason = if repeat.is_title {
+            "title already used as a name or title"
+        } else {
+            "name already used as a name or title"
+        };
+        Some(Error::InvalidDType {
+            reason: format!("{reason}: {}", literal.repr(&entries[repeat.entry])),
+        })
+    }
+
+    fn first_repeat(&self) -> Option<UsedName<'v>> {
+        let keys = self.keys();
+        if keys.len() <= Self::SCAN_LIMIT {
+            return (1..keys.len())
+                .find(|&i| keys[..i].iter().any(|key| key.text == keys[i].text))
+                .map(|i| keys[i]);
+        }
+        // Equal names have equal hashes, so when every hash finds no equal
+        // one in an open-addressing table of the hashes, the names are
+        // distinct. Half the slots stay empty, so a probe is short.
+        let mask = (keys.len() * 2).next_power_of_two() - 1;
+        // On the stack for up to 64 names: an allocation costs more than
+        // the whole check.
+        let mut on_stack = [0u64; 128];
+        let mut on_heap = Vec::new();
+        let table = if mask < on_stack.len() {
+            &mut on_stack[..=mask]
+        } else {
+            on_heap.resize(mask + 1, 0);
+            &mut on_heap[..]
+        };
+        for key in keys {
+            // 0 marks an empty slot.
+            let hash = name_hash(key.text) | 1;
+            let mut slot = hash as usize & mask;
+            let mut probes = 0;
+            while table[slot] != 0 {
+                probes += 1;
+                if table[slot] == hash || probes > Self::MAX_PROBES {
+                    // A repeat or a collision (rare unless made on purpose):
+                    // check the names themselves.
+                    return self.first_repeat_exact();
+                }
+                slot = (slot + 1) & mask;
+            }
+            table[slot] = hash;
+        }
+        None
+    }
+
+    /// [`UsedNames::first_repeat`] with a hash nobody can collide on purpose.
+    fn first_repeat_exact(&self) -> Option<UsedName<'v>> {
+        let keys = self.keys();
+        let mut seen = std::collections::HashSet::with_capacity(keys.len());
+        keys.iter().find(|key| !seen.insert(key.text)).copied()
+    }
+}
+
+/// A cheap hash of a field name (a bad one would cost time, never
+/// correctness).
+fn name_hash(text: &str) -> u64 {
+    // A folded 128-bit product: every input bit reaches every output bit.
+    let mix = |hash: u64, word: u64| {
+        let product = u128::from(hash ^ word) * 0x9e37_79b9_7f4a_7c15;
+        (product as u64) ^ ((product >> 64) as u64)
+    };
+    let mut chunks = text.as_bytes().chunks_exact(8);
+    let mut hash = text.len() as u64;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        hash = mix(hash, u64::from_le_bytes(word));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        // The bytes in little-endian order, without a memcpy call.
+        let word = rest
+            .iter()
+            .rev()
+            .fold(0, |word, &b| word << 8 | u64::from(b));
+        hash = mix(hash, word);
+    }
+    hash
+}
+
 /// `numpy.dtype(text)` for the type strings NumPy accepts.
+// Inlined for the usual case, a byte order, a kind and a one-digit size
+// (`<f8`, `|u1`, `<S7`), read directly.
+#[inline]
 fn parse_type_str(text: &str) -> Result<DType> {
+    if let [order, code, size @ b'1'..=b'9'] = *text.as_bytes()
+        && let Some(order) = byte_order_prefix(order)
+        && let Some((kind, itemsize)) = sized_kind(char::from(code), usize::from(size - b'0'))
+    {
+        return Ok(DType::Scalar(Scalar::new(kind, order, itemsize)));
+    }
+    parse_any_type_str(text)
+}
+
+/// The byte order a type string's first character gives, if it is one.
+fn byte_order_prefix(prefix: u8) -> Option<ByteOrder> {
+    match prefix {
+        b'<' => Some(ByteOrder::Little),
+        b'>' => Some(ByteOrder::Big),
+        b'=' | b'|' => Some(ByteOrder::NotApplicable),
+        _ => None,
+    }
+}
+
+/// Kind and itemsize of a kind character with a size, for the kinds that
+/// take nothing else (not datetimes) and are not refused (not objects).
+fn sized_kind(code: char, size: usize) -> Option<(ScalarKind, usize)> {
+    use ScalarKind::*;
+    Some(match (code, size) {
+        ('b', 1) => (Bool, 1),
+        ('i', 1 | 2 | 4 | 8) => (Int, size),
+        ('u', 1 | 2 | 4 | 8) => (UInt, size),
+        // 12 and 24 are 32-bit x86 long doubles: NumPy on 64-bit machines
+        // refuses them, but they are valid files, kept as raw bytes.
+        ('f', 2 | 4 | 8 | 12 | 16) => (Float, size),
+        ('c', 8 | 16 | 24 | 32) => (Complex, size),
+        ('S' | 'a', n) if n <= MAX_ITEMSIZE => (Bytes, n),
+        ('U', n) if n.saturating_mul(4) <= MAX_ITEMSIZE => (Unicode, n * 4),
+        ('V', n) if n <= MAX_ITEMSIZE => (Void, n),
+        _ => return None,
+    })
+}
+
+/// [`parse_type_str`] for any type string.
+fn parse_any_type_str(text: &str) -> Result<DType> {
     // Names start with a letter; the usual `<f8` need not be looked up.
     if text.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
         && let Some(dtype) = parse_type_name(text)?
     {
         return Ok(dtype);
     }
-    let (order, rest) = match text.as_bytes().first() {
-        Some(b'<') => (ByteOrder::Little, &text[1..]),
-        Some(b'>') => (ByteOrder::Big, &text[1..]),
-        Some(b'=' | b'|') => (ByteOrder::NotApplicable, &text[1..]),
-        _ => (ByteOrder::NotApplicable, text),
+    let (order, rest) = match text.as_bytes().first().copied().and_then(byte_order_prefix) {
+        Some(order) => (order, &text[1..]),
+        None => (ByteOrder::NotApplicable, text),
     };
     // NumPy takes a byte-order prefix on the datetime names too ('<datetime64').
     if rest.len() != text.len()
@@ -770,22 +999,11 @@ fn parse_type_str(text: &str) -> Result<DType> {
     if !unit.is_empty() && !matches!(code, 'M' | 'm') {
         return Err(not_understood(text));
     }
-    use ScalarKind::*;
     let (kind, itemsize) = match (code, size) {
-        ('b', 1) => (Bool, 1),
-        ('i', 1 | 2 | 4 | 8) => (Int, size),
-        ('u', 1 | 2 | 4 | 8) => (UInt, size),
-        // 12 and 24 are 32-bit x86 long doubles: NumPy on 64-bit machines
-        // refuses them, but they are valid files, kept as raw bytes.
-        ('f', 2 | 4 | 8 | 12 | 16) => (Float, size),
-        ('c', 8 | 16 | 24 | 32) => (Complex, size),
-        ('S' | 'a', n) if n <= MAX_ITEMSIZE => (Bytes, n),
-        ('U', n) if n.saturating_mul(4) <= MAX_ITEMSIZE => (Unicode, n * 4),
-        ('V', n) if n <= MAX_ITEMSIZE => (Void, n),
-        ('M', 8) => (DateTime(parse_unit(unit, text)?), 8),
-        ('m', 8) => (TimeDelta(parse_unit(unit, text)?), 8),
+        ('M', 8) => (ScalarKind::DateTime(parse_unit(unit, text)?), 8),
+        ('m', 8) => (ScalarKind::TimeDelta(parse_unit(unit, text)?), 8),
         ('O', 4 | 8) => return Err(Error::ObjectDType),
-        _ => return Err(not_understood(text)),
+        _ => sized_kind(code, size).ok_or_else(|| not_understood(text))?,
     };
     scalar(kind, itemsize)
 }
@@ -865,4 +1083,138 @@ fn parse_unit(text: &str, whole: &str) -> Result<Option<DateTimeUnit>> {
     };
     let unit = TimeUnit::from_symbol(symbol).ok_or_else(invalid)?;
     Ok(Some(DateTimeUnit { unit, multiple }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `count` distinct `<i1` fields, as descr entries.
+    fn entries(count: usize) -> Vec<String> {
+        (0..count).map(|i| format!("('f{i}', '<i1')")).collect()
+    }
+
+    fn parse_entries(entries: &[String]) -> Result<DType> {
+        DType::parse(&format!("[{}]", entries.join(", ")))
+    }
+
+    fn reason(result: Result<DType>) -> String {
+        match result {
+            Err(Error::InvalidDType { reason }) => reason,
+            other => panic!("not an invalid dtype: {other:?}"),
+        }
+    }
+
+    // Both ways of checking: pairwise (few names) and hashed (many), with
+    // the names (and the hash table) on the stack or, past
+    // `UsedNames::INLINE`, on the heap.
+    const COUNTS: [usize; 5] = [
+        2,
+        UsedNames::SCAN_LIMIT - 1,
+        UsedNames::SCAN_LIMIT + 1,
+        UsedNames::INLINE - 4,
+        UsedNames::INLINE + 40,
+    ];
+
+    #[test]
+    fn the_first_repeated_name_is_reported() {
+        for count in COUNTS {
+            let mut list = entries(count);
+            // Two repeats: the earlier one in declaration order is reported,
+            // with its entry.
+            list.push("('f1', '<f8')".to_owned());
+            list.push("('f0', '<f4')".to_owned());
+            assert_eq!(
+                reason(parse_entries(&list)),
+                "name already used as a name or title: ('f1', '<f8')",
+                "{count} fields"
+            );
+            let distinct = parse_entries(&entries(count)).expect("distinct names");
+            assert_eq!(distinct.itemsize(), count, "{count} fields");
+        }
+    }
+
+    #[test]
+    fn titles_share_the_names_namespace() {
+        for count in COUNTS {
+            let mut list = entries(count);
+            list.push("(('f0', 'new'), '<i1')".to_owned());
+            assert_eq!(
+                reason(parse_entries(&list)),
+                "title already used as a name or title: (('f0', 'new'), '<i1')",
+                "{count} fields"
+            );
+            let mut list = entries(count);
+            list.insert(0, "(('t', 'n'), '<i1')".to_owned());
+            list.push("('t', '<i1')".to_owned());
+            assert_eq!(
+                reason(parse_entries(&list)),
+                "name already used as a name or title: ('t', '<i1')",
+                "{count} fields"
+            );
+        }
+    }
+
+    #[test]
+    fn errors_are_reported_in_entry_order() {
+        for count in COUNTS {
+            // A repeat before a bad entry wins ...
+            let mut list = entries(count);
+            list.push("('f0', '<i1')".to_owned());
+            list.push("('x', '<i3')".to_owned());
+            let message = reason(parse_entries(&list));
+            assert!(message.starts_with("name already used"), "{message}");
+            // ... a bad entry before a repeat too.
+            let mut list = entries(count);
+            list.push("('x', 5)".to_owned());
+            list.push("('f0', '<i1')".to_owned());
+            let message = reason(parse_entries(&list));
+            assert!(message.starts_with("a descr is a string"), "{message}");
+            // An entry whose name repeats and whose size overflows: the name.
+            let mut list = entries(count);
+            list.push("('f0', '|V2147483647')".to_owned());
+            let message = reason(parse_entries(&list));
+            assert!(message.starts_with("name already used"), "{message}");
+        }
+    }
+
+    #[test]
+    fn names_crowding_one_slot_are_checked_exactly() {
+        // More names than the probe limit, all aimed at one slot of the
+        // table (the same low hash bits) but with different hashes.
+        let count = UsedNames::MAX_PROBES + 8;
+        let mask = (count * 2).next_power_of_two() - 1;
+        let crowd: Vec<String> = (0..1_000_000)
+            .map(|i| format!("n{i}"))
+            .filter(|name| (name_hash(name) | 1) as usize & mask == 1)
+            .take(count)
+            .collect();
+        assert_eq!(crowd.len(), count);
+        let mut list: Vec<String> = crowd.iter().map(|n| format!("('{n}', '<i1')")).collect();
+        assert_eq!(parse_entries(&list).expect("distinct").itemsize(), count);
+        list.push(format!("('{}', '<i1')", crowd[3]));
+        assert_eq!(
+            reason(parse_entries(&list)),
+            format!(
+                "name already used as a name or title: ('{}', '<i1')",
+                crowd[3]
+            )
+        );
+    }
+
+    #[test]
+    fn colliding_hashes_are_not_repeats() {
+        // Different lengths offset different first words: these collide.
+        assert_eq!(name_hash("a"), name_hash("b\0"));
+        let mut list = entries(UsedNames::SCAN_LIMIT + 1);
+        list.push("('a', '<i1')".to_owned());
+        list.push(r"('b\x00', '<i1')".to_owned());
+        let dtype = parse_entries(&list).expect("distinct names");
+        assert_eq!(dtype.itemsize(), UsedNames::SCAN_LIMIT + 3);
+        list.push(r"('b\x00', '<i2')".to_owned());
+        assert_eq!(
+            reason(parse_entries(&list)),
+            r"name already used as a name or title: ('b\x00', '<i2')"
+        );
+    }
 }

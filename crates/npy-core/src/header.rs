@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::io::Read;
 
-use crate::literal::{self, Value};
+use crate::literal::{self, Literal, Value};
 use crate::pyrepr::{push_shape_repr, str_repr};
 use crate::{DType, Error, Result};
 
@@ -344,13 +344,13 @@ impl Header {
         let literal_options = literal::Options {
             allow_long_suffix: preamble.version != Version::V3,
         };
-        let value =
+        let literal =
             literal::parse(&text, literal_options).map_err(|e| Error::CannotParseHeader {
                 header: str_repr(&text),
                 reason: e.reason,
                 position: text.get(..e.offset).map_or(e.offset, |t| t.chars().count()),
             })?;
-        let header = Header::from_dict(value)?;
+        let header = Header::from_dict(&literal)?;
         let data_len = header.data_len()?;
         let data_offset = preamble.data_offset();
         data_offset
@@ -369,42 +369,46 @@ impl Header {
 
     /// Checks the header dict like NumPy, in NumPy's order: keys, shape,
     /// fortran_order, descr.
-    fn from_dict(value: Value<'_>) -> Result<Header> {
-        let Value::Dict(items) = value else {
+    fn from_dict(literal: &Literal<'_>) -> Result<Header> {
+        let root = literal.root();
+        let Value::Dict(items) = root else {
             return Err(Error::HeaderNotDict {
-                found: value.repr(),
+                found: literal.repr(root),
             });
         };
+        let items = literal.items(*items);
         // One pass, so that a huge dict (allowed by a raised size limit)
         // costs linear time.
         const KEYS: [&str; 3] = ["descr", "fortran_order", "shape"];
         let mut found: [Option<&Value<'_>>; 3] = [None; 3];
         let mut twice: Option<&str> = None;
-        for (key, value) in &items {
+        for entry in items.chunks_exact(2) {
+            let (key, value) = (&entry[0], &entry[1]);
             let slot = match key {
-                Value::Str(s) => KEYS.iter().position(|k| k == s),
+                Value::Str(s) => KEYS.iter().position(|k| *k == literal.text(*s)),
                 _ => None,
             };
             let Some(slot) = slot else {
-                return Err(wrong_keys(&items));
+                return Err(wrong_keys(literal, items));
             };
             if found[slot].replace(value).is_some() {
                 twice = twice.or(Some(KEYS[slot]));
             }
         }
         let [Some(descr), Some(fortran), Some(shape)] = found else {
-            return Err(wrong_keys(&items));
+            return Err(wrong_keys(literal, items));
         };
         if let Some(key) = twice {
             return Err(Error::DuplicateKey { key: str_repr(key) });
         }
 
         let invalid_shape = || Error::InvalidShape {
-            found: shape.repr(),
+            found: literal.repr(shape),
         };
         let Value::Tuple(dims) = shape else {
             return Err(invalid_shape());
         };
+        let dims = literal.items(*dims);
         if dims.len() > MAX_DIMS {
             return Err(Error::TooManyDimensions {
                 found: dims.len(),
@@ -423,19 +427,19 @@ impl Header {
         }
 
         let order = match fortran {
-            Value::Bool(false) => Order::C,
-            Value::Bool(true) => Order::Fortran,
+            Value::False => Order::C,
+            Value::True => Order::Fortran,
             other => {
                 return Err(Error::InvalidFortranOrder {
-                    found: other.repr(),
+                    found: literal.repr(other),
                 });
             }
         };
 
-        let dtype = DType::from_literal(descr).map_err(|e| match e {
+        let dtype = DType::from_literal(literal, descr).map_err(|e| match e {
             Error::ObjectDType => e,
             e => Error::InvalidDescr {
-                descr: descr.repr(),
+                descr: literal.repr(descr),
                 source: Box::new(e),
             },
         })?;
@@ -558,21 +562,24 @@ impl Header {
     }
 }
 
-/// NumPy's message for a wrong key set: the sorted keys.
-fn wrong_keys(items: &[(Value<'_>, Value<'_>)]) -> Error {
+/// NumPy's message for a wrong key set: the sorted keys. `items` are the
+/// dict's keys and values, alternating.
+fn wrong_keys(literal: &Literal<'_>, items: &[Value<'_>]) -> Error {
     // Python sorts str keys by code point (= UTF-8 byte order); other key
     // types (which make Python's sort fail) go last, by their repr.
     let mut keys: Vec<(u8, Cow<'_, str>, &Value<'_>)> = items
         .iter()
-        .map(|(k, _)| match k {
-            Value::Str(s) => (0, Cow::Borrowed(s.as_ref()), k),
-            other => (1, Cow::Owned(other.repr()), k),
+        .step_by(2)
+        .map(|k| match k {
+            Value::Str(s) => (0, Cow::Borrowed(literal.text(*s)), k),
+            other => (1, Cow::Owned(literal.repr(other)), k),
         })
         .collect();
     keys.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
     keys.dedup_by(|a, b| (a.0, &a.1) == (b.0, &b.1));
-    let list = Value::List(keys.into_iter().map(|(_, _, k)| k.clone()).collect());
-    Error::WrongKeys { keys: list.repr() }
+    Error::WrongKeys {
+        keys: literal.list_repr(keys.into_iter().map(|(_, _, k)| k)),
+    }
 }
 
 /// Latin-1 bytes of a text whose characters are all at most U+00FF (the

@@ -11,8 +11,9 @@
 //! * no recursion: containers live on an explicit stack, at most
 //!   [`MAX_NESTING`] deep;
 //! * allocation proportional to the input only: strings and floats without
-//!   escapes or separators borrow from the text, and each container is
-//!   allocated once, at its final size.
+//!   escapes or separators borrow from the text, and the items of all the
+//!   containers share one list (a container is a range of it), so a header
+//!   costs a couple of allocations however many fields its dtype has.
 //!
 //! Not supported (all refused as syntax errors): sets, complex numbers,
 //! `\N{name}` escapes, lone surrogates (`'\ud800'`), and operators other than a
@@ -25,86 +26,198 @@
 /// nested about 30 deep.
 pub(crate) const MAX_NESTING: usize = 64;
 
-use std::borrow::Cow;
-
 /// A parsed Python literal, borrowing from the parsed text where it can.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Containers hold a range of their [`Literal`]'s item list, not their
+/// items: read them with [`Literal::items`]; strings the parser had to build
+/// are kept by the literal too ([`Literal::text`], [`Literal::bytes`]). So a
+/// value is plain data, cheap to move and with nothing to drop.
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum Value<'a> {
     /// `'text'`
-    Str(Cow<'a, str>),
+    Str(TextRef<'a>),
     /// `b'bytes'`
-    Bytes(Cow<'a, [u8]>),
+    Bytes(BytesRef<'a>),
     /// An integer (literals outside `i128` are refused).
     Int(i128),
     /// A float, kept as written (without `_` separators) for messages.
-    Float(Cow<'a, str>),
-    /// `True` / `False`
-    Bool(bool),
+    Float(TextRef<'a>),
+    /// `True` (no `Bool(bool)`: a field right after the tag makes every
+    /// copy of a value a slow byte-wise one)
+    True,
+    /// `False`
+    False,
     /// `None`
     None,
     /// `(a, b)`
-    Tuple(Vec<Value<'a>>),
+    Tuple(Items),
     /// `[a, b]`
-    List(Vec<Value<'a>>),
-    /// `{k: v}` in source order, duplicates kept.
-    Dict(Vec<(Value<'a>, Value<'a>)>),
+    List(Items),
+    /// `{k: v}` in source order, duplicates kept: keys and values alternate.
+    Dict(Items),
 }
 
-impl Value<'_> {
-    /// The value as Python's `repr()` prints it (used in error messages).
-    pub(crate) fn repr(&self) -> String {
+/// A string value: a slice of the parsed text, or the index of a string the
+/// parser built (escapes, concatenation) among the literal's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum TextRef<'a> {
+    Slice(&'a str),
+    Built(usize),
+}
+
+/// A bytes value: a slice of the parsed text, or the index of one the parser
+/// built among the literal's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum BytesRef<'a> {
+    Slice(&'a [u8]),
+    Built(usize),
+}
+
+/// The strings and bytes the parser built, which values refer to by index.
+#[derive(Debug, Default)]
+struct Built {
+    texts: Vec<String>,
+    bytes: Vec<Vec<u8>>,
+}
+
+impl Built {
+    /// The value of a collected string, kept here.
+    fn add(&mut self, buf: StrBuf) -> Value<'static> {
+        match buf {
+            StrBuf::Text(s) => Value::Str(self.add_text(s)),
+            StrBuf::Bytes(b) => Value::Bytes(self.add_bytes(b)),
+        }
+    }
+
+    fn add_text(&mut self, text: String) -> TextRef<'static> {
+        self.texts.push(text);
+        TextRef::Built(self.texts.len() - 1)
+    }
+
+    fn add_bytes(&mut self, bytes: Vec<u8>) -> BytesRef<'static> {
+        self.bytes.push(bytes);
+        BytesRef::Built(self.bytes.len() - 1)
+    }
+
+    fn text<'s>(&'s self, text: TextRef<'s>) -> &'s str {
+        match text {
+            TextRef::Slice(s) => s,
+            TextRef::Built(i) => &self.texts[i],
+        }
+    }
+
+    fn bytes<'s>(&'s self, bytes: BytesRef<'s>) -> &'s [u8] {
+        match bytes {
+            BytesRef::Slice(b) => b,
+            BytesRef::Built(i) => &self.bytes[i],
+        }
+    }
+}
+
+/// Where a container's items are in [`Literal::items`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Items {
+    start: usize,
+    len: usize,
+}
+
+/// A parsed literal: the root value and the items of all its containers.
+#[derive(Debug)]
+pub(crate) struct Literal<'a> {
+    root: Value<'a>,
+    /// Each container's items, contiguous, inner containers first.
+    items: Vec<Value<'a>>,
+    built: Built,
+}
+
+impl<'a> Literal<'a> {
+    /// The whole literal.
+    pub(crate) fn root(&self) -> &Value<'a> {
+        &self.root
+    }
+
+    /// The items of a container of this literal (keys and values alternate
+    /// for a dict).
+    pub(crate) fn items(&self, items: Items) -> &[Value<'a>] {
+        &self.items[items.start..items.start + items.len]
+    }
+
+    /// The text of a string (or float) value of this literal.
+    pub(crate) fn text<'s>(&'s self, text: TextRef<'s>) -> &'s str {
+        self.built.text(text)
+    }
+
+    /// `value` (a part of this literal) as Python's `repr()` prints it (used
+    /// in error messages).
+    pub(crate) fn repr(&self, value: &Value<'_>) -> String {
         let mut out = String::new();
-        self.push_repr(&mut out);
+        self.push_repr(&mut out, value);
         out
     }
 
-    fn push_repr(&self, out: &mut String) {
+    /// [`Literal::repr`] of a list of values of this literal.
+    pub(crate) fn list_repr<'v, 'b: 'v>(
+        &self,
+        values: impl IntoIterator<Item = &'v Value<'b>>,
+    ) -> String {
+        let mut out = String::from("[");
+        for (i, value) in values.into_iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            self.push_repr(&mut out, value);
+        }
+        out.push(']');
+        out
+    }
+
+    fn push_repr(&self, out: &mut String, value: &Value<'_>) {
         use std::fmt::Write;
-        match self {
-            Value::Str(s) => crate::pyrepr::push_str_repr(out, s),
-            Value::Bytes(b) => crate::pyrepr::push_bytes_repr(out, b),
+        match value {
+            Value::Str(s) => crate::pyrepr::push_str_repr(out, self.built.text(*s)),
+            Value::Bytes(b) => crate::pyrepr::push_bytes_repr(out, self.built.bytes(*b)),
             Value::Int(i) => {
                 let _ = write!(out, "{i}");
             }
-            Value::Float(f) => out.push_str(f),
-            Value::Bool(true) => out.push_str("True"),
-            Value::Bool(false) => out.push_str("False"),
+            Value::Float(f) => out.push_str(self.built.text(*f)),
+            Value::True => out.push_str("True"),
+            Value::False => out.push_str("False"),
             Value::None => out.push_str("None"),
             Value::Tuple(items) => {
                 out.push('(');
-                push_items(out, items);
-                if items.len() == 1 {
+                self.push_items(out, self.items(*items));
+                if items.len == 1 {
                     out.push(',');
                 }
                 out.push(')');
             }
             Value::List(items) => {
                 out.push('[');
-                push_items(out, items);
+                self.push_items(out, self.items(*items));
                 out.push(']');
             }
             Value::Dict(items) => {
                 out.push('{');
-                for (i, (k, v)) in items.iter().enumerate() {
+                for (i, entry) in self.items(*items).chunks_exact(2).enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    k.push_repr(out);
+                    self.push_repr(out, &entry[0]);
                     out.push_str(": ");
-                    v.push_repr(out);
+                    self.push_repr(out, &entry[1]);
                 }
                 out.push('}');
             }
         }
     }
-}
 
-fn push_items(out: &mut String, items: &[Value<'_>]) {
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
+    fn push_items(&self, out: &mut String, items: &[Value<'_>]) {
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            self.push_repr(out, item);
         }
-        item.push_repr(out);
     }
 }
 
@@ -127,19 +240,26 @@ pub(crate) struct Options {
 
 /// Parses `text` as exactly one Python literal, surrounded by any whitespace
 /// and comments.
-pub(crate) fn parse(text: &str, options: Options) -> Result<Value<'_>, SyntaxError> {
+pub(crate) fn parse(text: &str, options: Options) -> Result<Literal<'_>, SyntaxError> {
     Parser {
         lexer: Lexer {
             src: text,
             pos: 0,
             allow_long_suffix: options.allow_long_suffix,
+            built: Built::default(),
+            start: 0,
+            atom: Value::None,
         },
         stack: FrameStack {
             frames: [Frame::List { start: 0 }; MAX_NESTING],
             len: 0,
         },
-        // Enough for a plain header dict and its shape without regrowing.
-        items: Vec::with_capacity(16),
+        // A value takes a few characters of text, often more, and a
+        // container's items are open at once: these rarely regrow for a
+        // header, and the cap keeps a text that holds few values (a huge
+        // string) from reserving many times its size.
+        open_items: Vec::with_capacity((text.len() / 16).clamp(16, 1024)),
+        closed_items: Vec::with_capacity((text.len() / 6).min(1024)),
     }
     .run()
 }
@@ -151,15 +271,16 @@ enum Bracket {
     Curly,
 }
 
-#[derive(Debug)]
-enum Token<'a> {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Token {
     Open(Bracket),
     Close(Bracket),
     Comma,
     Colon,
     Plus,
     Minus,
-    Atom(Value<'a>),
+    /// A string, number or name: [`Lexer::atom`].
+    Atom,
     End,
 }
 
@@ -167,6 +288,12 @@ struct Lexer<'a> {
     src: &'a str,
     pos: usize,
     allow_long_suffix: bool,
+    built: Built,
+    /// Where the last token starts.
+    start: usize,
+    /// The value of the last [`Token::Atom`]. Kept here rather than in the
+    /// token so that tokens stay small and values are not copied around.
+    atom: Value<'a>,
 }
 
 fn err<T>(reason: &'static str, offset: usize) -> Result<T, SyntaxError> {
@@ -210,6 +337,15 @@ impl StrBuf {
     fn is_bytes(&self) -> bool {
         matches!(self, StrBuf::Bytes(_))
     }
+
+    /// A buffer holding `value`, a string or bytes value, to append to.
+    fn holding(value: Value<'_>, built: &Built) -> Option<StrBuf> {
+        match value {
+            Value::Str(s) => Some(StrBuf::Text(built.text(s).to_owned())),
+            Value::Bytes(b) => Some(StrBuf::Bytes(built.bytes(b).to_owned())),
+            _ => None,
+        }
+    }
 }
 
 impl<'a> Lexer<'a> {
@@ -252,21 +388,33 @@ impl<'a> Lexer<'a> {
     }
 
     /// Whether the next token is a string literal (for implicit concatenation).
+    // Inlined: asked after every string, and usually a `,` or `:` says no.
+    #[inline(always)]
     fn string_follows(&mut self) -> bool {
+        if matches!(self.byte(self.pos), Some(b',' | b':' | b')' | b']' | b'}')) {
+            return false;
+        }
         self.skip_trivia();
         let bytes = &self.src.as_bytes()[self.pos..];
-        let prefix = bytes.iter().take_while(|b| b.is_ascii_alphabetic()).count();
-        matches!(bytes.get(prefix), Some(b'\'' | b'"')) && string_prefix(&bytes[..prefix]).is_some()
+        match bytes.first() {
+            Some(b'\'' | b'"') => true,
+            Some(b) if b.is_ascii_alphabetic() => {
+                let prefix = bytes.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+                matches!(bytes.get(prefix), Some(b'\'' | b'"'))
+                    && string_prefix(&bytes[..prefix]).is_some()
+            }
+            _ => false,
+        }
     }
 
-    // Inlined into its few callers so the token (which carries a whole
-    // value) is built in place instead of returned through memory.
+    /// Reads the next token; it starts at [`Lexer::start`].
     #[inline(always)]
-    fn next(&mut self) -> Result<(Token<'a>, usize), SyntaxError> {
+    fn next(&mut self) -> Result<Token, SyntaxError> {
         self.skip_trivia();
         let start = self.pos;
+        self.start = start;
         let Some(b) = self.byte(start) else {
-            return Ok((Token::End, start));
+            return Ok(Token::End);
         };
         let token = match b {
             b'(' | b'[' | b'{' | b')' | b']' | b'}' | b',' | b':' | b'+' | b'-' => {
@@ -284,10 +432,17 @@ impl<'a> Lexer<'a> {
                     _ => Token::Minus,
                 }
             }
-            b'\'' | b'"' => Token::Atom(self.string(false, false)?),
-            b'0'..=b'9' => Token::Atom(self.number()?),
+            b'\'' | b'"' => {
+                self.atom = self.string(false, false)?;
+                Token::Atom
+            }
+            b'0'..=b'9' => {
+                self.atom = self.number()?;
+                Token::Atom
+            }
             b'.' if matches!(self.byte(start + 1), Some(b'0'..=b'9')) => {
-                Token::Atom(self.number()?)
+                self.atom = self.number()?;
+                Token::Atom
             }
             b if is_ident_start(b) => {
                 let bytes = self.src.as_bytes();
@@ -301,13 +456,25 @@ impl<'a> Lexer<'a> {
                         return err("unknown string prefix", start);
                     };
                     self.pos = end;
-                    Token::Atom(self.string(raw, is_bytes)?)
+                    {
+                        self.atom = self.string(raw, is_bytes)?;
+                        Token::Atom
+                    }
                 } else {
                     self.pos = end;
                     match word {
-                        "True" => Token::Atom(Value::Bool(true)),
-                        "False" => Token::Atom(Value::Bool(false)),
-                        "None" => Token::Atom(Value::None),
+                        "True" => {
+                            self.atom = Value::True;
+                            Token::Atom
+                        }
+                        "False" => {
+                            self.atom = Value::False;
+                            Token::Atom
+                        }
+                        "None" => {
+                            self.atom = Value::None;
+                            Token::Atom
+                        }
                         _ => return err("a name is not a literal", start),
                     }
                 }
@@ -315,7 +482,7 @@ impl<'a> Lexer<'a> {
             0 => return err("source code string cannot contain null bytes", start),
             _ => return err("unexpected character", start),
         };
-        Ok((token, start))
+        Ok(token)
     }
 
     /// Reads a quoted string starting at the opening quote.
@@ -328,22 +495,18 @@ impl<'a> Lexer<'a> {
         let quote = bytes[self.pos];
         let body = self.pos + 1;
         let triple = bytes.get(body) == Some(&quote) && bytes.get(body + 1) == Some(&quote);
-        if !triple {
-            let special = bytes[body..]
-                .iter()
-                .position(|&b| b == quote || b == b'\\' || b == b'\n' || b == b'\r');
-            if let Some(len) = special
-                && bytes[body + len] == quote
-            {
-                let text = &src[body..body + len];
-                if !is_bytes {
-                    self.pos = body + len + 1;
-                    return Ok(Value::Str(Cow::Borrowed(text)));
-                }
-                if text.is_ascii() {
-                    self.pos = body + len + 1;
-                    return Ok(Value::Bytes(Cow::Borrowed(text.as_bytes())));
-                }
+        if !triple
+            && let Some(len) = plain_run(&bytes[body..], quote)
+            && bytes[body + len] == quote
+        {
+            let text = &src[body..body + len];
+            if !is_bytes {
+                self.pos = body + len + 1;
+                return Ok(Value::Str(TextRef::Slice(text)));
+            }
+            if text.is_ascii() {
+                self.pos = body + len + 1;
+                return Ok(Value::Bytes(BytesRef::Slice(text.as_bytes())));
             }
         }
         self.collect_string(raw, is_bytes)
@@ -408,10 +571,7 @@ impl<'a> Lexer<'a> {
                 _ => self.escape(&mut buf, raw)?,
             }
         }
-        Ok(match buf {
-            StrBuf::Text(s) => Value::Str(Cow::Owned(s)),
-            StrBuf::Bytes(b) => Value::Bytes(Cow::Owned(b)),
-        })
+        Ok(self.built.add(buf))
     }
 
     /// Handles a backslash inside a string (the lexer is on the backslash).
@@ -639,11 +799,38 @@ impl<'a> Lexer<'a> {
         }
         let text = &self.src[start..self.pos];
         Ok(Value::Float(if text.contains('_') {
-            Cow::Owned(text.replace('_', ""))
+            self.built.add_text(text.replace('_', ""))
         } else {
-            Cow::Borrowed(text)
+            TextRef::Slice(text)
         }))
     }
+}
+
+/// Where the first `quote`, backslash or line break in `bytes` is: the end of
+/// a one-line string without escapes, if that is what comes next.
+fn plain_run(bytes: &[u8], quote: u8) -> Option<usize> {
+    // Eight bytes at a time: `x - 1 & !x` sets the high bit of a zero byte
+    // of `x` (and maybe of bytes after it), so the lowest set bit of the
+    // combined tests marks the first stop byte exactly.
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let is_stop = |b: u8| b == quote || b == b'\\' || b == b'\n' || b == b'\r';
+    let mut chunks = bytes.chunks_exact(8);
+    let mut before = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let matches = |byte: u8| zero_bytes(word ^ (ONES * u64::from(byte)));
+        let stops = matches(quote) | matches(b'\\') | matches(b'\n') | matches(b'\r');
+        if stops != 0 {
+            return Some(before + stops.trailing_zeros() as usize / 8);
+        }
+        before += 8;
+    }
+    let rest = chunks.remainder();
+    rest.iter().position(|&b| is_stop(b)).map(|i| before + i)
 }
 
 /// `(raw, bytes)` for a valid string prefix (`u`, `r`, `b`, `br`, `rb`, any case).
@@ -664,9 +851,8 @@ fn string_prefix(prefix: &[u8]) -> Option<(bool, bool)> {
     }
 }
 
-/// An open container. Its items so far sit on the parser's shared item
-/// stack from `start` on, so a container is allocated only once it is
-/// closed, at its final size.
+/// An open container. Its items so far sit on the parser's stack of open
+/// items from `start` on; closing it moves them to the finished items.
 #[derive(Clone, Copy)]
 enum Frame {
     /// Whether a comma was seen (`(1)` is an int, `(1,)` a tuple).
@@ -716,24 +902,28 @@ impl FrameStack {
 struct Parser<'a> {
     lexer: Lexer<'a>,
     stack: FrameStack,
-    /// The finished items of every open container, innermost last.
-    items: Vec<Value<'a>>,
+    /// The items of every open container so far, innermost last.
+    open_items: Vec<Value<'a>>,
+    /// The items of the closed containers, each container's contiguous: the
+    /// literal's [`Literal::items`].
+    closed_items: Vec<Value<'a>>,
 }
 
 impl<'a> Parser<'a> {
-    fn run(mut self) -> Result<Value<'a>, SyntaxError> {
+    fn run(mut self) -> Result<Literal<'a>, SyntaxError> {
         // True where a closing bracket may come instead of a value: right after
         // an opening bracket or a comma.
         let mut may_close = false;
         self.reject_leading_indent()?;
         'value: loop {
-            let (token, at) = self.lexer.next()?;
+            let token = self.lexer.next()?;
+            let at = self.lexer.start;
             let mut value = match token {
                 Token::Open(bracket) => {
                     if self.stack.len() >= MAX_NESTING {
                         return err("too many nested brackets", at);
                     }
-                    let start = self.items.len();
+                    let start = self.open_items.len();
                     self.stack.push(match bracket {
                         Bracket::Paren => Frame::Tuple {
                             start,
@@ -749,34 +939,27 @@ impl<'a> Parser<'a> {
                     continue 'value;
                 }
                 Token::Close(bracket) if may_close => self.close(bracket, at)?,
-                Token::Atom(first @ (Value::Str(_) | Value::Bytes(_))) => {
-                    // Implicit concatenation: 'a' "b" is 'ab'.
-                    let mut joined = first;
-                    while self.lexer.string_follows() {
-                        let at = self.lexer.pos;
-                        match (&mut joined, self.lexer.next()?.0) {
-                            (Value::Str(s), Token::Atom(Value::Str(more))) => {
-                                s.to_mut().push_str(&more)
-                            }
-                            (Value::Bytes(b), Token::Atom(Value::Bytes(more))) => {
-                                b.to_mut().extend_from_slice(&more)
-                            }
-                            _ => return err("cannot mix bytes and nonbytes literals", at),
-                        }
+                Token::Atom => {
+                    let atom = self.lexer.atom;
+                    if matches!(atom, Value::Str(_) | Value::Bytes(_))
+                        && self.lexer.string_follows()
+                    {
+                        self.concatenate(atom)?
+                    } else {
+                        atom
                     }
-                    joined
                 }
-                Token::Atom(v) => v,
                 Token::Plus | Token::Minus => {
-                    let negative = matches!(token, Token::Minus);
-                    let (operand, at) = self.lexer.next()?;
-                    match operand {
-                        Token::Atom(Value::Int(i)) => Value::Int(if negative { -i } else { i }),
-                        Token::Atom(Value::Float(f)) if negative => {
-                            Value::Float(Cow::Owned(format!("-{f}")))
+                    let negative = token == Token::Minus;
+                    let operand = self.lexer.next()?;
+                    match (operand, self.lexer.atom) {
+                        (Token::Atom, Value::Int(i)) => Value::Int(if negative { -i } else { i }),
+                        (Token::Atom, Value::Float(f)) if negative => {
+                            let text = format!("-{}", self.lexer.built.text(f));
+                            Value::Float(self.lexer.built.add_text(text))
                         }
-                        Token::Atom(Value::Float(f)) => Value::Float(f),
-                        _ => return err("a sign must be followed by a number", at),
+                        (Token::Atom, Value::Float(f)) => Value::Float(f),
+                        _ => return err("a sign must be followed by a number", self.lexer.start),
                     }
                 }
                 Token::End => return err("unexpected end of text", at),
@@ -787,10 +970,15 @@ impl<'a> Parser<'a> {
                 if self.stack.len() == 0 {
                     self.lexer.skip_padding();
                 }
-                let (token, at) = self.lexer.next()?;
+                let token = self.lexer.next()?;
+                let at = self.lexer.start;
                 let Some(top) = self.stack.last_mut() else {
                     return match token {
-                        Token::End => Ok(value),
+                        Token::End => Ok(Literal {
+                            root: value,
+                            items: self.closed_items,
+                            built: self.lexer.built,
+                        }),
                         _ => err("unexpected text after the literal", at),
                     };
                 };
@@ -803,7 +991,7 @@ impl<'a> Parser<'a> {
                             return err("expected ':' after a dict key", at);
                         }
                         *has_key = true;
-                        self.items.push(value);
+                        self.open_items.push(value);
                         may_close = false;
                         continue 'value;
                     }
@@ -819,7 +1007,7 @@ impl<'a> Parser<'a> {
                         Bracket::Paren
                     }
                 };
-                self.items.push(value);
+                self.open_items.push(value);
                 match token {
                     Token::Comma => {
                         may_close = true;
@@ -832,6 +1020,27 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// Implicit concatenation: `'a' "b"` is `'ab'`. `first` is a string or
+    /// bytes value and another string follows.
+    fn concatenate(&mut self, first: Value<'a>) -> Result<Value<'a>, SyntaxError> {
+        let Some(mut joined) = StrBuf::holding(first, &self.lexer.built) else {
+            return err("expected a value", self.lexer.pos);
+        };
+        while self.lexer.string_follows() {
+            let at = self.lexer.pos;
+            let more = self.lexer.next()?;
+            let built = &self.lexer.built;
+            match (&mut joined, more, self.lexer.atom) {
+                (StrBuf::Text(s), Token::Atom, Value::Str(more)) => s.push_str(built.text(more)),
+                (StrBuf::Bytes(b), Token::Atom, Value::Bytes(more)) => {
+                    b.extend_from_slice(built.bytes(more))
+                }
+                _ => return err("cannot mix bytes and nonbytes literals", at),
+            }
+        }
+        Ok(self.lexer.built.add(joined))
     }
 
     /// Python strips spaces and tabs before the first line only: a literal
@@ -848,17 +1057,18 @@ impl<'a> Parser<'a> {
     }
 
     /// Pops the innermost container, which `bracket` closes.
+    #[inline(always)]
     fn close(&mut self, bracket: Bracket, at: usize) -> Result<Value<'a>, SyntaxError> {
         match (self.stack.pop(), bracket) {
             (Some(Frame::Tuple { start, comma }), Bracket::Paren) => {
-                Ok(if self.items.len() == start + 1 && !comma {
-                    self.items.pop().unwrap_or(Value::None)
+                Ok(if self.open_items.len() == start + 1 && !comma {
+                    self.open_items.pop().unwrap_or(Value::None)
                 } else {
-                    Value::Tuple(self.items.split_off(start))
+                    Value::Tuple(self.finish_items(start))
                 })
             }
             (Some(Frame::List { start }), Bracket::Square) => {
-                Ok(Value::List(self.items.split_off(start)))
+                Ok(Value::List(self.finish_items(start)))
             }
             (
                 Some(Frame::Dict {
@@ -866,16 +1076,23 @@ impl<'a> Parser<'a> {
                     has_key: false,
                 }),
                 Bracket::Curly,
-            ) => {
-                let mut entries = Vec::with_capacity((self.items.len() - start) / 2);
-                let mut flat = self.items.drain(start..);
-                while let (Some(key), Some(value)) = (flat.next(), flat.next()) {
-                    entries.push((key, value));
-                }
-                Ok(Value::Dict(entries))
-            }
+            ) => Ok(Value::Dict(self.finish_items(start))),
             _ => err("mismatched closing bracket", at),
         }
+    }
+
+    /// Moves the open items from `start` on to the finished ones.
+    fn finish_items(&mut self, start: usize) -> Items {
+        let items = Items {
+            start: self.closed_items.len(),
+            len: self.open_items.len() - start,
+        };
+        // Not `extend_from_slice`: a memcpy call is slow for the usual
+        // two or three items.
+        self.closed_items
+            .extend(self.open_items[start..].iter().copied());
+        self.open_items.truncate(start);
+        items
     }
 }
 
@@ -883,35 +1100,76 @@ impl<'a> Parser<'a> {
 mod tests {
     use super::*;
 
-    fn p(text: &str) -> Value<'_> {
-        parse(text, Options::default()).unwrap_or_else(|e| panic!("{text:?}: {e:?}"))
+    /// A parsed literal as a self-contained tree, to compare with.
+    #[derive(Debug, PartialEq)]
+    enum T {
+        Str(String),
+        Bytes(Vec<u8>),
+        Int(i128),
+        Float(String),
+        Bool(bool),
+        None,
+        Tuple(Vec<T>),
+        List(Vec<T>),
+        Dict(Vec<(T, T)>),
+    }
+
+    fn tree(literal: &Literal<'_>, value: &Value<'_>) -> T {
+        let all = |items| {
+            literal
+                .items(items)
+                .iter()
+                .map(|v| tree(literal, v))
+                .collect::<Vec<_>>()
+        };
+        match value {
+            Value::Str(s) => T::Str(literal.text(*s).to_owned()),
+            Value::Bytes(b) => T::Bytes(literal.built.bytes(*b).to_vec()),
+            Value::Int(i) => T::Int(*i),
+            Value::Float(f) => T::Float(literal.text(*f).to_owned()),
+            Value::True => T::Bool(true),
+            Value::False => T::Bool(false),
+            Value::None => T::None,
+            Value::Tuple(items) => T::Tuple(all(*items)),
+            Value::List(items) => T::List(all(*items)),
+            Value::Dict(items) => {
+                let mut flat = all(*items).into_iter();
+                let mut pairs = Vec::new();
+                while let (Some(k), Some(v)) = (flat.next(), flat.next()) {
+                    pairs.push((k, v));
+                }
+                T::Dict(pairs)
+            }
+        }
+    }
+
+    fn parse_tree(text: &str, options: Options) -> Result<T, SyntaxError> {
+        parse(text, options).map(|literal| tree(&literal, literal.root()))
+    }
+
+    fn p(text: &str) -> T {
+        parse_tree(text, Options::default()).unwrap_or_else(|e| panic!("{text:?}: {e:?}"))
     }
 
     fn fails(text: &str) -> SyntaxError {
         parse(text, Options::default()).expect_err(text)
     }
 
-    fn s(text: &str) -> Value<'static> {
-        Value::Str(text.to_owned().into())
+    fn s(text: &str) -> T {
+        T::Str(text.to_owned())
     }
 
     // Expected values checked with CPython 3.11's ast.literal_eval.
     #[test]
     fn parentheses_follow_python() {
-        assert_eq!(p("(1)"), Value::Int(1));
-        assert_eq!(p("()"), Value::Tuple(vec![]));
-        assert_eq!(p("(1,)"), Value::Tuple(vec![Value::Int(1)]));
-        assert_eq!(p("((1))"), Value::Int(1));
-        assert_eq!(
-            p("(1, 2,)"),
-            Value::Tuple(vec![Value::Int(1), Value::Int(2)])
-        );
-        assert_eq!(p("[]"), Value::List(vec![]));
-        assert_eq!(p("[1,]"), Value::List(vec![Value::Int(1)]));
-        assert_eq!(
-            p("{1:2,}"),
-            Value::Dict(vec![(Value::Int(1), Value::Int(2))])
-        );
+        assert_eq!(p("(1)"), T::Int(1));
+        assert_eq!(p("()"), T::Tuple(vec![]));
+        assert_eq!(p("(1,)"), T::Tuple(vec![T::Int(1)]));
+        assert_eq!(p("((1))"), T::Int(1));
+        assert_eq!(p("(1, 2,)"), T::Tuple(vec![T::Int(1), T::Int(2)]));
+        assert_eq!(p("[]"), T::List(vec![]));
+        assert_eq!(p("[1,]"), T::List(vec![T::Int(1)]));
+        assert_eq!(p("{1:2,}"), T::Dict(vec![(T::Int(1), T::Int(2))]));
         for bad in [
             "(,)",
             "[,]",
@@ -930,28 +1188,22 @@ mod tests {
 
     #[test]
     fn integers() {
-        assert_eq!(p("0x1F"), Value::Int(31));
-        assert_eq!(p("0o17"), Value::Int(15));
-        assert_eq!(p("0b101"), Value::Int(5));
-        assert_eq!(p("0x_ff"), Value::Int(255));
-        assert_eq!(p("1_000"), Value::Int(1000));
-        assert_eq!(p("000"), Value::Int(0));
-        assert_eq!(p("-0"), Value::Int(0));
-        assert_eq!(p("+2"), Value::Int(2));
-        assert_eq!(p("- 3"), Value::Int(-3));
-        assert_eq!(p("-0x10"), Value::Int(-16));
+        assert_eq!(p("0x1F"), T::Int(31));
+        assert_eq!(p("0o17"), T::Int(15));
+        assert_eq!(p("0b101"), T::Int(5));
+        assert_eq!(p("0x_ff"), T::Int(255));
+        assert_eq!(p("1_000"), T::Int(1000));
+        assert_eq!(p("000"), T::Int(0));
+        assert_eq!(p("-0"), T::Int(0));
+        assert_eq!(p("+2"), T::Int(2));
+        assert_eq!(p("- 3"), T::Int(-3));
+        assert_eq!(p("-0x10"), T::Int(-16));
         // Either side of the short-run fast path.
-        assert_eq!(p("999999999999999999"), Value::Int(999_999_999_999_999_999));
-        assert_eq!(
-            p("9999999999999999999"),
-            Value::Int(9_999_999_999_999_999_999)
-        );
-        assert_eq!(p("1_0000000000000000000"), Value::Int(10i128.pow(19)));
-        assert_eq!(
-            p("(12, 3)"),
-            Value::Tuple(vec![Value::Int(12), Value::Int(3)])
-        );
-        assert_eq!(p("12.5"), Value::Float("12.5".into()));
+        assert_eq!(p("999999999999999999"), T::Int(999_999_999_999_999_999));
+        assert_eq!(p("9999999999999999999"), T::Int(9_999_999_999_999_999_999));
+        assert_eq!(p("1_0000000000000000000"), T::Int(10i128.pow(19)));
+        assert_eq!(p("(12, 3)"), T::Tuple(vec![T::Int(12), T::Int(3)]));
+        assert_eq!(p("12.5"), T::Float("12.5".into()));
         for bad in [
             "007", "1__0", "1_", "0x", "0xg", "1L", "1j", "12abc", "--1", "+-1", "-True",
         ] {
@@ -965,8 +1217,8 @@ mod tests {
             allow_long_suffix: true,
         };
         assert_eq!(
-            parse("(2L, 0xffL)", long),
-            Ok(Value::Tuple(vec![Value::Int(2), Value::Int(255)]))
+            parse_tree("(2L, 0xffL)", long),
+            Ok(T::Tuple(vec![T::Int(2), T::Int(255)]))
         );
         assert!(parse("2LL", long).is_err());
         assert!(parse("2l", long).is_err());
@@ -974,12 +1226,12 @@ mod tests {
 
     #[test]
     fn floats_and_names() {
-        assert_eq!(p("1.5"), Value::Float("1.5".into()));
-        assert_eq!(p("-1e3"), Value::Float("-1e3".into()));
-        assert_eq!(p(".5"), Value::Float(".5".into()));
-        assert_eq!(p("None"), Value::None);
-        assert_eq!(p("True"), Value::Bool(true));
-        assert_eq!(p("False"), Value::Bool(false));
+        assert_eq!(p("1.5"), T::Float("1.5".into()));
+        assert_eq!(p("-1e3"), T::Float("-1e3".into()));
+        assert_eq!(p(".5"), T::Float(".5".into()));
+        assert_eq!(p("None"), T::None);
+        assert_eq!(p("True"), T::Bool(true));
+        assert_eq!(p("False"), T::Bool(false));
         assert_eq!(fails("true").reason, "a name is not a literal");
         fails("1e");
     }
@@ -999,11 +1251,8 @@ mod tests {
         assert_eq!(p("'''a'b\"\"'''"), s("a'b\"\""));
         assert_eq!(p("'''a\r\nb'''"), s("a\nb"));
         assert_eq!(p("'café'"), s("café"));
-        assert_eq!(
-            p(r"b'\xff\u00e9'"),
-            Value::Bytes(b"\xff\\u00e9".to_vec().into())
-        );
-        assert_eq!(p(r"Rb'\n' b'x'"), Value::Bytes(b"\\nx".to_vec().into()));
+        assert_eq!(p(r"b'\xff\u00e9'"), T::Bytes(b"\xff\\u00e9".to_vec()));
+        assert_eq!(p(r"Rb'\n' b'x'"), T::Bytes(b"\\nx".to_vec()));
         for bad in [
             "'abc",
             "'a\nb'",
@@ -1021,8 +1270,32 @@ mod tests {
     }
 
     #[test]
+    fn plain_run_finds_the_first_stop_byte() {
+        // Every stop byte at every place of the first two words, among
+        // bytes that trouble bit tricks (0x80, 0xff, 0x01, the other quote).
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..20_000 {
+            let len = (state % 20) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    b"a'\"\\\n\r\x80\xff\x01\x00b"[(state % 11) as usize]
+                })
+                .collect();
+            for quote in [b'\'', b'"'] {
+                let naive = text
+                    .iter()
+                    .position(|&b| b == quote || b == b'\\' || b == b'\n' || b == b'\r');
+                assert_eq!(plain_run(&text, quote), naive, "{text:?}");
+            }
+        }
+    }
+
+    #[test]
     fn whitespace_comments_and_continuations() {
-        let dict = Value::Dict(vec![(s("a"), Value::Int(1))]);
+        let dict = T::Dict(vec![(s("a"), T::Int(1))]);
         for text in [
             "{'a': 1}",
             " \t{'a':1}",
@@ -1075,9 +1348,10 @@ mod tests {
 
     #[test]
     fn repr_matches_python() {
-        let v = p("{'a': (1,), 'b': [True, None, ()], b'c': (1, 2), 'd': -1.5}");
+        let text = "{'a': (1,), 'b': [True, None, ()], b'c': (1, 2), 'd': -1.5}";
+        let literal = parse(text, Options::default()).expect("parses");
         assert_eq!(
-            v.repr(),
+            literal.repr(literal.root()),
             "{'a': (1,), 'b': [True, None, ()], b'c': (1, 2), 'd': -1.5}"
         );
     }
