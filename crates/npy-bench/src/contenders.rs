@@ -66,13 +66,35 @@ fn seconds_per_read(indices: &[usize], mut read: impl FnMut(usize) -> Result<f64
 type Op<'a> = (Contender, Box<dyn FnMut() -> Result<f64> + 'a>);
 
 /// Runs every contender's operation `runs` times, interleaved, into `row`.
-fn interleaved(runs: usize, row: &mut Row, mut ops: Vec<Op<'_>>) -> Result<()> {
+fn interleaved(runs: usize, row: &mut Row, ops: Vec<Op<'_>>) -> Result<()> {
+    run_ops(runs, row, ops, Schedule::Interleaved)
+}
+
+/// The order of a row's runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Schedule {
+    /// Round-robin: machine drift spreads over every contender alike.
+    Interleaved,
+    /// Each contender's runs back to back, as numpy's side runs them: for
+    /// workloads whose speed depends on reusing memory the previous run
+    /// freed (see `whole_read`).
+    Consecutive,
+}
+
+fn run_ops(runs: usize, row: &mut Row, mut ops: Vec<Op<'_>>, schedule: Schedule) -> Result<()> {
     let mut samples = vec![Vec::new(); ops.len()];
-    for run in 0..runs {
-        for ((who, op), samples) in ops.iter_mut().zip(&mut samples) {
-            let seconds = op().with_context(|| format!("{} {} run {run}", who.name(), row.id))?;
-            samples.push(seconds);
-        }
+    let order: Vec<(usize, usize)> = match schedule {
+        Schedule::Interleaved => (0..runs)
+            .flat_map(|run| (0..ops.len()).map(move |k| (run, k)))
+            .collect(),
+        Schedule::Consecutive => (0..ops.len())
+            .flat_map(|k| (0..runs).map(move |run| (run, k)))
+            .collect(),
+    };
+    for (run, k) in order {
+        let (who, op) = &mut ops[k];
+        let seconds = op().with_context(|| format!("{} {} run {run}", who.name(), row.id))?;
+        samples[k].push(seconds);
     }
     for ((who, _), samples) in ops.into_iter().zip(samples) {
         row.set(who, Samples::new(samples));
@@ -375,7 +397,11 @@ pub fn whole_read(h: &mut Harness, files: &WholeFiles) -> Result<()> {
         // Warm the page cache.
         npy_mmap::load(path)?;
         let mut row = Row::new(id, label).with_bytes(bytes);
-        interleaved(
+        // Consecutive, like numpy's side: each run then reuses the memory the
+        // previous one freed. Interleaved, a contender's freed memory can be
+        // handed back to the VM's host before its next run, and the next
+        // fresh gigabyte then costs host faults (docs/BENCHMARKS.md).
+        run_ops(
             runs,
             &mut row,
             vec![
@@ -420,6 +446,7 @@ pub fn whole_read(h: &mut Harness, files: &WholeFiles) -> Result<()> {
                     }),
                 ),
             ],
+            Schedule::Consecutive,
         )?;
         h.push(row, report.as_ref());
     }

@@ -28,7 +28,11 @@ pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
 /// allocated, so a truncated file is numpy's "Failed to read all data"
 /// error at once. The memory is fresh anonymous memory with transparent huge
 /// pages where the kernel allows (what numpy does too): on big arrays the
-/// page faults of 4 KiB pages would cost more than the copy. With
+/// page faults of 4 KiB pages would cost more than the copy. Like numpy,
+/// `NUMPY_MADVISE_HUGEPAGE=0` in the environment turns huge pages off: in
+/// VMs that return free memory to their host (virtio-balloon free page
+/// reporting), a fresh huge page can be several times slower to touch than
+/// 4 KiB pages (docs/BENCHMARKS.md has the figures). With
 /// [`ReadOptions::to_native`] the data is converted to native byte order
 /// piece by piece as it arrives, while each piece is in the cache.
 ///

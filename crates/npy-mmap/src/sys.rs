@@ -310,7 +310,10 @@ impl StorageMut for PrivateMap {
 /// Zeroed anonymous memory for an array read into RAM, asking the kernel
 /// for transparent huge pages (`MADV_HUGEPAGE`, Linux): filling fresh 4 KiB
 /// pages costs a fault each, and on big buffers those faults, not the
-/// copying, set the speed. numpy asks for huge pages the same way.
+/// copying, set the speed. numpy asks for huge pages the same way, and we
+/// follow numpy's switch for it: `NUMPY_MADVISE_HUGEPAGE=0` in the
+/// environment turns it off (worth it in VMs that hand free memory back to
+/// the host, where a fresh huge page is slow to touch; docs/BENCHMARKS.md).
 #[derive(Debug)]
 pub struct AnonymousMemory(MmapMut);
 
@@ -319,13 +322,19 @@ impl AnonymousMemory {
     pub fn new(len: usize) -> io::Result<AnonymousMemory> {
         let map = MmapMut::map_anon(len.max(1))?;
         #[cfg(target_os = "linux")]
-        {
+        if huge_pages_wanted() {
             // Only a hint: without huge pages (THP set to `never`, or an
             // old kernel) the memory works the same, just slower to fill.
             let _ = map.advise(memmap2::Advice::HugePage);
         }
         Ok(AnonymousMemory(map))
     }
+}
+
+/// numpy's rule for `NUMPY_MADVISE_HUGEPAGE`: unset means yes, `0` means no.
+#[cfg(target_os = "linux")]
+fn huge_pages_wanted() -> bool {
+    std::env::var_os("NUMPY_MADVISE_HUGEPAGE").is_none_or(|value| value != "0")
 }
 
 impl AsRef<[u8]> for AnonymousMemory {
