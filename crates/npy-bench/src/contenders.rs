@@ -479,8 +479,11 @@ pub fn save(h: &mut Harness, files: &WholeFiles) -> Result<()> {
     let shape = [files.len];
     let mut row = Row::new("save", format!("save {} (<f8)", gib(h.args.whole)))
         .with_bytes(files.len as u64 * 8);
+    // Untimed before each run: remove the last file and wait for the disk,
+    // so no run pays for the writeback of the one before (numpy's side too).
     let fresh = |out: &Path| -> Result<PathBuf> {
         remove_if_exists(out)?;
+        ensure!(Command::new("sync").status()?.success(), "sync failed");
         Ok(out.to_path_buf())
     };
     interleaved(
