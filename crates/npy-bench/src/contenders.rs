@@ -553,32 +553,46 @@ pub fn fill(h: &mut Harness) -> Result<()> {
         "create.reserve",
         format!("create {size} with its disk blocks reserved (fills use these)"),
     );
-    let mut fills = [1, 2].map(|processes| {
-        Row::new(
-            format!("fill.{processes}"),
-            format!("fill {size} + flush, {processes} process(es)"),
+    let processes = [1usize, 2];
+    let row = |id: String, label: String| Row::new(id, label).with_bytes(h.args.fill);
+    let mut fills = processes.map(|p| {
+        row(
+            format!("fill.{p}"),
+            format!("fill {size} + flush, {p} process(es)"),
         )
-        .with_bytes(h.args.fill)
     });
+    let mut plain_fills = processes.map(|p| {
+        row(
+            format!("fill.{p}.plain"),
+            format!(
+                "fill {size} + flush, {p} process(es), ours numpy's way: sparse file, one flush"
+            ),
+        )
+    });
+    // Interleaved, so the disk's drift spreads over every filler alike.
+    let fillers = [Filler::Recommended, Filler::Plain, Filler::NdarrayNpy];
+    let mut create_samples = [Vec::new(), Vec::new()];
+    let mut reserve_samples = Vec::new();
+    let mut fill_samples = vec![vec![Vec::new(); processes.len()]; fillers.len()];
     let exe = std::env::current_exe()?;
-    for who in [Ours, NdarrayNpy] {
-        let (mut create_samples, mut reserve_samples) = (Vec::new(), Vec::new());
-        let mut fill_samples = [Vec::new(), Vec::new()];
-        for _ in 0..runs {
-            for (k, processes) in [1usize, 2].into_iter().enumerate() {
+    for _ in 0..runs {
+        for (k, &count) in processes.iter().enumerate() {
+            for (f, filler) in fillers.iter().enumerate() {
                 remove_if_exists(&path)?;
-                create_samples.push(timed(|| create_file(who, &path, len, false))?);
-                if who == Ours {
-                    remove_if_exists(&path)?;
-                    reserve_samples.push(timed(|| create_file(who, &path, len, true))?);
+                let reserve = *filler == Filler::Recommended;
+                let seconds = timed(|| create_file(filler.contender(), &path, len, reserve))?;
+                match filler {
+                    Filler::Recommended => reserve_samples.push(seconds),
+                    Filler::Plain => create_samples[0].push(seconds),
+                    Filler::NdarrayNpy => create_samples[1].push(seconds),
                 }
                 let seconds = timed(|| {
-                    let workers: Vec<Child> = (0..processes)
+                    let workers: Vec<Child> = (0..count)
                         .map(|p| {
-                            let rows = len * p / processes..len * (p + 1) / processes;
+                            let rows = len * p / count..len * (p + 1) / count;
                             Command::new(&exe)
                                 .arg("fill-worker")
-                                .arg(who.name())
+                                .arg(filler.worker_name())
                                 .arg(&path)
                                 .arg(rows.start.to_string())
                                 .arg(rows.end.to_string())
@@ -590,17 +604,23 @@ pub fn fill(h: &mut Harness) -> Result<()> {
                     }
                     Ok(())
                 })?;
-                fill_samples[k].push(seconds);
+                fill_samples[f][k].push(seconds);
                 verify_fill(&path, len)?;
                 remove_if_exists(&path)?;
             }
         }
-        create.set(who, Samples::new(create_samples));
-        if who == Ours {
-            create_reserved.set(who, Samples::new(reserve_samples));
-        }
-        for (row, samples) in fills.iter_mut().zip(fill_samples) {
-            row.set(who, Samples::new(samples));
+    }
+    let [ours_sparse, ndarray_sparse] = create_samples;
+    create.set(Ours, Samples::new(ours_sparse));
+    create.set(NdarrayNpy, Samples::new(ndarray_sparse));
+    create_reserved.set(Ours, Samples::new(reserve_samples));
+    for (filler, per_count) in fillers.iter().zip(fill_samples) {
+        let rows = match filler {
+            Filler::Plain => &mut plain_fills,
+            _ => &mut fills,
+        };
+        for (row, samples) in rows.iter_mut().zip(per_count) {
+            row.set(filler.contender(), Samples::new(samples));
         }
     }
     h.push(create, report.as_ref());
@@ -608,8 +628,44 @@ pub fn fill(h: &mut Harness) -> Result<()> {
     for row in fills {
         h.push(row, report.as_ref());
     }
+    for row in plain_fills {
+        h.push(row, None);
+    }
     Ok(())
 }
+
+/// Who fills, and how.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Filler {
+    /// Ours as the crate docs advise: a reserved file, 64 MiB blocks, each
+    /// block's writeback started as soon as it is filled.
+    Recommended,
+    /// Ours the way numpy does it: a sparse file, one flush at the end.
+    Plain,
+    /// ndarray-npy: a sparse file, one flush at the end.
+    NdarrayNpy,
+}
+
+impl Filler {
+    fn contender(self) -> Contender {
+        match self {
+            Filler::Recommended | Filler::Plain => Ours,
+            Filler::NdarrayNpy => NdarrayNpy,
+        }
+    }
+
+    /// What `fill-worker` is told.
+    fn worker_name(self) -> &'static str {
+        match self {
+            Filler::Recommended => Ours.name(),
+            Filler::Plain => PLAIN_FILL,
+            Filler::NdarrayNpy => NdarrayNpy.name(),
+        }
+    }
+}
+
+/// The `fill-worker` name of ours filling numpy's way.
+const PLAIN_FILL: &str = "npy-mmap-plain";
 
 /// Creates the file to fill. Ours fills files created with `reserve`, as
 /// the README and examples do for files workers will fill (a full disk
@@ -656,7 +712,14 @@ const FILL_BLOCK_BYTES: usize = 64 << 20;
 
 /// One worker process: fill `rows` of the file and flush.
 pub fn fill_worker(contender: &str, path: &Path, rows: Range<usize>) -> Result<()> {
-    if contender == Ours.name() {
+    if contender == PLAIN_FILL {
+        let mut array = OpenOptions::new()
+            .window(rows.clone())
+            .open::<ReadWrite>(path)?;
+        let mut view = array.view_mut::<f64>()?;
+        fill_values(view.as_slice_mut().expect("contiguous"), rows.start);
+        array.flush()?;
+    } else if contender == Ours.name() {
         // The pattern the crate docs give for filling: block by block,
         // starting each block's writeback as soon as it is filled.
         let mut array = OpenOptions::new()
