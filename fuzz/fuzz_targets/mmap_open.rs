@@ -1,6 +1,8 @@
 //! Arbitrary bytes as a file, opened with a read-only mapping (numpy's
 //! `mmap_mode='r'`); every data byte the view exposes is read, so a view
-//! that runs past the end of the file would fault here.
+//! that runs past the end of the file would fault here. The same file is
+//! also read into memory with `load` (converting to native byte order),
+//! which must agree with the mapping on the data bytes.
 #![no_main]
 
 use std::io::Write;
@@ -40,9 +42,20 @@ fuzz_target!(|bytes: &[u8]| {
         let start = usize::from(window >> 4);
         options.window(start..start + usize::from(window & 0x0f));
     }
+    let native = npy_core::ReadOptions {
+        to_native: true,
+        ..Default::default()
+    };
+    let loaded = npy_mmap::load_with(path, &native);
     let Ok(array) = options.open::<ReadOnly>(path) else {
         return;
     };
+    if !array.is_window() {
+        // Whatever maps must load: both check the same header and length.
+        let loaded = loaded.expect("a file that maps also loads");
+        assert_eq!(loaded.data().len(), array.bytes().len());
+        assert_eq!(loaded.header().shape, array.header().shape);
+    }
     let data = array.bytes();
     assert!(array.layout().data_offset as u64 + data.len() as u64 <= file.len() as u64);
     let checksum = data.iter().fold(0u8, |sum, &b| sum.wrapping_add(b));
