@@ -73,7 +73,10 @@ fn interleaved(runs: usize, row: &mut Row, ops: Vec<Op<'_>>) -> Result<()> {
 /// The order of a row's runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Schedule {
-    /// Round-robin: machine drift spreads over every contender alike.
+    /// Round-robin, starting one contender later each run: machine drift
+    /// spreads over every contender alike, and each follows every other in
+    /// turn (what one run leaves behind, such as freed memory the kernel
+    /// has not handed out again yet, then favours no one).
     Interleaved,
     /// Each contender's runs back to back, as numpy's side runs them: for
     /// workloads whose speed depends on reusing memory the previous run
@@ -84,9 +87,12 @@ enum Schedule {
 fn run_ops(runs: usize, row: &mut Row, mut ops: Vec<Op<'_>>, schedule: Schedule) -> Result<()> {
     let mut samples = vec![Vec::new(); ops.len()];
     let order: Vec<(usize, usize)> = match schedule {
-        Schedule::Interleaved => (0..runs)
-            .flat_map(|run| (0..ops.len()).map(move |k| (run, k)))
-            .collect(),
+        Schedule::Interleaved => {
+            let count = ops.len();
+            (0..runs)
+                .flat_map(|run| (0..count).map(move |k| (run, (run + k) % count)))
+                .collect()
+        }
         Schedule::Consecutive => (0..ops.len())
             .flat_map(|k| (0..runs).map(move |run| (run, k)))
             .collect(),
@@ -486,7 +492,9 @@ pub fn save(h: &mut Harness, files: &WholeFiles) -> Result<()> {
         ensure!(Command::new("sync").status()?.success(), "sync failed");
         Ok(out.to_path_buf())
     };
-    interleaved(
+    // Consecutive, like numpy's side and for the reason `whole_read` gives:
+    // each save fills fresh page-cache memory.
+    run_ops(
         runs,
         &mut row,
         vec![
@@ -529,6 +537,7 @@ pub fn save(h: &mut Harness, files: &WholeFiles) -> Result<()> {
                 }),
             ),
         ],
+        Schedule::Consecutive,
     )?;
     remove_if_exists(&out)?;
     h.push(row, report.as_ref());
