@@ -134,9 +134,9 @@ pub fn check_rows(slice: &[f64], first_row: usize, cols: usize) -> Result<()> {
 }
 
 /// A worker's whole job: map only `rows` of the file read-write, fill them
-/// block by block (starting each block's writeback as soon as it is
-/// filled, so the disk works while the next block fills), flush. Returns the
-/// seconds spent after the open.
+/// block by block (`fill_blocks` starts each block's writeback as soon as it
+/// is filled, so the disk works while the next block fills), flush. Returns
+/// the seconds spent after the open.
 pub fn fill_window(path: &Path, rows: Range<usize>) -> Result<f64> {
     let mut window = OpenOptions::new()
         .window(rows.clone())
@@ -145,17 +145,13 @@ pub fn fill_window(path: &Path, rows: Range<usize>) -> Result<f64> {
     let cols = window.row_bytes() / 8;
     let block = (FILL_BLOCK_BYTES / window.row_bytes().max(1)).max(1);
     let start = Instant::now();
-    for first in (0..rows.len()).step_by(block) {
-        let last = (first + block).min(rows.len());
-        let mut view = window.view_mut::<f64>()?;
-        let mut part = view.rows_mut(first..last)?;
+    window.fill_blocks::<f64, anyhow::Error>(block, |local, mut part| {
         let slice = part
             .as_slice_mut()
             .context("a C-order window is contiguous")?;
-        fill_rows(slice, rows.start + first, cols);
-        window.flush_rows_async(first..last)?;
-    }
-    window.flush()?;
+        fill_rows(slice, rows.start + local.start, cols);
+        Ok(())
+    })?;
     Ok(start.elapsed().as_secs_f64())
 }
 

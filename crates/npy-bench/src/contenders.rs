@@ -729,20 +729,18 @@ pub fn fill_worker(contender: &str, path: &Path, rows: Range<usize>) -> Result<(
         fill_values(view.as_slice_mut().expect("contiguous"), rows.start);
         array.flush()?;
     } else if contender == Ours.name() {
-        // The pattern the crate docs give for filling: block by block,
-        // starting each block's writeback as soon as it is filled.
+        // What the crate docs advise for filling: block by block, each
+        // block's writeback started as soon as it is filled.
         let mut array = OpenOptions::new()
             .window(rows.clone())
             .open::<ReadWrite>(path)?;
-        let block = FILL_BLOCK_BYTES / 8;
-        for start in (0..rows.len()).step_by(block) {
-            let end = (start + block).min(rows.len());
-            let mut view = array.view_mut::<f64>()?;
-            let mut part = view.rows_mut(start..end)?;
-            fill_values(part.as_slice_mut().expect("contiguous"), rows.start + start);
-            array.flush_rows_async(start..end)?;
-        }
-        array.flush()?;
+        array.fill_blocks::<f64, anyhow::Error>(FILL_BLOCK_BYTES / 8, |block, mut part| {
+            fill_values(
+                part.as_slice_mut().expect("contiguous"),
+                rows.start + block.start,
+            );
+            Ok(())
+        })?;
     } else if contender == NdarrayNpy.name() {
         let file = std::fs::OpenOptions::new()
             .read(true)

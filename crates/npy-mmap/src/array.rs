@@ -287,6 +287,7 @@ impl<M: Mode> MappedArray<M> {
         }
         Ok(())
     }
+
     /// Where the mapping starts in the file.
     fn map_offset(&self) -> u64 {
         // In bounds: checked when mapping.
@@ -386,9 +387,10 @@ impl MappedArray<ReadWrite> {
     /// Starts writing back the changes in window-relative `rows` without
     /// waiting (see [`flush_async`](Self::flush_async)).
     ///
-    /// A worker filling a big file calls this on each block of rows it has
-    /// finished: the disk then writes while the worker fills the next block,
-    /// and the final [`flush`](Self::flush) waits only for what is left.
+    /// Called on each block of rows a worker has finished, the disk writes
+    /// while the worker fills the next block, and the final
+    /// [`flush`](Self::flush) waits only for what is left;
+    /// [`fill_blocks`](Self::fill_blocks) does exactly that.
     pub fn flush_rows_async(&self, rows: Range<usize>) -> Result<()> {
         self.flush_bytes_async(self.row_byte_range(rows)?)
     }
@@ -399,6 +401,69 @@ impl MappedArray<ReadWrite> {
         self.map
             .flush_range(range.start, range.len())
             .map_err(io_error("flush", &self.path))
+    }
+
+    /// Fills the mapped rows block by block, the way a big file is best
+    /// filled: `fill` gets each block of `rows_per_block` rows (its
+    /// window-relative range and a writable view of it, contiguous in either
+    /// order); as soon as `fill` returns, the block's writeback starts
+    /// ([`flush_rows_async`](Self::flush_rows_async)), so the disk writes
+    /// while the next block fills; at the end [`flush`](Self::flush) waits
+    /// for what is left. The first error (of `fill` or of a flush) stops it.
+    ///
+    /// A 0-d array is one block; no rows make no blocks. Blocks of tens of
+    /// MiB suit big files.
+    ///
+    /// ```
+    /// use npy_core::DType;
+    /// use npy_mmap::{CreateOptions, OpenOptions, ReadWrite};
+    /// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-fill-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("filled.npy");
+    /// CreateOptions::new(DType::parse("<f8")?, [1000, 4]).reserve(true).preallocate(&path)?;
+    ///
+    /// // A worker filling rows 500..1000, 128 rows at a time.
+    /// let mut part = OpenOptions::new().window(500..1000).open::<ReadWrite>(&path)?;
+    /// let first_row = part.rows().start;
+    /// part.fill_blocks::<f64, npy_mmap::Error>(128, |rows, mut block| {
+    ///     for (i, value) in block.as_slice_mut().unwrap().iter_mut().enumerate() {
+    ///         *value = ((first_row + rows.start) * 4 + i) as f64;
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(npy_mmap::open(&path)?.view::<f64>()?.get(&[999, 3]), Some(&3999.0));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fill_blocks<T: Element, E: From<Error>>(
+        &mut self,
+        rows_per_block: usize,
+        mut fill: impl FnMut(Range<usize>, ArrayViewMut<'_, T>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let rows_per_block = rows_per_block.max(1);
+        let count = self.rows.len();
+        for first in (0..count).step_by(rows_per_block) {
+            let rows = first..(first + rows_per_block).min(count);
+            fill(rows.clone(), self.rows_view_mut(rows.clone())?)?;
+            self.flush_rows_async(rows)?;
+        }
+        self.flush()?;
+        Ok(())
+    }
+
+    /// A writable view of window-relative `rows` (along the row axis).
+    fn rows_view_mut<T: Element>(&mut self, rows: Range<usize>) -> Result<ArrayViewMut<'_, T>> {
+        let range = self.row_byte_range(rows.clone())?;
+        let mut shape = self.shape.clone();
+        if let Some(axis) = self.row_axis() {
+            shape[axis] = rows.len();
+        }
+        Ok(ArrayViewMut::new(
+            &mut self.map.bytes_mut()[range],
+            &self.header.dtype,
+            &shape,
+            self.header.order,
+        )?)
     }
 
     /// Starts writing back the changes in `range` of [`bytes`](Self::bytes)

@@ -64,10 +64,10 @@
 //!   blocks are allocated at once, so a full disk is an error at create, not
 //!   a SIGBUS mid-fill, and writeback has no blocks left to allocate); give
 //!   each worker its own [`window`](OpenOptions::window) so it maps only its
-//!   rows; fill in blocks of tens of MiB and call
-//!   [`flush_rows_async`](MappedArray::flush_rows_async) on each finished
-//!   block, so the disk writes while the next block fills; end with
-//!   [`flush`](MappedArray::flush).
+//!   rows; fill it with [`fill_blocks`](MappedArray::fill_blocks) in blocks
+//!   of tens of MiB: each block's writeback starts as soon as it is filled
+//!   ([`flush_rows_async`](MappedArray::flush_rows_async)), so the disk
+//!   writes while the next block fills.
 //! * Reading a whole array into memory: [`load`] checks the file's length,
 //!   then reads into huge-page memory (byte order converted on the way if
 //!   asked); it costs what numpy's `np.load` costs. [`open_cow`] copies

@@ -257,3 +257,75 @@ fn populate_write_prefaults_a_writable_window() {
     assert!(reader.advise(Advice::PopulateWrite).is_err());
     assert_eq!(reader.bytes()[1024 * 64 * 8], 1);
 }
+
+#[test]
+fn fill_blocks_fills_every_row_in_either_order_and_stops_at_an_error() {
+    let dir = TempDir::new("modes-fill-blocks");
+    for order in [Order::C, Order::Fortran] {
+        // (rows along axis 0 in C order, along the last axis in Fortran order)
+        let shape: &[usize] = match order {
+            Order::C => &[10, 3],
+            Order::Fortran => &[3, 10],
+        };
+        let path = write_file(&dir, "a.npy", &npy_bytes("<f8", order, shape, &[0; 240]));
+        let mut window = OpenOptions::new()
+            .window(2..9)
+            .open::<ReadWrite>(&path)
+            .unwrap();
+        let mut blocks = Vec::new();
+        window
+            .fill_blocks::<f64, npy_mmap::Error>(3, |rows, mut block| {
+                blocks.push(rows.clone());
+                let values = block.as_slice_mut().expect("a block is contiguous");
+                assert_eq!(values.len(), rows.len() * 3);
+                for (i, value) in values.iter_mut().enumerate() {
+                    // Memory order inside the block: row-major rows, 3 each.
+                    *value = ((2 + rows.start) * 3 + i) as f64;
+                }
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(blocks, [0..3, 3..6, 6..7], "{order:?}");
+        drop(window);
+        let data = &std::fs::read(&path).unwrap()[128..];
+        let values: Vec<f64> = data
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        let expected: Vec<f64> = (0..30)
+            .map(|i| if (6..27).contains(&i) { i as f64 } else { 0.0 })
+            .collect();
+        assert_eq!(
+            values, expected,
+            "{order:?}: rows 2..9 filled, the rest untouched"
+        );
+
+        let mut whole = npy_mmap::open_rw(&path).unwrap();
+        let mut calls = 0;
+        let error = whole
+            .fill_blocks::<f64, Stop>(4, |rows, _| {
+                calls += 1;
+                if rows.start == 4 {
+                    Err(Stop::AtRow(4))
+                } else {
+                    Ok(())
+                }
+            })
+            .unwrap_err();
+        assert!(matches!(error, Stop::AtRow(4)), "{order:?}");
+        assert_eq!(calls, 2, "{order:?}: no block after the error");
+    }
+}
+
+/// A caller's own error type for `fill_blocks`.
+#[derive(Debug)]
+enum Stop {
+    AtRow(usize),
+    Mapping(#[expect(dead_code, reason = "read only through Debug")] npy_mmap::Error),
+}
+
+impl From<npy_mmap::Error> for Stop {
+    fn from(error: npy_mmap::Error) -> Self {
+        Stop::Mapping(error)
+    }
+}
