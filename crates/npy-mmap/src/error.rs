@@ -19,6 +19,48 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// The new file replaced the old one, but syncing the directory
+    /// afterwards failed: the replacement may not survive a power loss.
+    /// (Every other error of a save leaves the old file in place.)
+    #[error(
+        "{}: replaced with the new file, but its durability is unknown: \
+         syncing the directory after the rename failed: {source}",
+        path.display()
+    )]
+    NotDurable {
+        /// The destination.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+
+    /// The path names something other than a regular file (a FIFO, a
+    /// directory, a device), which cannot be mapped or grown in place.
+    #[error(
+        "{}: is {kind}, not a regular file; only regular files can be mapped or appended to \
+         (read a pipe as a stream, e.g. with npy_core::read_npy)",
+        path.display()
+    )]
+    NotARegularFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead ("a FIFO", "a directory", ...).
+        kind: &'static str,
+    },
+
+    /// The file at the path was replaced (renamed over, or removed) by
+    /// another process after it was opened: writing on would change a file
+    /// nobody can reach any more.
+    #[error(
+        "{}: the file was replaced or removed by another process since it was opened; \
+         open it again",
+        path.display()
+    )]
+    Replaced {
+        /// The path.
+        path: PathBuf,
+    },
+
     /// The file is not a valid `.npy` file: its header is malformed, or (for
     /// [`load`](crate::load)) its data is shorter than the header says.
     #[error("{}: {source}", path.display())]

@@ -61,7 +61,7 @@ use npy_core::{ArrayView, Element, Header, Layout, Order, ParseOptions};
 use zerocopy::IntoBytes;
 
 use crate::error::{Error, Result, io_error};
-use crate::open::{lock_exclusive, lock_shared, read_header};
+use crate::open::{lock_exclusive, lock_shared, open_regular, read_header, still_at_path};
 use crate::{CreateOptions, Locking};
 
 /// The growth axis of `header` and the bytes of one row along it.
@@ -211,11 +211,7 @@ impl Appender {
     /// Opens `path` for appending, taking locks as `locking` says.
     pub fn open_with(path: impl AsRef<Path>, locking: Locking) -> Result<Appender> {
         let path = path.as_ref();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(io_error("open", path))?;
+        let file = open_regular(path, true)?;
         lock_shared(&file, path, locking)?;
         let (header, layout) = read_header(&file, path, &ParseOptions::default())?;
         let (axis, row_bytes) = check_growable(&file, path, &header, &layout)?;
@@ -281,6 +277,13 @@ impl Appender {
         let added = self.whole_rows(bytes.len())?;
         let path = self.path.as_path();
         let _lock = ExclusiveLock::take(&self.file, path, self.locking)?;
+        // A save or an overwriting create renames a new file over the path:
+        // appending to the old inode would succeed and reach nobody.
+        if !still_at_path(&self.file, path)? {
+            return Err(Error::Replaced {
+                path: path.to_path_buf(),
+            });
+        }
 
         // Another appender may have grown the file since we last looked.
         (&self.file)

@@ -61,7 +61,7 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
         path: path.to_path_buf(),
         source,
     };
-    let mut file = std::fs::File::open(path).map_err(io_error("open", path))?;
+    let mut file = crate::open::open_regular(path, false)?;
     // Held while reading: no process following the locking rule changes
     // the file's structure under the read.
     lock_shared(&file, path, Locking::Blocking)?;

@@ -65,7 +65,7 @@ impl MappedNpz {
         locking: Locking,
     ) -> Result<Self> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(io_error("open", path))?;
+        let file = crate::open::open_regular(path, false)?;
         lock_shared(&file, path, locking)?;
         let len = file.metadata().map_err(io_error("stat", path))?.len();
         let len = usize::try_from(len).map_err(|_| {
