@@ -288,6 +288,50 @@ impl<M: Mode> MappedArray<M> {
         Ok(())
     }
 
+    /// Whether the mapped data has holes: ranges of a sparse file with no
+    /// disk blocks behind them (a file made by [`CreateOptions::create`]
+    /// (crate::CreateOptions::create) whose rows were never all written).
+    ///
+    /// Holes read as zeros, but through a mapping a read of a hole needs a
+    /// page, and on a full filesystem that has none to give (tmpfs, which
+    /// allocates memory even to read a hole) the kernel kills the reading
+    /// process with SIGBUS. [`read_bytes_at`](Self::read_bytes_at) reads
+    /// through the file instead, where a hole is plain zeros and a full disk
+    /// cannot hurt. One `lseek(SEEK_HOLE)`; filesystems that cannot tell
+    /// report no holes.
+    pub fn has_holes(&self) -> Result<bool> {
+        #[cfg(unix)]
+        {
+            let start = self.map_offset();
+            let end = start + self.bytes().len() as u64;
+            if start == end {
+                return Ok(false);
+            }
+            match rustix::fs::seek(&self.file, rustix::fs::SeekFrom::Hole(start)) {
+                Ok(hole) => Ok(hole < end),
+                // Not supported here: assume the data is all there.
+                Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOTSUP) => Ok(false),
+                Err(errno) => Err(io_error("look for holes in", &self.path)(errno.into())),
+            }
+        }
+        #[cfg(not(unix))]
+        Ok(false)
+    }
+
+    /// Reads `buf.len()` bytes of the data, starting `offset` bytes into
+    /// [`bytes`](Self::bytes), through the file (`pread`) rather than the
+    /// mapping: for files with holes (see [`has_holes`](Self::has_holes)).
+    pub fn read_bytes_at(&self, offset: usize, buf: &mut [u8]) -> Result<()> {
+        let range = offset..offset.saturating_add(buf.len());
+        self.check_byte_range(&range)?;
+        let at = self.map_offset() + offset as u64;
+        #[cfg(unix)]
+        let read = std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, at);
+        #[cfg(windows)]
+        let read = read_exact_at_windows(&self.file, buf, at);
+        read.map_err(io_error("read", &self.path))
+    }
+
     /// Where the mapping starts in the file.
     fn map_offset(&self) -> u64 {
         // In bounds: checked when mapping.
@@ -474,4 +518,19 @@ impl MappedArray<ReadWrite> {
             .start_flush_range(&self.file, self.map_offset(), range.start, range.len())
             .map_err(io_error("flush", &self.path))
     }
+}
+
+#[cfg(windows)]
+fn read_exact_at_windows(file: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
 }

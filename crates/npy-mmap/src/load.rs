@@ -66,6 +66,7 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
     // the file's structure under the read.
     lock_shared(&file, path, Locking::Blocking)?;
     let (header, layout) = read_header(&file, path, &options.parse)?;
+    options.check_data_len(&layout).map_err(file_error)?;
     let file_len = file.metadata().map_err(io_error("stat", path))?.len();
     let available = file_len.saturating_sub(layout.data_offset as u64);
     if available < layout.data_len as u64 {
