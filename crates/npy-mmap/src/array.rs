@@ -289,8 +289,9 @@ impl<M: Mode> MappedArray<M> {
     }
 
     /// Whether the mapped data has holes: ranges of a sparse file with no
-    /// disk blocks behind them (a file made by [`CreateOptions::create`]
-    /// (crate::CreateOptions::create) whose rows were never all written).
+    /// disk blocks behind them (a file made by
+    /// [`CreateOptions::create`](crate::CreateOptions::create) whose rows
+    /// were never all written).
     ///
     /// Holes read as zeros, but through a mapping a read of a hole needs a
     /// page, and on a full filesystem that has none to give (tmpfs, which
