@@ -71,6 +71,10 @@ pub struct ValidateArgs {
     /// Largest header accepted, in characters (numpy's default is 10000).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub max_header_size: usize,
+    /// Count bytes after the data (which numpy and this library ignore, and
+    /// an interrupted append leaves) as a problem instead of a note.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Print values the way numpy prints them.

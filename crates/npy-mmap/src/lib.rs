@@ -118,7 +118,7 @@ pub use error::{Error, Result};
 pub use grow::{Appender, RowWriter};
 pub use load::{load, load_with};
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
-pub use open::{Locking, OpenOptions};
+pub use open::{Locking, OpenOptions, open_regular};
 pub use save::{save, save_array, save_slice};
 
 use std::path::Path;

@@ -109,13 +109,14 @@ impl OpenOptions {
 }
 
 /// Opens an existing regular file for reading (and writing, if `write`),
-/// refusing anything else with [`Error::NotARegularFile`].
+/// refusing anything else with [`Error::NotARegularFile`]: what every opener
+/// of this crate does first, for callers that read files themselves.
 ///
 /// The open itself does not block: opening a FIFO for reading would wait for
 /// a writer forever, so the file is opened with `O_NONBLOCK` and its type is
 /// checked before anything else. (For a regular file the flag changes
 /// nothing: reads and writes of regular files never return `EAGAIN`.)
-pub(crate) fn open_regular(path: &Path, write: bool) -> Result<File> {
+pub fn open_regular(path: &Path, write: bool) -> Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(write);
     #[cfg(unix)]
