@@ -62,8 +62,8 @@ impl Tmpfs {
                 }
             }
         }
-        let mut page = [0u8; 1];
-        while file.write(&mut page).is_ok_and(|n| n == 1) {}
+        let page = [0u8; 1];
+        while file.write(&page).is_ok_and(|n| n == 1) {}
     }
 
     fn names(&self) -> Vec<String> {
