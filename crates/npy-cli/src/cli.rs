@@ -47,7 +47,7 @@ Examples:
   npy info --json data.npy | jq .shape
   npy info --json archive.npz | jq '.members[].name'")]
 pub struct InfoArgs {
-    /// The .npy or .npz file.
+    /// The .npy or .npz file (`-`: .npy data on standard input).
     pub path: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -65,7 +65,7 @@ Examples:
   npy validate data.npy
   npy validate --max-header-size 200000 *.npy *.npz")]
 pub struct ValidateArgs {
-    /// Files to check.
+    /// Files to check (`-`: .npy data on standard input).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Largest header accepted, in characters (numpy's default is 10000).
@@ -89,7 +89,7 @@ Examples:
   npy show archive.npz --member weights
   npy show data.npy --limit 10")]
 pub struct ShowArgs {
-    /// The .npy or .npz file.
+    /// The .npy or .npz file (`-`: .npy data on standard input).
     pub path: PathBuf,
     /// The member of an .npz to show (as numpy's `files` lists it, or with `.npy`).
     #[arg(long, value_name = "NAME")]
@@ -115,7 +115,7 @@ Examples:
   npy stats data.npy
   npy stats --json big.npy")]
 pub struct StatsArgs {
-    /// The .npy file (or .npz with --member).
+    /// The .npy file (or .npz with --member; `-`: .npy data on standard input).
     pub path: PathBuf,
     /// The member of an .npz.
     #[arg(long, value_name = "NAME")]

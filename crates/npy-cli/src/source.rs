@@ -21,7 +21,19 @@ pub enum Kind {
 }
 
 /// Looks at the first bytes: a zip local header or empty-zip end record is an npz.
+/// The path that names standard input: `.npy` data can be piped in (an
+/// `.npz` cannot: a zip is read from its end, which a pipe does not have).
+pub const STDIN: &str = "-";
+
+/// Whether `path` names standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN
+}
+
 pub fn sniff(path: &Path) -> anyhow::Result<Kind> {
+    if is_stdin(path) {
+        return Ok(Kind::Npy);
+    }
     // Never blocks: a FIFO is refused with a clear message, not waited on.
     let mut file = npy_mmap::open_regular(path, false)?;
     let mut start = [0u8; 4];
@@ -51,6 +63,19 @@ pub struct NpyFile {
 impl NpyFile {
     /// Opens `path` and parses its header with `options`.
     pub fn open(path: &Path, options: &ParseOptions) -> anyhow::Result<NpyFile> {
+        if is_stdin(path) {
+            // The header, then the rest counted as it streams by.
+            let mut stdin = std::io::stdin().lock();
+            let (header, layout) = Header::read_from(&mut stdin, options)
+                .context("standard input is not a valid .npy stream")?;
+            let rest = std::io::copy(&mut stdin, &mut std::io::sink())
+                .context("cannot read standard input")?;
+            return Ok(NpyFile {
+                header,
+                file_size: layout.data_offset as u64 + rest,
+                layout,
+            });
+        }
         let file = npy_mmap::open_regular(path, false)?;
         // The shared lock, held while header and size are read: a writer
         // following the locking rule (an append, a streamed file) is never
@@ -110,6 +135,8 @@ enum Data {
         array: npy_mmap::MappedArray<npy_mmap::ReadOnly>,
         holes: bool,
     },
+    /// An array read whole from standard input (a pipe can be read once).
+    Owned(npy_core::NpyArray),
     /// A member of an .npz archive, streamed (inflated as it is read) from
     /// its start on every pass: it is never held whole in memory.
     Member { archive: Archive, key: String },
@@ -136,6 +163,23 @@ impl OpenedArray {
         })
     }
 
+    /// The `.npy` stream on standard input, read into memory (as
+    /// `np.load(sys.stdin.buffer)` does: only a stream's own bytes are held).
+    pub fn stdin() -> anyhow::Result<OpenedArray> {
+        let options = npy_core::ReadOptions {
+            parse: ParseOptions {
+                max_header_size: INSPECT_MAX_HEADER,
+            },
+            ..Default::default()
+        };
+        let array = npy_core::read_npy(std::io::stdin().lock(), &options)
+            .context("standard input is not a valid .npy stream")?;
+        Ok(OpenedArray {
+            header: array.header().clone(),
+            data: Data::Owned(array),
+        })
+    }
+
     /// The `.npy` member `key` of `archive` (whose header has been read).
     pub fn member(archive: Archive, key: String, header: Header) -> OpenedArray {
         OpenedArray {
@@ -145,13 +189,14 @@ impl OpenedArray {
     }
 
     /// The data bytes in the header's memory order, when they can be touched
-    /// directly: a mapping of a file without holes.
+    /// directly: a mapping of a file without holes, or data in memory.
     pub fn contiguous(&self) -> Option<&[u8]> {
         match &self.data {
             Data::Mapped {
                 array,
                 holes: false,
             } => Some(array.bytes()),
+            Data::Owned(array) => Some(array.data()),
             _ => None,
         }
     }
@@ -165,17 +210,21 @@ impl OpenedArray {
         mut visit: impl FnMut(&[u8]) -> anyhow::Result<ControlFlow<()>>,
     ) -> anyhow::Result<()> {
         let chunk_bytes = chunk_bytes.max(1);
+        type Visit<'v> = dyn FnMut(&[u8]) -> anyhow::Result<ControlFlow<()>> + 'v;
+        let in_memory = |data: &[u8], visit: &mut Visit<'_>| {
+            for chunk in data.chunks(chunk_bytes) {
+                if visit(chunk)?.is_break() {
+                    break;
+                }
+            }
+            anyhow::Ok(())
+        };
         match &mut self.data {
             Data::Mapped {
                 array,
                 holes: false,
-            } => {
-                for chunk in array.bytes().chunks(chunk_bytes) {
-                    if visit(chunk)?.is_break() {
-                        break;
-                    }
-                }
-            }
+            } => in_memory(array.bytes(), &mut visit)?,
+            Data::Owned(array) => in_memory(array.data(), &mut visit)?,
             Data::Mapped { array, holes: true } => {
                 let len = array.bytes().len();
                 let mut buffer = vec![0u8; chunk_bytes.min(len)];

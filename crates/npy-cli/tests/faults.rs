@@ -249,3 +249,43 @@ fn show_and_stats_stream_deflated_members() {
         assert_eq!(stdout(&member), stdout(&direct), "{command:?}");
     }
 }
+
+#[test]
+fn npy_data_can_be_piped_in_as_dash() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let run = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_npy"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A pipe, not a file: the reader gets the bytes once, in order.
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&arange_3x4());
+        });
+        let output = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        output
+    };
+    let shown = run(&["show", "-"]);
+    assert_exit(&shown, 0);
+    assert_eq!(
+        stdout(&shown),
+        "[[ 0.  1.  2.  3.]\n [ 4.  5.  6.  7.]\n [ 8.  9. 10. 11.]]\n"
+    );
+    let stats = run(&["stats", "-"]);
+    assert_exit(&stats, 0);
+    assert!(stdout(&stats).contains("count: 12"), "{}", stdout(&stats));
+    let info = run(&["info", "--json", "-"]);
+    assert_exit(&info, 0);
+    assert!(
+        stdout(&info).contains("\"shape\":[3,4]"),
+        "{}",
+        stdout(&info)
+    );
+    assert_exit(&run(&["validate", "-"]), 0);
+}
