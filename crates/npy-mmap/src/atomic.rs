@@ -188,10 +188,7 @@ impl AtomicFile {
         let temp = self.temp.clone();
         let writer = self.writer().map_err(io_error("write", &temp))?;
         writer.flush().map_err(io_error("write", &temp))?;
-        writer
-            .get_ref()
-            .sync_all()
-            .map_err(io_error("sync", &temp))?;
+        sync_file(writer.get_ref()).map_err(io_error("sync", &temp))?;
         self.dir
             .rename(&self.temp_name, &self.dir, &self.dest_name)
             .map_err(io_error("rename a temporary file over", &self.dest))?;
@@ -319,12 +316,17 @@ fn existing_file(dir: &Dir, name: &OsStr, dest: &Path) -> io::Result<Option<Exis
     Ok(Some(Existing {}))
 }
 
+/// Syncs the temporary's data and metadata to disk.
+fn sync_file(file: &File) -> io::Result<()> {
+    #[cfg(test)]
+    tests::injected(tests::Step::FileSync)?;
+    file.sync_all()
+}
+
 /// Syncs a directory's entries (the rename) to disk.
 fn sync_dir(dir: &Dir) -> io::Result<()> {
     #[cfg(test)]
-    if tests::FAIL_DIR_SYNC.with(|fail| fail.get()) {
-        return Err(io::Error::from_raw_os_error(5)); // EIO
-    }
+    tests::injected(tests::Step::DirSync)?;
     // Through a descriptor opened for reading: the handle cap-std keeps may
     // be an `O_PATH` one, which fsync refuses.
     #[cfg(unix)]
@@ -365,30 +367,65 @@ mod tests {
 
     use super::*;
 
-    thread_local! {
-        /// Fault injection: the directory sync after the rename fails.
-        pub(super) static FAIL_DIR_SYNC: Cell<bool> = const { Cell::new(false) };
+    /// The commit steps a test can make fail.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum Step {
+        FileSync,
+        DirSync,
     }
 
-    #[test]
-    fn a_failed_directory_sync_is_not_durable_but_replaced() {
-        let dir = std::env::temp_dir().join(format!("npy-atomic-sync-{}", std::process::id()));
+    thread_local! {
+        /// Fault injection: this thread's next commit fails at this step with EIO.
+        static FAIL_AT: Cell<Option<Step>> = const { Cell::new(None) };
+    }
+
+    pub(super) fn injected(step: Step) -> io::Result<()> {
+        if FAIL_AT.with(|fail| fail.get()) == Some(step) {
+            return Err(io::Error::from_raw_os_error(5)); // EIO
+        }
+        Ok(())
+    }
+
+    /// Replaces `old` in a fresh folder, failing at `step`; returns the
+    /// error, the folder and what it then holds.
+    fn commit_failing_at(step: Step, tag: &str) -> (Error, PathBuf, Vec<std::ffi::OsString>) {
+        let dir = std::env::temp_dir().join(format!("npy-atomic-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let dest = dir.join("a.bin");
         std::fs::write(&dest, b"old").unwrap();
         let mut file = AtomicFile::create(&dest).unwrap();
         file.write_all(b"new").unwrap();
-        FAIL_DIR_SYNC.with(|fail| fail.set(true));
+        FAIL_AT.with(|fail| fail.set(Some(step)));
         let error = file.commit().unwrap_err();
-        FAIL_DIR_SYNC.with(|fail| fail.set(false));
-        assert!(matches!(error, Error::NotDurable { .. }), "{error:?}");
-        assert!(error.to_string().contains("replaced"), "{error}");
-        // The new file is in place and no temporary is left.
-        assert_eq!(std::fs::read(&dest).unwrap(), b"new");
-        let names: Vec<_> = std::fs::read_dir(&dir)
+        FAIL_AT.with(|fail| fail.set(None));
+        let names = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
+        (error, dir, names)
+    }
+
+    #[test]
+    fn a_failed_directory_sync_is_not_durable_but_replaced() {
+        let (error, dir, names) = commit_failing_at(Step::DirSync, "dir-sync");
+        assert!(matches!(error, Error::NotDurable { .. }), "{error:?}");
+        assert!(error.to_string().contains("replaced"), "{error}");
+        // The new file is in place and no temporary is left.
+        assert_eq!(std::fs::read(dir.join("a.bin")).unwrap(), b"new");
+        assert_eq!(names, ["a.bin"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_file_sync_keeps_the_old_file_and_no_temporary() {
+        let (error, dir, names) = commit_failing_at(Step::FileSync, "file-sync");
+        assert!(
+            matches!(error, Error::Io { action: "sync", .. }),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("Input/output error"), "{error}");
+        assert_eq!(std::fs::read(dir.join("a.bin")).unwrap(), b"old");
         assert_eq!(names, ["a.bin"]);
         std::fs::remove_dir_all(dir).unwrap();
     }
