@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RecordView};
 
 use crate::error::{Error, Result, io_error};
+use crate::lock::DataLock;
 use crate::mode::{Mode, ReadWrite, Writable};
-use crate::sys::{Storage, StorageMut};
+use crate::open::MapRequest;
+use crate::sys::{self, Storage, StorageMut};
 
 /// A hint to the kernel about how the mapped bytes will be accessed
 /// (`madvise`). Hints never change what the bytes are.
@@ -45,8 +47,11 @@ pub enum Advice {
 /// and [`bytes_mut`](Self::bytes_mut). Writing methods exist only for the
 /// writable modes, flushing only for [`ReadWrite`].
 ///
-/// The file stays open and holds a shared advisory lock (unless opened with
-/// [`Locking::Disabled`](crate::Locking)) until the value is dropped.
+/// The file stays open and holds its locks until the value is dropped: the
+/// structure lock shared, and the data lock of the mapped bytes (see
+/// [`Locking`](crate::Locking) and docs/SAFETY.md): while it lives, no other
+/// mapping made through this crate, in any process, can write bytes this
+/// one views, or view bytes this one writes.
 #[derive(Debug)]
 pub struct MappedArray<M: Mode = crate::ReadOnly> {
     // Field order is drop order: unmap before the file (and its lock) goes.
@@ -55,6 +60,9 @@ pub struct MappedArray<M: Mode = crate::ReadOnly> {
     // open for its lock, and used only to start writeback.
     map: M::Map,
     file: File,
+    /// After the file: the registry forgets the range only once the file,
+    /// and with it the lock other processes see, is closed.
+    _lock: DataLock,
     path: PathBuf,
     header: Header,
     layout: Layout,
@@ -88,18 +96,28 @@ fn row_geometry(header: &Header) -> (Option<usize>, usize, usize) {
     (Some(axis), rows, row_bytes)
 }
 
-impl<M: Mode> MappedArray<M> {
-    /// Maps the data (or a window of it) of an open, locked file whose
-    /// header has been parsed.
-    pub(crate) fn map(
-        file: File,
+/// What part of a file's data a mapping covers.
+#[derive(Clone, Debug)]
+pub(crate) struct Window {
+    /// The rows mapped, in the file's numbering.
+    pub(crate) rows: Range<usize>,
+    pub(crate) row_bytes: usize,
+    /// The mapped shape (the file's, with the row axis cut to the window).
+    pub(crate) shape: Vec<usize>,
+    /// The bytes of the file mapped.
+    pub(crate) bytes: Range<u64>,
+}
+
+impl Window {
+    /// The window `rows` (all rows when `None`) of the file's data, checked
+    /// against the header and the file's length.
+    pub(crate) fn new(
         path: &Path,
-        header: Header,
-        layout: Layout,
+        header: &Header,
+        layout: &Layout,
         file_len: u64,
-        window: Option<Range<usize>>,
-        advice: Option<Advice>,
-    ) -> Result<MappedArray<M>> {
+        rows: Option<Range<usize>>,
+    ) -> Result<Window> {
         let data_end = layout.data_end() as u64;
         if file_len < data_end {
             return Err(Error::FileTooShort {
@@ -110,8 +128,8 @@ impl<M: Mode> MappedArray<M> {
                 data_len: layout.data_len,
             });
         }
-        let (axis, total_rows, row_bytes) = row_geometry(&header);
-        let (rows, shape) = match (window, axis) {
+        let (axis, total_rows, row_bytes) = row_geometry(header);
+        let (rows, shape) = match (rows, axis) {
             (None, _) => (0..total_rows, header.shape.clone()),
             (Some(_), None) => return Err(Error::NoRows),
             (Some(rows), Some(axis)) => {
@@ -135,19 +153,43 @@ impl<M: Mode> MappedArray<M> {
             layout.data_len
         };
         let offset = (layout.data_offset + start) as u64;
-        let map = M::Map::map(&file, offset, len).map_err(io_error("map", path))?;
+        Ok(Window {
+            rows,
+            row_bytes,
+            shape,
+            bytes: offset..offset + len as u64,
+        })
+    }
+}
+
+impl<M: Mode> MappedArray<M> {
+    /// Maps the data (or a window of it) of an open file whose header has
+    /// been parsed and whose structure lock is held shared: takes the data
+    /// lock of the mapped bytes first.
+    pub(crate) fn map(
+        file: File,
+        path: &Path,
+        header: Header,
+        layout: Layout,
+        request: &MapRequest,
+    ) -> Result<MappedArray<M>> {
+        let file_len = file.metadata().map_err(io_error("stat", path))?.len();
+        let window = Window::new(path, &header, &layout, file_len, request.window.clone())?;
+        let lock = DataLock::acquire(&file, path, window.bytes.clone(), M::ACCESS, request.locks)?;
+        let map = sys::map_data::<M::Map>(&file, &lock).map_err(io_error("map", path))?;
         let array = MappedArray {
             map,
             file,
+            _lock: lock,
             path: path.to_path_buf(),
             header,
             layout,
             file_len,
-            rows,
-            row_bytes,
-            shape,
+            rows: window.rows,
+            row_bytes: window.row_bytes,
+            shape: window.shape,
         };
-        if let Some(advice) = advice {
+        if let Some(advice) = request.advice {
             array.advise(advice)?;
         }
         Ok(array)
@@ -476,6 +518,7 @@ impl MappedArray<ReadWrite> {
     ///     }
     ///     Ok(())
     /// })?;
+    /// drop(part); // a plain reader may not view bytes a writer still maps
     /// assert_eq!(npy_mmap::open(&path)?.view::<f64>()?.get(&[999, 3]), Some(&3999.0));
     /// # std::fs::remove_dir_all(&dir).unwrap();
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -7,8 +7,9 @@ use std::path::Path;
 use npy_core::{DType, Header, Layout, Order, ParseOptions, Version};
 
 use crate::error::{Error, Result, io_error};
-use crate::open::{lock_exclusive, lock_shared, read_header};
-use crate::{Advice, AtomicFile, Locking, MappedArray, ReadWrite};
+use crate::lock::{Locking, Locks, lock_exclusive, lock_shared};
+use crate::open::{MapRequest, read_header};
+use crate::{Advice, AtomicFile, MappedArray, ReadWrite};
 
 /// Options for creating an `.npy` file (numpy's `open_memmap(mode="w+")`).
 ///
@@ -113,16 +114,13 @@ impl CreateOptions {
     /// Creates the file and maps all of it read-write.
     pub fn create(&self, path: impl AsRef<Path>) -> Result<MappedArray<ReadWrite>> {
         let path = path.as_ref();
-        let (file, layout, file_len) = self.write_file(path)?;
-        MappedArray::map(
-            file,
-            path,
-            self.header.clone(),
-            layout,
-            file_len,
-            None,
-            self.advice,
-        )
+        let (file, layout) = self.write_file(path)?;
+        let request = MapRequest {
+            window: None,
+            advice: self.advice,
+            locks: self.locks(),
+        };
+        MappedArray::map(file, path, self.header.clone(), layout, &request)
     }
 
     /// Creates the file without mapping it, and releases it: for a parent
@@ -148,17 +146,15 @@ impl CreateOptions {
 
     /// Writes header and length under the exclusive lock, then holds the
     /// shared lock; returns the open file, the layout and the file length.
-    fn write_file(&self, path: &Path) -> Result<(File, Layout, u64)> {
+    fn write_file(&self, path: &Path) -> Result<(File, Layout)> {
         let (file, header_bytes, file_len) = self.write_exclusive(path)?;
 
         // std offers no lock downgrade, and `flock` itself converts by
         // unlocking first; so there is a moment without a lock. Whatever
         // another process did in that moment, we check below that the file
         // is still the one we wrote before mapping it.
-        if self.locking != Locking::Disabled {
-            file.unlock().map_err(io_error("unlock", path))?;
-            lock_shared(&file, path, self.locking)?;
-        }
+        file.unlock().map_err(io_error("unlock", path))?;
+        lock_shared(&file, path, self.locks())?;
         let parse = ParseOptions {
             max_header_size: header_bytes
                 .len()
@@ -172,7 +168,11 @@ impl CreateOptions {
                 path: path.to_path_buf(),
             });
         }
-        Ok((file, layout, file_len))
+        Ok((file, layout))
+    }
+
+    fn locks(&self) -> Locks {
+        Locks::Take(self.locking)
     }
 
     /// Creates the file, takes the exclusive lock and writes the header and
@@ -205,7 +205,7 @@ impl CreateOptions {
                 .file()
                 .map_err(io_error("create a temporary file for", path))?;
             // Nobody else knows the temporary's name: this never waits.
-            lock_exclusive(file, path, self.locking)?;
+            lock_exclusive(file, path, self.locks())?;
             self.write_locked(file, path, &header_bytes, file_len)?;
             // On any error above `temp` drops and removes itself.
             let file = temp.commit_file()?;
@@ -227,7 +227,7 @@ impl CreateOptions {
             })?;
         // A file we just made is ours to remove on failure.
         let created = RemoveOnError { path, armed: true };
-        lock_exclusive(&file, path, self.locking)?;
+        lock_exclusive(&file, path, self.locks())?;
         self.write_locked(&file, path, &header_bytes, file_len)?;
         created.disarm();
         Ok((file, header_bytes, file_len))

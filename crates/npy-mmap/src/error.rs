@@ -98,12 +98,45 @@ pub enum Error {
         data_len: usize,
     },
 
-    /// Another process holds a conflicting lock and non-blocking locking
-    /// was asked for.
+    /// Another process holds a conflicting lock (on the file's structure,
+    /// or on bytes this mapping needs) and non-blocking locking was asked for.
     #[error("{}: file is locked by another process", path.display())]
     Locked {
         /// The file.
         path: PathBuf,
+    },
+
+    /// This process already maps bytes of the file in a way the new
+    /// mapping (or change) conflicts with. Waiting could never end (the
+    /// holder is this process), so this is an error whatever the locking.
+    #[error(
+        "{}: {wanted} conflicts with {held} of the same bytes that this process holds; \
+         drop that one first",
+        path.display()
+    )]
+    Conflict {
+        /// The file.
+        path: PathBuf,
+        /// What was asked for ("a read-write mapping", ...).
+        wanted: &'static str,
+        /// What this process holds ("a read-only mapping", ...).
+        held: &'static str,
+    },
+
+    /// A live mapping's element type does not fit its data (kind, size,
+    /// byte order or alignment).
+    #[error(
+        "{}: live data of dtype {dtype} cannot be viewed as {rust_type}: atomic views need \
+         the same kind and size, native byte order and aligned data",
+        path.display()
+    )]
+    LiveType {
+        /// The file.
+        path: PathBuf,
+        /// The file's dtype, as numpy writes it.
+        dtype: String,
+        /// The element type asked for.
+        rust_type: &'static str,
     },
 
     /// Creating would replace an existing file, and overwriting was not asked for.
