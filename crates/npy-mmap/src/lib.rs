@@ -97,7 +97,7 @@ mod atomic;
 mod create;
 mod error;
 pub mod grow;
-mod live;
+pub mod live;
 mod load;
 mod lock;
 pub mod mode;
