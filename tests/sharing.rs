@@ -24,6 +24,18 @@ use npy_mmap::{
 };
 
 const CHILD_ENV: &str = "NPY_SHARING_TEST_CHILD";
+
+/// One test of this file at a time. A child is started with `fork`, which
+/// for a moment (until `exec` closes them) holds copies of every descriptor
+/// of this process, and with them its locks: a test that expects an exact
+/// lock outcome must not run while another test is starting children.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 /// Rows of the shared test file (4 rows of 512 float64: 4 KiB per row).
 const ROWS: usize = 4;
 
@@ -268,6 +280,7 @@ fn finish(mut child: Child) -> Result<()> {
 
 #[test]
 fn every_pairing_in_one_process_is_admitted_or_refused_at_once() -> Result<()> {
+    let _serial = serial();
     let dir = support::temp_dir("sharing-one-process");
     let path = dir.join("a.npy");
     let mut table = String::new();
@@ -316,6 +329,7 @@ fn every_pairing_in_one_process_is_admitted_or_refused_at_once() -> Result<()> {
 
 #[test]
 fn every_pairing_across_two_processes_is_admitted_refused_or_waited_for() -> Result<()> {
+    let _serial = serial();
     let dir = support::temp_dir("sharing-two-processes");
     let path = dir.join("a.npy");
     for held in HELD {
@@ -367,6 +381,7 @@ fn every_pairing_across_two_processes_is_admitted_refused_or_waited_for() -> Res
 
 #[test]
 fn the_issue_example_fails_cleanly() {
+    let _serial = serial();
     let dir = support::temp_dir("sharing-example");
     let path = dir.join("a.npy");
     prepare(&path).unwrap();
@@ -415,6 +430,7 @@ fn histogram(processes: usize, total: u64) -> Result<f64> {
 
 #[test]
 fn four_processes_count_into_one_histogram_exactly() -> Result<()> {
+    let _serial = serial();
     let one = histogram(1, 1_000_000)?;
     let four = histogram(4, 1_000_000)?;
     // Figures for the record (debug build; see docs/BENCHMARKS.md for release).
@@ -424,6 +440,7 @@ fn four_processes_count_into_one_histogram_exactly() -> Result<()> {
 
 #[test]
 fn snapshots_never_see_a_torn_element() -> Result<()> {
+    let _serial = serial();
     let dir = support::temp_dir("sharing-snapshot");
     let path = dir.join("rows.npy");
     CreateOptions::new(DType::parse("<u8")?, [64, 64]).preallocate(&path)?;
