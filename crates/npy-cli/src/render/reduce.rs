@@ -113,13 +113,15 @@ pub fn reduce_plane(
                             }
                         }
                         Reduce::Max | Reduce::Min => {
-                            for (i, &value) in block.iter().enumerate() {
-                                let slot = &mut values[cell + i % channels];
+                            for channel in 0..channels {
+                                let extreme =
+                                    extreme_non_nan(block, channel, channels, mode == Reduce::Max);
+                                let slot = &mut values[cell + channel];
                                 // f64::max/min return the other operand for NaN: nanmax/nanmin.
                                 *slot = if mode == Reduce::Max {
-                                    slot.max(value)
+                                    slot.max(extreme)
                                 } else {
-                                    slot.min(value)
+                                    slot.min(extreme)
                                 };
                             }
                         }
@@ -191,6 +193,53 @@ fn sum_non_nan(block: &[f64], channel: usize, channels: usize) -> (f64, u32) {
         counts[lane] += u32::from(!nan);
     }
     (sums.iter().sum(), counts.iter().sum())
+}
+
+/// The largest (or smallest) non-NaN value of one channel, NaN when there is
+/// none; independent lanes of plain comparisons (NaN compares false, so it is
+/// skipped) let the loop vectorise.
+#[inline]
+fn extreme_non_nan(block: &[f64], channel: usize, channels: usize, largest: bool) -> f64 {
+    let better = |a: f64, b: f64| if largest { a > b } else { a < b };
+    let start = if largest {
+        f64::NEG_INFINITY
+    } else {
+        f64::INFINITY
+    };
+    let mut seen = false;
+    let mut best = start;
+    if channels != 1 {
+        for &value in block.iter().skip(channel).step_by(channels) {
+            seen |= !value.is_nan();
+            if better(value, best) {
+                best = value;
+            }
+        }
+    } else {
+        const LANES: usize = 8;
+        let mut lanes = [start; LANES];
+        let mut seen_lanes = [false; LANES];
+        let groups = block.chunks_exact(LANES);
+        let rest = groups.remainder();
+        for group in groups {
+            for lane in 0..LANES {
+                let value = group[lane];
+                seen_lanes[lane] |= !value.is_nan();
+                lanes[lane] = if better(value, lanes[lane]) {
+                    value
+                } else {
+                    lanes[lane]
+                };
+            }
+        }
+        for &value in rest.iter().chain(&lanes) {
+            if better(value, best) {
+                best = value;
+            }
+        }
+        seen = seen_lanes.iter().any(|&s| s) || rest.iter().any(|v| !v.is_nan());
+    }
+    if seen { best } else { f64::NAN }
 }
 
 /// NaN and infinity counts of what was read.
@@ -455,6 +504,18 @@ mod tests {
         h.add(&[3.0, 3.0]);
         assert_eq!(h.edges, [2.5, 3.0, 3.5]);
         assert_eq!(h.counts, [0, 2]);
+    }
+
+    #[test]
+    fn extremes_skip_nans_and_keep_infinities() {
+        let mut block: Vec<f64> = (0..19).map(|i| f64::from((i * 7) % 19)).collect();
+        block[4] = f64::NAN;
+        assert_eq!(extreme_non_nan(&block, 0, 1, true), 18.0);
+        assert_eq!(extreme_non_nan(&block, 0, 1, false), 0.0);
+        block[17] = f64::NEG_INFINITY;
+        assert_eq!(extreme_non_nan(&block, 0, 1, false), f64::NEG_INFINITY);
+        assert!(extreme_non_nan(&[f64::NAN; 11], 0, 1, true).is_nan());
+        assert_eq!(extreme_non_nan(&[1.0, 9.0, 5.0, 2.0], 1, 2, false), 2.0);
     }
 
     #[test]
