@@ -30,7 +30,10 @@ lines = [
     "// Each table is matplotlib's 256-entry lookup table as `cmap(i, bytes=True)` gives it.",
     "",
 ]
-for name, mpl_name, origin in MAPS:
+# Reversed maps are tables of their own: matplotlib builds `RdBu_r` from
+# reversed segments, whose lookup table is not exactly `RdBu`'s backwards.
+for (name, mpl_name, origin), suffix in [(m, s) for m in MAPS for s in ("", "_r")]:
+    name, mpl_name = name + suffix, mpl_name + suffix
     table = matplotlib.colormaps[mpl_name](np.arange(256), bytes=True)[:, :3]
     assert table.shape == (256, 3)
     lines.append(f"/// matplotlib's `{mpl_name}` ({origin}).")

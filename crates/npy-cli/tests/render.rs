@@ -10,7 +10,7 @@ use common::{assert_exit, npy, npy_bytes, scratch, stderr, stdout, write};
 
 /// matplotlib's viridis at 0 and 1 (`viridis([0.0, 1.0], bytes=True)`).
 const VIRIDIS_FIRST: [u8; 3] = [68, 1, 84];
-const VIRIDIS_LAST: [u8; 3] = [253, 231, 37];
+const VIRIDIS_LAST: [u8; 3] = [253, 231, 36];
 /// The line colour (matplotlib's C0).
 const LINE: [u8; 3] = [31, 119, 180];
 
@@ -46,8 +46,9 @@ fn decode(path: &Path) -> Png {
 
 /// Runs `npy render` with `args`, expecting success, and decodes the PNG.
 fn render(input: &Path, output: &Path, args: &[&str]) -> Png {
-    let mut all = vec!["render".as_ref(), input.as_os_str(), output.as_os_str()];
-    all.extend(args.iter().map(|a| a.as_ref()));
+    let mut all: Vec<&std::ffi::OsStr> =
+        vec!["render".as_ref(), input.as_os_str(), output.as_os_str()];
+    all.extend(args.iter().map(|a| std::ffi::OsStr::new(a)));
     let result = npy(all);
     assert_exit(&result, 0);
     decode(output)
@@ -369,7 +370,7 @@ fn bad_requests_are_clear_errors() {
         ),
         (
             vec![strings.as_os_str(), out.as_os_str()],
-            "cannot draw |S3 values",
+            "cannot draw '|S3' values",
         ),
         (vec![empty.as_os_str(), out.as_os_str()], "nothing to draw"),
         (

@@ -12,11 +12,10 @@ pub const POS_INF_COLOUR: Rgb = [0, 255, 0];
 /// -inf's colour: cyan.
 pub const NEG_INF_COLOUR: Rgb = [0, 255, 255];
 
-/// A colormap by matplotlib's name; `_r` reverses it, as in matplotlib.
+/// A colormap by matplotlib's name (`_r` for the reversed one, as in matplotlib).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Colormap {
     table: &'static [Rgb; 256],
-    reversed: bool,
 }
 
 /// The names `--cmap` accepts (each also with `_r`).
@@ -26,17 +25,19 @@ impl std::str::FromStr for Colormap {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        let (name, reversed) = match text.strip_suffix("_r") {
-            Some(name) => (name, true),
-            None => (text, false),
-        };
-        let table = match name {
+        let table = match text {
             "viridis" => &tables::VIRIDIS,
             "magma" => &tables::MAGMA,
             "inferno" => &tables::INFERNO,
             "plasma" => &tables::PLASMA,
             "gray" | "grey" => &tables::GRAY,
             "RdBu" => &tables::RDBU,
+            "viridis_r" => &tables::VIRIDIS_R,
+            "magma_r" => &tables::MAGMA_R,
+            "inferno_r" => &tables::INFERNO_R,
+            "plasma_r" => &tables::PLASMA_R,
+            "gray_r" | "grey_r" => &tables::GRAY_R,
+            "RdBu_r" => &tables::RDBU_R,
             _ => {
                 return Err(format!(
                     "unknown colormap '{text}' (choose from {}, each also reversed with _r)",
@@ -44,14 +45,13 @@ impl std::str::FromStr for Colormap {
                 ));
             }
         };
-        Ok(Colormap { table, reversed })
+        Ok(Colormap { table })
     }
 }
 
 impl Colormap {
     /// The colour of table entry `index` (0..256).
     pub fn entry(&self, index: usize) -> Rgb {
-        let index = if self.reversed { 255 - index } else { index };
         self.table[index]
     }
 
@@ -102,12 +102,16 @@ mod tests {
         assert_eq!(viridis.colour(f64::NEG_INFINITY, 0.0, 1.0), NEG_INF_COLOUR);
         let reversed: Colormap = "viridis_r".parse().unwrap();
         assert_eq!(reversed.colour(1.0, 0.0, 1.0), tables::VIRIDIS[0]);
+        assert_eq!(reversed.colour(0.0, 0.0, 1.0), tables::VIRIDIS[255]);
         assert!("jet".parse::<Colormap>().unwrap_err().contains("RdBu"));
     }
 
     #[test]
     fn special_colours_are_in_no_colormap() {
-        for name in NAMES {
+        for name in NAMES
+            .iter()
+            .flat_map(|name| [name.to_string(), format!("{name}_r")])
+        {
             let map: Colormap = name.parse().unwrap();
             for index in 0..256 {
                 let colour = map.entry(index);

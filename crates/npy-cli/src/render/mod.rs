@@ -486,8 +486,11 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             })
         }
         Kind::Heat | Kind::Image { .. } => {
-            let box_w = width.unwrap_or(1024);
-            let box_h = height.unwrap_or(box_w);
+            // 1024 × 1024 by default; one side given, the other follows the aspect.
+            let (box_w, box_h) = match (width, height) {
+                (None, None) => (1024, 1024),
+                (w, h) => (w.unwrap_or(MAX_SIDE), h.unwrap_or(MAX_SIDE)),
+            };
             let drawing = draw(&subject, &mut reader, picture, (box_w, box_h), stretch)?;
             Some(match drawing {
                 Drawing::Heat {
