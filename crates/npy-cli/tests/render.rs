@@ -374,8 +374,14 @@ fn bad_requests_are_clear_errors() {
         ),
         (vec![empty.as_os_str(), out.as_os_str()], "nothing to draw"),
         (
-            vec![input.as_os_str(), out.as_os_str(), "--rgb".as_ref()],
-            "--rgb",
+            vec![
+                input.as_os_str(),
+                out.as_os_str(),
+                "--rgb".as_ref(),
+                "--index".as_ref(),
+                "0".as_ref(),
+            ],
+            "--rgb draws (H, W, 3) or (H, W, 4) arrays",
         ),
     ] {
         let mut all = vec!["render".as_ref()];
