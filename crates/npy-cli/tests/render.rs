@@ -48,7 +48,7 @@ fn decode(path: &Path) -> Png {
 fn render(input: &Path, output: &Path, args: &[&str]) -> Png {
     let mut all: Vec<&std::ffi::OsStr> =
         vec!["render".as_ref(), input.as_os_str(), output.as_os_str()];
-    all.extend(args.iter().map(|a| std::ffi::OsStr::new(a)));
+    all.extend(args.iter().map(std::ffi::OsStr::new));
     let result = npy(all);
     assert_exit(&result, 0);
     decode(output)
@@ -373,6 +373,19 @@ fn bad_requests_are_clear_errors() {
             "cannot draw '|S3' values",
         ),
         (vec![empty.as_os_str(), out.as_os_str()], "nothing to draw"),
+        (
+            vec![
+                input.as_os_str(),
+                out.as_os_str(),
+                "--index".as_ref(),
+                "0".as_ref(),
+                "--vmin".as_ref(),
+                "2".as_ref(),
+                "--vmax".as_ref(),
+                "1".as_ref(),
+            ],
+            "minvalue must be less than or equal to maxvalue",
+        ),
         (
             vec![
                 input.as_os_str(),

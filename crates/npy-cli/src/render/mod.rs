@@ -211,8 +211,20 @@ impl<'a> Subject<'a> {
         })
     }
 
-    fn reader<'s>(&self, source: &'s dyn DataSource, quiet: bool) -> Reader<'s> {
-        let bytes = (self.selection.len() * self.decoder.itemsize()) as u64;
+    /// A reader of the selection's data; the progress bar expects `passes` reads of it.
+    fn reader<'s>(
+        &self,
+        source: &'s dyn DataSource,
+        picture: &PictureArgs,
+        quiet: bool,
+    ) -> Reader<'s> {
+        // A histogram without a given range reads once for the range, once to count.
+        let passes = if picture.hist && (picture.vmin.is_none() || picture.vmax.is_none()) {
+            2
+        } else {
+            1
+        };
+        let bytes = (self.selection.len() * self.decoder.itemsize() * passes) as u64;
         Reader::new(
             source,
             self.view.dtype(),
@@ -283,6 +295,19 @@ fn colour_range(picture: &PictureArgs, is_bool: bool, drawn: &[f64]) -> (f64, f6
     (vmin, vmax)
 }
 
+/// matplotlib refuses a colour range that is not finite or runs backwards, and so do we.
+fn check_range(vmin: f64, vmax: f64) -> anyhow::Result<()> {
+    if !(vmin.is_finite() && vmax.is_finite()) {
+        bail!("--vmin and --vmax must be finite numbers, not {vmin} and {vmax}");
+    }
+    if vmin > vmax {
+        bail!(
+            "minvalue must be less than or equal to maxvalue (--vmin {vmin} is above --vmax {vmax})"
+        );
+    }
+    Ok(())
+}
+
 /// NaN and infinity counts of drawn values.
 fn specials_of(values: &[f64]) -> Specials {
     let mut specials = Specials::default();
@@ -339,6 +364,7 @@ fn draw(
                 return Ok(Drawing::Image { grid, magnify });
             }
             let (vmin, vmax) = colour_range(picture, subject.decoder.is_bool, &grid.values);
+            check_range(vmin, vmax)?;
             let colours = grid
                 .values
                 .iter()
@@ -368,6 +394,7 @@ fn draw(
             let high = finite.map(|c| c.max).fold(f64::NEG_INFINITY, f64::max);
             let (low, high) = if low <= high { (low, high) } else { (0.0, 1.0) };
             let range = (picture.vmin.unwrap_or(low), picture.vmax.unwrap_or(high));
+            check_range(range.0, range.1)?;
             Ok(Drawing::Line {
                 envelope,
                 len,
@@ -425,7 +452,7 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let name = display_name(&args.input, args.member.as_deref());
     let subject = Subject::new(&opened.header, opened.data(), &name, picture)?;
     let source = InMemory(opened.data());
-    let mut reader = subject.reader(&source, args.json);
+    let mut reader = subject.reader(&source, picture, args.json);
     let stretch = picture.width.is_some() && picture.height.is_some();
     let width = picture.width.map(|w| w as usize);
     let height = picture.height.map(|h| h as usize);
@@ -661,7 +688,7 @@ pub fn show_image(
     let name = display_name(path, member);
     let subject = Subject::new(&opened.header, opened.data(), &name, picture)?;
     let source = InMemory(opened.data());
-    let mut reader = subject.reader(&source, false);
+    let mut reader = subject.reader(&source, picture, false);
     let (cells_w, cells_h) = terminal::size();
     let box_w = picture.width.map_or(cells_w, |w| w as usize);
     let box_h = picture
