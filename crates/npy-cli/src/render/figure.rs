@@ -44,19 +44,24 @@ fn drawing_error(err: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("drawing the figure failed: {err}")
 }
 
-/// Numbers on axes and colour bars: whole numbers without a point, others
-/// as numpy prints a float.
-fn tick_text(value: f64) -> String {
-    if value.fract() == 0.0 && value.abs() < 1e15 {
-        // `+ 0.0` turns -0 into 0.
-        return format!("{:.0}", value + 0.0);
+/// A tick value on an axis spanning `span`, as text: rounded to a millionth
+/// of the span (tick positions carry float noise such as 1.1e-16 for 0 or
+/// 0.30000000000000004), whole numbers without a point, others as numpy
+/// prints a float.
+fn tick_text(value: f64, span: f64) -> String {
+    let decimals = if span > 0.0 && span.is_finite() {
+        (6 - span.log10().floor() as i64).clamp(0, 300) as usize
+    } else {
+        12
+    };
+    let rounded = format!("{value:.decimals$}")
+        .parse::<f64>()
+        .unwrap_or(value)
+        + 0.0;
+    if rounded.fract() == 0.0 && rounded.abs() < 1e15 {
+        return format!("{rounded:.0}");
     }
-    // Tick positions carry rounding noise (0.30000000000000004): 12 digits are plenty.
-    let rounded = format!("{value:.12e}").parse::<f64>().unwrap_or(value);
-    scalar_float(
-        FloatWidth::Double,
-        if rounded == 0.0 { 0.0 } else { rounded },
-    )
+    scalar_float(FloatWidth::Double, rounded)
 }
 
 /// Index positions on an axis (whole numbers only).
@@ -198,7 +203,7 @@ pub fn heat(heat: &Heat) -> anyhow::Result<Picture> {
             1.0 => "1 (True)".to_string(),
             _ => String::new(),
         };
-        let number_text = |v: &f64| tick_text(*v);
+        let number_text = |v: &f64| tick_text(*v, high - low);
         bar.configure_mesh()
             .disable_mesh()
             .disable_x_axis()
@@ -314,6 +319,7 @@ fn plot(
             (LEFT_LABELS as i32, 10),
         )
         .map_err(drawing_error)?;
+        let (x_span, y_span) = (x_range.end - x_range.start, y_range.end - y_range.start);
         let mut chart = ChartBuilder::on(&root)
             .margin_top(TITLE_HEIGHT as u32)
             .margin_right(RIGHT_MARGIN as u32)
@@ -326,8 +332,8 @@ fn plot(
             .light_line_style(RGBColor(235, 235, 235))
             .bold_line_style(RGBColor(215, 215, 215))
             .label_style(text.clone())
-            .x_label_formatter(&|v| tick_text(*v))
-            .y_label_formatter(&|v| tick_text(*v))
+            .x_label_formatter(&|v| tick_text(*v, x_span))
+            .y_label_formatter(&|v| tick_text(*v, y_span))
             .draw()
             .map_err(drawing_error)?;
         if !note.is_empty() {
@@ -564,4 +570,19 @@ pub fn histogram_bars(histogram: &Histogram, width: usize, height: usize) -> Vec
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_lose_float_noise() {
+        assert_eq!(tick_text(1.1102230246251565e-16, 1.2), "0");
+        assert_eq!(tick_text(0.30000000000000004, 1.0), "0.3");
+        assert_eq!(tick_text(-0.0, 1.0), "0");
+        assert_eq!(tick_text(2500.0, 10000.0), "2500");
+        assert_eq!(tick_text(1.5e-9, 1e-8), "1.5e-09");
+        assert_eq!(tick_text(-0.6000000000000001, 1.2), "-0.6");
+    }
 }
