@@ -407,6 +407,29 @@ fn bad_requests_are_clear_errors() {
             stderr(&output)
         );
     }
+    // Nothing is left behind by a failed render, not even a temporary file.
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        left.iter()
+            .all(|name| name.to_string_lossy().ends_with(".npy")),
+        "{left:?}"
+    );
+    let missing = dir.join("no/such/dir/x.png");
+    let output = npy([
+        "render".as_ref(),
+        empty.as_os_str(),
+        missing.as_os_str(),
+        "--hist".as_ref(),
+    ]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("cannot create"),
+        "{}",
+        stderr(&output)
+    );
     let output = npy([
         "show".as_ref(),
         input.as_os_str(),

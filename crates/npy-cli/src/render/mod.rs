@@ -608,32 +608,59 @@ pub struct Picture {
     pub pixels: Vec<u8>,
 }
 
-/// A PNG encoder writing to `path`.
-fn png_encoder(
+/// Writes a PNG through `write` into a temporary file beside `path`, then
+/// renames it over `path`: a failed render leaves no partial picture.
+fn write_atomically(
     path: &Path,
-    width: usize,
-    height: usize,
-    channels: usize,
-) -> anyhow::Result<png::Encoder<'static, BufWriter<File>>> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let width = u32::try_from(width).context("the picture is too wide for a PNG")?;
-    let height = u32::try_from(height).context("the picture is too tall for a PNG")?;
-    let mut encoder = png::Encoder::new(BufWriter::new(file), width, height);
-    encoder.set_color(if channels == 4 {
-        png::ColorType::Rgba
-    } else {
-        png::ColorType::Rgb
+    write: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".npy-render-{}", std::process::id()));
+    let temporary = path.with_file_name(name);
+    let result = write(&temporary).and_then(|()| {
+        std::fs::rename(&temporary, path)
+            .with_context(|| format!("cannot write {}", path.display()))
     });
-    encoder.set_depth(png::BitDepth::Eight);
-    Ok(encoder)
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}
+
+/// Creates `path` and writes a `width × height` PNG of `channels` 8-bit
+/// channels, the rows coming from `rows` (which writes them all, in order).
+fn write_png_with(
+    path: &Path,
+    (width, height, channels): (usize, usize, usize),
+    rows: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    write_atomically(path, |temporary| {
+        let file = File::create(temporary)
+            .with_context(|| format!("cannot create {}", temporary.display()))?;
+        let mut out = BufWriter::new(file);
+        let width = u32::try_from(width).context("the picture is too wide for a PNG")?;
+        let height = u32::try_from(height).context("the picture is too tall for a PNG")?;
+        let mut encoder = png::Encoder::new(&mut out, width, height);
+        encoder.set_color(if channels == 4 {
+            png::ColorType::Rgba
+        } else {
+            png::ColorType::Rgb
+        });
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header()?;
+        let mut stream = writer.stream_writer()?;
+        rows(&mut stream)?;
+        stream.finish()?;
+        writer.finish()?;
+        out.flush()
+            .with_context(|| format!("cannot write {}", temporary.display()))?;
+        Ok(())
+    })
 }
 
 fn write_png(path: &Path, picture: &Picture) -> anyhow::Result<()> {
-    let encoder = png_encoder(path, picture.width, picture.height, picture.channels)?;
-    let mut writer = encoder.write_header()?;
-    writer.write_image_data(&picture.pixels)?;
-    writer.finish()?;
-    Ok(())
+    let size = (picture.width, picture.height, picture.channels);
+    write_png_with(path, size, |out| Ok(out.write_all(&picture.pixels)?))
 }
 
 /// Converts one value of an image channel to its byte: uint8 values are
@@ -656,25 +683,23 @@ fn write_image_rows(
     channels: usize,
     is_float: bool,
 ) -> anyhow::Result<()> {
-    let encoder = png_encoder(path, plane.cols, plane.rows, channels)?;
-    let mut writer = encoder.write_header()?;
-    let mut stream = writer.stream_writer()?;
-    let mut row = Vec::with_capacity(plane.cols * channels);
-    for r in 0..plane.rows {
-        let line = Line {
-            base: plane.base + r * plane.row_stride,
-            stride: plane.col_stride,
-            channels,
-            channel_stride: plane.channel_stride,
-        };
-        row.clear();
-        reader.read_line(&line, 0..plane.cols, |_, values| {
-            row.extend(values.iter().map(|&v| channel_byte(v, is_float)));
-        })?;
-        stream.write_all(&row)?;
-    }
-    stream.finish()?;
-    Ok(())
+    write_png_with(path, (plane.cols, plane.rows, channels), |out| {
+        let mut row = Vec::with_capacity(plane.cols * channels);
+        for r in 0..plane.rows {
+            let line = Line {
+                base: plane.base + r * plane.row_stride,
+                stride: plane.col_stride,
+                channels,
+                channel_stride: plane.channel_stride,
+            };
+            row.clear();
+            reader.read_line(&line, 0..plane.cols, |_, values| {
+                row.extend(values.iter().map(|&v| channel_byte(v, is_float)));
+            })?;
+            out.write_all(&row)?;
+        }
+        Ok(())
+    })
 }
 
 /// `npy show --image`: the picture in the terminal, two pixels per cell.
