@@ -56,7 +56,8 @@ pub struct PictureArgs {
     #[arg(long, value_enum, default_value = "mean", value_name = "HOW")]
     pub reduce: Reduce,
     /// Which part to draw, one entry per axis: integers fix an axis, ':' keeps
-    /// it (e.g. 3,:,: for the 2-D slice [3]; missing trailing axes are ':').
+    /// it (e.g. 3,:,: is the 2-D slice at index 3 of the first axis; missing
+    /// trailing axes are ':').
     #[arg(long, value_name = "I,:,:", allow_hyphen_values = true)]
     pub index: Option<IndexSpec>,
     /// Which value of complex numbers to draw.
