@@ -45,10 +45,14 @@ pub struct PictureArgs {
     /// add _r to reverse).
     #[arg(long, value_name = "NAME", default_value = "viridis")]
     pub cmap: Colormap,
-    /// Value drawn with the first colour (default: the 2nd percentile of the drawn values).
+    /// Value drawn with the first colour (default: the 2nd percentile of the
+    /// drawn values); for lines the bottom of the y axis, for histograms the
+    /// first bin's edge (default: the smallest value).
     #[arg(long, value_name = "X", allow_hyphen_values = true)]
     pub vmin: Option<f64>,
-    /// Value drawn with the last colour (default: the 98th percentile of the drawn values).
+    /// Value drawn with the last colour (default: the 98th percentile of the
+    /// drawn values); for lines the top of the y axis, for histograms the
+    /// last bin's edge (default: the largest value).
     #[arg(long, value_name = "X", allow_hyphen_values = true)]
     pub vmax: Option<f64>,
     /// How the elements of one pixel's block are combined when the array is
@@ -74,12 +78,14 @@ pub struct PictureArgs {
     #[arg(long, value_name = "N", default_value_t = 50, requires = "hist",
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub bins: u32,
-    /// Width of the drawn data in pixels (PNG; default 1024, images: their own
-    /// width) or in character cells (terminal; default: the terminal's width).
+    /// Width in pixels: of a heat map's or image's data (default 1024; images
+    /// their own size), of the whole figure for lines and histograms (default
+    /// 1024). With --image: in character cells (default: the terminal's).
     #[arg(long, value_name = "PX", value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE as i64))]
     pub width: Option<u32>,
-    /// Height of the drawn data (default: from the width and the array's
-    /// aspect). With both --width and --height the picture is stretched to fit.
+    /// Height in pixels (default: from the width and the array's aspect; 512
+    /// for lines and histograms). With both --width and --height a heat map
+    /// is stretched to fit.
     #[arg(long, value_name = "PX", value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE as i64))]
     pub height: Option<u32>,
 }

@@ -56,28 +56,38 @@ impl Canvas {
     }
 
     /// Writes the canvas, two pixel rows per text line; transparent pixels
-    /// show the terminal's own background.
+    /// show the terminal's own background. Colours are sent only when they
+    /// change from the previous cell, and every line ends reset.
     fn write(&self, out: &mut dyn Write) -> std::io::Result<()> {
         for y in (0..self.height).step_by(2) {
             let mut text = String::new();
+            // What the terminal currently has (None: its defaults).
+            let (mut fg, mut bg): (Option<Rgb>, Option<Rgb>) = (None, None);
             for x in 0..self.width {
                 let top = self.pixels[y * self.width + x];
                 let bottom = (y + 1 < self.height)
                     .then(|| self.pixels[(y + 1) * self.width + x])
                     .flatten();
-                match (top, bottom) {
-                    (Some(t), Some(b)) => text.push_str(&format!(
-                        "\x1b[38;2;{};{};{}m\x1b[48;2;{};{};{}m▀",
-                        t[0], t[1], t[2], b[0], b[1], b[2]
-                    )),
-                    (Some(t), None) => {
-                        text.push_str(&format!("\x1b[49m\x1b[38;2;{};{};{}m▀", t[0], t[1], t[2]))
+                let (glyph, want_fg, want_bg) = match (top, bottom) {
+                    (Some(t), Some(b)) => ('▀', Some(t), Some(b)),
+                    (Some(t), None) => ('▀', Some(t), None),
+                    (None, Some(b)) => ('▄', Some(b), None),
+                    (None, None) => (' ', fg, None),
+                };
+                if want_fg != fg {
+                    if let Some([r, g, b]) = want_fg {
+                        text.push_str(&format!("\x1b[38;2;{r};{g};{b}m"));
                     }
-                    (None, Some(b)) => {
-                        text.push_str(&format!("\x1b[49m\x1b[38;2;{};{};{}m▄", b[0], b[1], b[2]))
-                    }
-                    (None, None) => text.push_str("\x1b[0m "),
+                    fg = want_fg;
                 }
+                if want_bg != bg {
+                    match want_bg {
+                        Some([r, g, b]) => text.push_str(&format!("\x1b[48;2;{r};{g};{b}m")),
+                        None => text.push_str("\x1b[49m"),
+                    }
+                    bg = want_bg;
+                }
+                text.push(glyph);
             }
             text.push_str("\x1b[0m");
             writeln!(out, "{text}")?;
