@@ -23,7 +23,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use npy_core::{Header, RecordView, shape_repr};
+use npy_core::{DType, Header, RecordView, ScalarKind, shape_repr};
 use serde_json::{Map, Value, json};
 
 use crate::cli::RenderArgs;
@@ -37,6 +37,9 @@ use stream::{DataSource, InMemory, Line, Reader};
 /// Largest picture side `--width`/`--height` accept: the accumulators of a
 /// reduced picture take 12 bytes per pixel and channel.
 const MAX_SIDE: usize = 8192;
+
+/// The smallest line or histogram figure with room for its axes and title.
+const MIN_FIGURE: (usize, usize) = (200, 150);
 
 /// The picture options `npy render` and `npy show --image` share.
 #[derive(Debug, Args)]
@@ -155,7 +158,7 @@ impl<'a> Subject<'a> {
         let view = RecordView::from_header(data, header)?;
         let decoder = Decoder::new(view.dtype(), picture.part)?;
         let selection = Selection::new(view.shape(), view.strides(), picture.index.as_ref())?;
-        let is_u8 = view.dtype().descr() == "'|u1'";
+        let is_u8 = matches!(view.dtype(), DType::Scalar(s) if s.kind == ScalarKind::UInt && s.itemsize == 1);
         let shape = &selection.shape;
         let kind = match shape.len() {
             _ if picture.hist => Kind::Hist,
@@ -192,7 +195,7 @@ impl<'a> Subject<'a> {
                 shape_repr(shape)
             );
         }
-        if picture.rgb && !is_u8 && !view.dtype().descr().contains('f') {
+        if picture.rgb && !is_u8 && !decoder.is_float() {
             bail!(
                 "--rgb needs floats in [0, 1] (or uint8), not {} values",
                 view.dtype().descr()
@@ -484,6 +487,13 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         Kind::Line | Kind::Hist => {
             let (fig_w, fig_h) = (width.unwrap_or(1024), height.unwrap_or(512));
+            if !args.bare && (fig_w < MIN_FIGURE.0 || fig_h < MIN_FIGURE.1) {
+                bail!(
+                    "a {fig_w}x{fig_h} figure has no room for axes (at least {}x{}); add --bare for the plot alone",
+                    MIN_FIGURE.0,
+                    MIN_FIGURE.1
+                );
+            }
             let columns = if args.bare {
                 fig_w
             } else {
@@ -729,4 +739,31 @@ pub fn show_image(
     let stretch = picture.width.is_some() && picture.height.is_some();
     let drawing = draw(&subject, &mut reader, picture, (box_w, box_h), stretch)?;
     terminal::print(out, &subject.title, picture, &drawing, (box_w, box_h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pictures_fit_their_box() {
+        // Reduced to the box, keeping the aspect.
+        assert_eq!(fit(6000, 8000, 720, MAX_SIDE, false), (540, 720, 1));
+        assert_eq!(fit(32768, 32768, 1024, 1024, false), (1024, 1024, 1));
+        // Small arrays are magnified by a whole factor.
+        assert_eq!(fit(300, 400, 1024, 1024, false), (300, 400, 2));
+        assert_eq!(fit(1, 1, 80, 42, false), (1, 1, 42));
+        // A tall array in a square box.
+        assert_eq!(fit(10_000, 10, 1024, 1024, false), (1024, 1, 1));
+        // Both sides given: stretched.
+        assert_eq!(fit(6000, 8000, 100, 300, true), (300, 100, 1));
+    }
+
+    #[test]
+    fn colour_ranges_are_checked_like_matplotlib() {
+        assert!(check_range(0.0, 1.0).is_ok());
+        assert!(check_range(1.0, 1.0).is_ok());
+        assert!(check_range(2.0, 1.0).is_err());
+        assert!(check_range(f64::NAN, 1.0).is_err());
+    }
 }
