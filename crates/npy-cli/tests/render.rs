@@ -269,9 +269,14 @@ fn the_figure_holds_the_exact_data_pixels_and_text() {
             .map(|left| (left, top))
     });
     assert!(found.is_some(), "the data pixels are not in the figure");
+    // The colour bar right of the data runs from the last colour at its top
+    // to the first at its bottom.
+    let (left, top) = found.unwrap();
+    let bar = (left + bare.width..figure.width).find(|&x| figure.pixel(x, top) == VIRIDIS_LAST);
+    let bar = bar.expect("a colour bar column starting with the last colour");
+    assert!((top..figure.height).any(|y| figure.pixel(bar, y) == VIRIDIS_FIRST));
     // Anti-aliased text: the title band above the data has dark pixels, and
     // so does the tick-label band below it.
-    let (_, top) = found.unwrap();
     let dark = |rows: std::ops::Range<usize>| {
         rows.flat_map(|y| (0..figure.width).map(move |x| (x, y)))
             .filter(|&(x, y)| figure.pixel(x, y).iter().all(|&c| c < 100))

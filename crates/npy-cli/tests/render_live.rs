@@ -114,6 +114,11 @@ k = (rng.standard_normal((16, 16)) * 10).astype(np.float16)
 case("f2", k, ["--width", "16"], k.astype(np.float64))
 s = np.asfortranarray(rng.standard_normal((5, 12, 18)))
 case("f8_fortran_slice", s, ["--index", ":,3,:", "--width", "18"], s[:, 3, :])
+# Long double (x87 on x86-64 Linux) rounded to float64, and 64-bit integers.
+ld = (np.arange(12 * 15, dtype=np.longdouble) / 7).reshape(12, 15)
+case("g_longdouble", ld, ["--width", "15"], ld.astype(np.float64))
+big = (rng.integers(-2**62, 2**62, (10, 12), dtype=np.int64) * 2 + 1).astype(">i8")
+case("i8_be", big, ["--width", "12"], big.astype(np.float64), cmap="gray_r")
 # Images: uint8 block means round half up; float RGB scales like imshow.
 img = rng.integers(0, 256, (40, 60, 3), dtype=np.uint8)
 means = reduce(img, 20, 30, "mean")
