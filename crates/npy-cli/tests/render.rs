@@ -538,3 +538,21 @@ fn a_big_sparse_array_renders_in_bounded_memory() {
     assert_eq!(png.pixel(png.width / 2, png.height / 2), VIRIDIS_FIRST);
     std::fs::remove_file(&input).unwrap();
 }
+
+#[test]
+fn npz_members_render_like_files() {
+    let dir = scratch("npz_members_render_like_files");
+    let (h, w) = (7, 9);
+    let bytes = noise(h * w * 3, 11);
+    let frame = array(&dir, "frame.npy", "|u1", &[h, w, 3], false, &bytes);
+    let archive = dir.join("frames.npz");
+    for compress in [false, true] {
+        let mut pack = vec!["pack".as_ref(), archive.as_os_str(), frame.as_os_str()];
+        if compress {
+            pack.push("--compress".as_ref());
+        }
+        assert_exit(&npy(pack), 0);
+        let png = render(&archive, &dir.join("member.png"), &["--member", "frame"]);
+        assert_eq!(png.pixels, bytes, "compressed: {compress}");
+    }
+}
