@@ -94,6 +94,8 @@ pub struct Heat<'a> {
     pub vmin: f64,
     pub vmax: f64,
     pub is_bool: bool,
+    /// Every drawn value is False or True: the colour bar is two swatches.
+    pub two_colours: bool,
     pub specials: Specials,
 }
 
@@ -145,7 +147,9 @@ pub fn heat(heat: &Heat) -> anyhow::Result<Picture> {
     let legend_h = legend.len() * 20;
     let body_h = data_h.max(160 + legend_h);
     let bar_h = body_h - legend_h - if legend.is_empty() { 0 } else { 8 };
-    let width = LEFT_LABELS + data_w + BAR_GAP + BAR_WIDTH + BAR_LABELS;
+    // Wide enough for the title too (DejaVu Sans at 15 px: under 9 px a character).
+    let width = (LEFT_LABELS + data_w + BAR_GAP + BAR_WIDTH + BAR_LABELS)
+        .max(LEFT_LABELS + 9 * heat.title.chars().count() + RIGHT_MARGIN);
     let height = TITLE_HEIGHT + body_h + BOTTOM_LABELS;
     let mut pixels = vec![255u8; width * height * 3];
     let data_at = (LEFT_LABELS, TITLE_HEIGHT);
@@ -187,13 +191,20 @@ pub fn heat(heat: &Heat) -> anyhow::Result<Picture> {
             TITLE_HEIGHT as u32,
             (height - TITLE_HEIGHT - bar_h) as u32,
             bar_x as u32,
-            0,
+            (width - bar_x - BAR_WIDTH - BAR_LABELS) as u32,
         );
         let (low, high) = if heat.vmin < heat.vmax {
             (heat.vmin, heat.vmax)
         } else {
             (heat.vmin - 0.5, heat.vmin + 0.5)
         };
+        if heat.two_colours {
+            for (label, quarter) in [("True", 1), ("False", 3)] {
+                let y = (TITLE_HEIGHT + bar_h * quarter / 4) as i32 - 7;
+                root.draw_text(label, &text, ((bar_x + BAR_WIDTH + 6) as i32, y))
+                    .map_err(drawing_error)?;
+            }
+        }
         let mut bar = ChartBuilder::on(&bar_area)
             .set_label_area_size(LabelAreaPosition::Right, BAR_LABELS as u32)
             .build_cartesian_2d(0f64..1f64, low..high)
@@ -204,10 +215,12 @@ pub fn heat(heat: &Heat) -> anyhow::Result<Picture> {
             _ => String::new(),
         };
         let number_text = |v: &f64| tick_text(*v, high - low);
-        bar.configure_mesh()
-            .disable_mesh()
-            .disable_x_axis()
-            .y_labels(if heat.is_bool { 3 } else { 8 })
+        let mut mesh = bar.configure_mesh();
+        mesh.disable_mesh().disable_x_axis();
+        if heat.two_colours {
+            mesh.disable_y_axis();
+        }
+        mesh.y_labels(if heat.is_bool { 3 } else { 8 })
             .label_style(text.clone())
             .y_label_formatter(if heat.is_bool {
                 &bool_text
@@ -230,10 +243,15 @@ pub fn heat(heat: &Heat) -> anyhow::Result<Picture> {
         root.present().map_err(drawing_error)?;
     }
     blit(&mut pixels, width, data_at, heat);
-    // The colour bar: each pixel row coloured by the value at its centre.
+    // The colour bar: each pixel row coloured by the value at its centre
+    // (two colours: True's above False's).
     for y in 0..bar_h {
         let t = (bar_h - y) as f64 - 0.5;
-        let value = heat.vmin + (heat.vmax - heat.vmin) * t / bar_h as f64;
+        let value = if heat.two_colours {
+            if y < bar_h / 2 { 1.0 } else { 0.0 }
+        } else {
+            heat.vmin + (heat.vmax - heat.vmin) * t / bar_h as f64
+        };
         let colour = heat.cmap.colour(value, heat.vmin, heat.vmax);
         for x in bar_x..bar_x + BAR_WIDTH {
             let at = ((TITLE_HEIGHT + y) * width + x) * 3;

@@ -571,6 +571,8 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                         vmin,
                         vmax,
                         is_bool: subject.decoder.is_bool,
+                        two_colours: subject.decoder.is_bool
+                            && grid.values.iter().all(|&v| v == 0.0 || v == 1.0),
                         specials,
                     };
                     if args.bare {
