@@ -446,6 +446,7 @@ fn read_options(entry: &Value, to_native: bool) -> ReadOptions {
     ReadOptions {
         parse: options_for(entry),
         to_native,
+        ..Default::default()
     }
 }
 

@@ -50,7 +50,7 @@ Examples:
   npy info --json data.npy | jq .shape
   npy info --json archive.npz | jq '.members[].name'")]
 pub struct InfoArgs {
-    /// The .npy or .npz file.
+    /// The .npy or .npz file (`-`: .npy data on standard input).
     pub path: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -68,12 +68,16 @@ Examples:
   npy validate data.npy
   npy validate --max-header-size 200000 *.npy *.npz")]
 pub struct ValidateArgs {
-    /// Files to check.
+    /// Files to check (`-`: .npy data on standard input).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Largest header accepted, in characters (numpy's default is 10000).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub max_header_size: usize,
+    /// Count bytes after the data (which numpy and this library ignore, and
+    /// an interrupted append leaves) as a problem instead of a note.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Print values the way numpy prints them.
@@ -88,7 +92,7 @@ Examples:
   npy show archive.npz --member weights
   npy show data.npy --limit 10")]
 pub struct ShowArgs {
-    /// The .npy or .npz file.
+    /// The .npy or .npz file (`-`: .npy data on standard input).
     pub path: PathBuf,
     /// The member of an .npz to show (as numpy's `files` lists it, or with `.npy`).
     #[arg(long, value_name = "NAME")]
@@ -120,7 +124,7 @@ Examples:
   npy stats data.npy
   npy stats --json big.npy")]
 pub struct StatsArgs {
-    /// The .npy file (or .npz with --member).
+    /// The .npy file (or .npz with --member; `-`: .npy data on standard input).
     pub path: PathBuf,
     /// The member of an .npz.
     #[arg(long, value_name = "NAME")]

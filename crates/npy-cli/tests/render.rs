@@ -556,3 +556,89 @@ fn npz_members_render_like_files() {
         assert_eq!(png.pixels, bytes, "compressed: {compress}");
     }
 }
+
+#[test]
+fn members_read_forward_give_the_same_pictures_for_any_selection() {
+    let dir = scratch("members_read_forward_give_the_same_pictures_for_any_selection");
+    // A Fortran-order image: each row of pixels spans all three channel
+    // planes, so its lines overlap in memory and the stream restarts.
+    let (h, w, c) = (6, 8, 3);
+    let image = noise(h * w * c, 21);
+    let mut fortran = vec![0; image.len()];
+    for i in 0..h {
+        for j in 0..w {
+            for k in 0..c {
+                fortran[i + h * j + h * w * k] = image[(i * w + j) * c + k];
+            }
+        }
+    }
+    let frame = array(&dir, "frame.npy", "|u1", &[h, w, c], true, &fortran);
+    // A Fortran-order 3-D float array: a slice and a histogram of it.
+    let values: Vec<u8> = (0..4 * 5 * 6)
+        .flat_map(|i| (f64::from(i) * 0.37).sin().to_le_bytes())
+        .collect();
+    let cube = array(&dir, "cube.npy", "<f8", &[4, 5, 6], true, &values);
+    for compress in [false, true] {
+        let archive = dir.join(format!("a{compress}.npz"));
+        let mut pack = vec![
+            "pack".as_ref(),
+            archive.as_os_str(),
+            frame.as_os_str(),
+            cube.as_os_str(),
+        ];
+        if compress {
+            pack.push("--compress".as_ref());
+        }
+        assert_exit(&npy(pack), 0);
+        let png = render(&archive, &dir.join("m.png"), &["--member", "frame"]);
+        assert_eq!(png.pixels, image, "compressed: {compress}");
+        for args in [
+            &["--index", "1,:,:", "--bare"][..],
+            &["--index", ":,:,2", "--bare"],
+            &["--hist", "--bare"],
+        ] {
+            let from_file = render(&cube, &dir.join("f.png"), args);
+            let from_member = render(
+                &archive,
+                &dir.join("m.png"),
+                &[args, &["--member", "cube"]].concat(),
+            );
+            assert_eq!(
+                from_file.pixels, from_member.pixels,
+                "{args:?}, compressed: {compress}"
+            );
+        }
+    }
+}
+
+#[test]
+fn sparse_files_are_drawn_through_the_file() {
+    let dir = scratch("sparse_files_are_drawn_through_the_file");
+    let (rows, cols) = (64, 64);
+    let written = 16;
+    let values: Vec<u8> = (0..written * cols)
+        .flat_map(|i| ((i % 97) as f64).to_le_bytes())
+        .collect();
+    let dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    let full_len = npy_bytes(&dict, 0, &[]).len() + rows * cols * 8;
+    // The first rows written, the rest a hole; and the same array written out whole.
+    let sparse = write(&dir, "sparse.npy", &npy_bytes(&dict, 0, &values));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&sparse)
+        .unwrap()
+        .set_len(full_len as u64)
+        .unwrap();
+    let mut dense_data = values.clone();
+    dense_data.resize(rows * cols * 8, 0);
+    let dense = write(&dir, "dense.npy", &npy_bytes(&dict, 0, &dense_data));
+    for args in [
+        &["--bare"][..],
+        &["--bare", "--width", "16", "--reduce", "max"],
+        &["--bare", "--hist"],
+    ] {
+        let a = render(&sparse, &dir.join("s.png"), args);
+        let b = render(&dense, &dir.join("d.png"), args);
+        assert_eq!(a.pixels, b.pixels, "{args:?}");
+    }
+}

@@ -176,6 +176,26 @@ pub struct ReadOptions {
     /// Convert the data to native byte order after reading (the header's
     /// dtype is updated to match), so native element types can view it.
     pub to_native: bool,
+    /// Refuse arrays whose data is longer than this many bytes, before
+    /// anything is allocated or read ([`Error::DataTooLarge`]). `None` (the
+    /// default) takes any size the header describes; set it where the
+    /// input is untrusted and small enough to hold, e.g. a deflated npz
+    /// member that may inflate 1000:1.
+    pub max_data_len: Option<usize>,
+}
+
+impl ReadOptions {
+    /// Checks the data length a header describes against
+    /// [`max_data_len`](Self::max_data_len).
+    pub fn check_data_len(&self, layout: &Layout) -> Result<()> {
+        match self.max_data_len {
+            Some(max) if layout.data_len > max => Err(Error::DataTooLarge {
+                len: layout.data_len,
+                max,
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// An array read from a stream: header, file layout and the data in an
@@ -280,6 +300,7 @@ fn converter(dtype: &DType, to: Option<ByteOrder>) -> (Option<ByteOrderConverter
 /// [`Error::TruncatedData`] when the stream ends early.
 pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArray> {
     let (mut header, layout) = Header::read_from(&mut reader, &options.parse)?;
+    options.check_data_len(&layout)?;
     let expected = layout.data_len;
     let (converter, swaps) = converter(
         &header.dtype,

@@ -44,6 +44,7 @@ pub fn open_array(
     advice: npy_mmap::Advice,
 ) -> anyhow::Result<OpenedArray> {
     match (source::sniff(path)?, member) {
+        (Kind::Npy, None) if source::is_stdin(path) => OpenedArray::stdin(),
         (Kind::Npy, None) => OpenedArray::map(path, advice),
         (Kind::Npy, Some(_)) => bail!(
             "{} is an .npy file, not an .npz archive: --member does not apply",

@@ -10,10 +10,23 @@ use crate::cli::ValidateArgs;
 use crate::source::{self, Kind, NpyFile};
 
 /// The outcome of checking one file.
-pub enum Verdict {
-    Valid,
-    /// The file is readable but wrong: what is wrong, one line each.
-    Invalid(Vec<String>),
+#[derive(Debug, Default)]
+pub struct Verdict {
+    /// What is wrong, one line each (the file is invalid when any).
+    pub problems: Vec<String>,
+    /// Bytes after the data: numpy and this library ignore them (an
+    /// interrupted append leaves them), so they are a note, or a problem
+    /// with `--strict`.
+    pub trailing: Vec<String>,
+}
+
+impl Verdict {
+    pub fn invalid(problem: String) -> Verdict {
+        Verdict {
+            problems: vec![problem],
+            ..Verdict::default()
+        }
+    }
 }
 
 pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -24,10 +37,20 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
     let mut any_unreadable = false;
     for path in &args.paths {
         match check(path, &options) {
-            Ok(Verdict::Valid) => {}
-            Ok(Verdict::Invalid(problems)) => {
-                any_invalid = true;
-                for problem in problems {
+            Ok(mut verdict) => {
+                if args.strict {
+                    verdict.problems.append(&mut verdict.trailing);
+                }
+                for note in &verdict.trailing {
+                    writeln!(
+                        std::io::stderr(),
+                        "npy: note: {}: {note} (ignored by numpy and by this library; \
+                         --strict counts them as a problem)",
+                        path.display()
+                    )?;
+                }
+                any_invalid |= !verdict.problems.is_empty();
+                for problem in verdict.problems {
                     writeln!(out, "{}: {problem}", path.display())?;
                 }
             }
@@ -56,15 +79,15 @@ fn check(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> {
 }
 
 fn check_npy(path: &Path, options: &ParseOptions) -> Verdict {
+    // Under the shared lock, like every reader of the library: a file being
+    // appended to or streamed is judged before or after a change, never
+    // half-way through one.
     let file = match NpyFile::open(path, options) {
         Ok(file) => file,
         // The path opened a moment ago, so a failure here is the header's.
-        Err(err) => return Verdict::Invalid(vec![header_problem(&err)]),
+        Err(err) => return Verdict::invalid(header_problem(&err)),
     };
-    match data_length_problem(&file.header, file.layout.data_len, file.surplus()) {
-        Some(problem) => Verdict::Invalid(vec![problem]),
-        None => Verdict::Valid,
-    }
+    data_length_verdict(&file.header, file.layout.data_len, file.surplus())
 }
 
 /// The library's own message for a header it refused (not our context
@@ -83,22 +106,21 @@ fn header_problem(err: &anyhow::Error) -> String {
     problem
 }
 
-/// What is wrong with the amount of data after the header: `surplus` is the
-/// bytes present minus the bytes the header promises. Bytes after the data,
-/// which numpy ignores, are a problem for a strict check.
-pub fn data_length_problem(
-    header: &npy_core::Header,
-    data_len: usize,
-    surplus: i128,
-) -> Option<String> {
+/// What the amount of data after the header says: `surplus` is the bytes
+/// present minus the bytes the header promises. Missing bytes are a problem
+/// (numpy cannot load the file); bytes after the data are a note.
+pub fn data_length_verdict(header: &npy_core::Header, data_len: usize, surplus: i128) -> Verdict {
     if surplus < 0 {
         let present = usize::try_from(data_len as i128 + surplus).unwrap_or(0);
-        Some(npy_core::Error::truncated_data(header, present).to_string())
+        Verdict::invalid(npy_core::Error::truncated_data(header, present).to_string())
     } else if surplus > 0 {
-        Some(format!(
-            "{surplus} trailing bytes after the {data_len} bytes of data"
-        ))
+        Verdict {
+            trailing: vec![format!(
+                "{surplus} trailing bytes after the {data_len} bytes of data"
+            )],
+            ..Verdict::default()
+        }
     } else {
-        None
+        Verdict::default()
     }
 }

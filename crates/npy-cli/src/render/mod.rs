@@ -17,13 +17,13 @@ mod select;
 mod stream;
 mod terminal;
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use npy_core::{DType, Header, RecordView, ScalarKind, shape_repr};
+use npy_core::{DType, ElementLocator, Header, ScalarKind, shape_repr};
+use npy_mmap::AtomicFile;
 use serde_json::{Map, Value, json};
 
 use crate::cli::RenderArgs;
@@ -32,7 +32,7 @@ use colormap::{Colormap, Rgb};
 use decode::Decoder;
 use reduce::{Grid, Histogram, Plane, Reduce, Specials};
 use select::{IndexSpec, Selection};
-use stream::{DataSource, InMemory, Line, Reader};
+use stream::{DataSource, Line, Reader};
 
 /// Largest picture side `--width`/`--height` accept: the accumulators of a
 /// reduced picture take 12 bytes per pixel and channel.
@@ -140,7 +140,8 @@ enum Kind {
 
 /// An opened array and what of it is drawn.
 struct Subject<'a> {
-    view: RecordView<'a>,
+    /// The dtype of one element (a subarray dtype's base).
+    element: &'a DType,
     decoder: Decoder,
     selection: Selection,
     kind: Kind,
@@ -149,16 +150,27 @@ struct Subject<'a> {
 }
 
 impl<'a> Subject<'a> {
-    fn new(
-        header: &'a Header,
-        data: &'a [u8],
-        name: &str,
-        picture: &PictureArgs,
-    ) -> anyhow::Result<Subject<'a>> {
-        let view = RecordView::from_header(data, header)?;
-        let decoder = Decoder::new(view.dtype(), picture.part)?;
-        let selection = Selection::new(view.shape(), view.strides(), picture.index.as_ref())?;
-        let is_u8 = matches!(view.dtype(), DType::Scalar(s) if s.kind == ScalarKind::UInt && s.itemsize == 1);
+    fn new(header: &'a Header, name: &str, picture: &PictureArgs) -> anyhow::Result<Subject<'a>> {
+        // The geometry comes from the header alone: the data is read later,
+        // from whatever source holds it.
+        let locator = ElementLocator::new(header)?;
+        let element = locator.element();
+        let decoder = Decoder::new(element, picture.part)?;
+        let shape = locator.shape();
+        // Each axis's stride in elements: where its index 1 lies (axes of one
+        // element have no step; an empty array has nothing to draw).
+        let strides: Vec<usize> = (0..shape.len())
+            .map(|axis| {
+                let mut index = vec![0; shape.len()];
+                index[axis] = 1;
+                locator
+                    .byte_offset(&index)
+                    .map_or(0, |offset| offset / decoder.itemsize())
+            })
+            .collect();
+        let selection = Selection::new(shape, &strides, picture.index.as_ref())?;
+        let is_u8 =
+            matches!(element, DType::Scalar(s) if s.kind == ScalarKind::UInt && s.itemsize == 1);
         let shape = &selection.shape;
         let kind = match shape.len() {
             _ if picture.hist => Kind::Hist,
@@ -198,13 +210,13 @@ impl<'a> Subject<'a> {
         if picture.rgb && !is_u8 && !decoder.is_float() {
             bail!(
                 "--rgb needs floats in [0, 1] (or uint8), not {} values",
-                view.dtype().descr()
+                element.descr()
             );
         }
         let mut title = format!(
             "{name}  {} {}",
-            shape_repr(view.shape()),
-            view.dtype().descr().trim_matches('\'')
+            shape_repr(shape),
+            element.descr().trim_matches('\'')
         );
         if let Some(index) = &picture.index {
             title.push_str(&format!("  [{}]", index.text()));
@@ -213,7 +225,7 @@ impl<'a> Subject<'a> {
             title.push_str(&format!("  {:?}", picture.part).to_lowercase());
         }
         Ok(Subject {
-            view,
+            element,
             decoder,
             selection,
             kind,
@@ -224,7 +236,7 @@ impl<'a> Subject<'a> {
     /// A reader of the selection's data; the progress bar expects `passes` reads of it.
     fn reader<'s>(
         &self,
-        source: &'s dyn DataSource,
+        source: &'s mut dyn DataSource,
         picture: &PictureArgs,
         quiet: bool,
     ) -> Reader<'s> {
@@ -237,7 +249,7 @@ impl<'a> Subject<'a> {
         let bytes = (self.selection.len() * self.decoder.itemsize() * passes) as u64;
         Reader::new(
             source,
-            self.view.dtype(),
+            self.element,
             self.decoder.clone(),
             Progress::bytes(bytes, "render", quiet),
         )
@@ -453,16 +465,28 @@ fn draw(
 
 /// `npy render`.
 pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let picture = &args.picture;
-    let opened = crate::commands::open_array(
+    let mut opened = crate::commands::open_array(
         &args.input,
         args.member.as_deref(),
         npy_mmap::Advice::Sequential,
     )?;
+    let header = opened.header.clone();
     let name = display_name(&args.input, args.member.as_deref());
-    let subject = Subject::new(&opened.header, opened.data(), &name, picture)?;
-    let source = InMemory(opened.data());
-    let mut reader = subject.reader(&source, picture, args.json);
+    let subject = Subject::new(&header, &name, &args.picture)?;
+    stream::with_source(&mut opened, |source| {
+        render_png(args, &subject, source, out)
+    })
+}
+
+/// Draws `subject` from `source` into the PNG `args` names.
+fn render_png(
+    args: &RenderArgs,
+    subject: &Subject,
+    source: &mut dyn DataSource,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let picture = &args.picture;
+    let mut reader = subject.reader(source, picture, args.json);
     let stretch = picture.width.is_some() && picture.height.is_some();
     let width = picture.width.map(|w| w as usize);
     let height = picture.height.map(|h| h as usize);
@@ -627,25 +651,6 @@ pub struct Picture {
     pub pixels: Vec<u8>,
 }
 
-/// Writes a PNG through `write` into a temporary file beside `path`, then
-/// renames it over `path`: a failed render leaves no partial picture.
-fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&Path) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".npy-render-{}", std::process::id()));
-    let temporary = path.with_file_name(name);
-    let result = write(&temporary).and_then(|()| {
-        std::fs::rename(&temporary, path)
-            .with_context(|| format!("cannot write {}", path.display()))
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
-}
-
 /// Creates `path` and writes a `width × height` PNG of `channels` 8-bit
 /// channels, the rows coming from `rows` (which writes them all, in order).
 fn write_png_with(
@@ -653,13 +658,14 @@ fn write_png_with(
     (width, height, channels): (usize, usize, usize),
     rows: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    write_atomically(path, |temporary| {
-        let file = File::create(temporary)
-            .with_context(|| format!("cannot create {}", temporary.display()))?;
-        let mut out = BufWriter::new(file);
+    // Replaced like every file the tool writes: a temporary beside it,
+    // synced and renamed over it, removed if anything fails.
+    let mut output = AtomicFile::create(path)
+        .with_context(|| format!("cannot create a temporary file for {}", path.display()))?;
+    {
         let width = u32::try_from(width).context("the picture is too wide for a PNG")?;
         let height = u32::try_from(height).context("the picture is too tall for a PNG")?;
-        let mut encoder = png::Encoder::new(&mut out, width, height);
+        let mut encoder = png::Encoder::new(&mut output, width, height);
         encoder.set_color(if channels == 4 {
             png::ColorType::Rgba
         } else {
@@ -671,10 +677,10 @@ fn write_png_with(
         rows(&mut stream)?;
         stream.finish()?;
         writer.finish()?;
-        out.flush()
-            .with_context(|| format!("cannot write {}", temporary.display()))?;
-        Ok(())
-    })
+    }
+    output
+        .commit()
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn write_png(path: &Path, picture: &Picture) -> anyhow::Result<()> {
@@ -728,18 +734,20 @@ pub fn show_image(
     picture: &PictureArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let opened = crate::commands::open_array(path, member, npy_mmap::Advice::Sequential)?;
+    let mut opened = crate::commands::open_array(path, member, npy_mmap::Advice::Sequential)?;
+    let header = opened.header.clone();
     let name = display_name(path, member);
-    let subject = Subject::new(&opened.header, opened.data(), &name, picture)?;
-    let source = InMemory(opened.data());
-    let mut reader = subject.reader(&source, picture, false);
+    let subject = Subject::new(&header, &name, picture)?;
     let (cells_w, cells_h) = terminal::size();
     let box_w = picture.width.map_or(cells_w, |w| w as usize);
     let box_h = picture
         .height
         .map_or(2 * cells_h.saturating_sub(3).max(4), |h| h as usize);
     let stretch = picture.width.is_some() && picture.height.is_some();
-    let drawing = draw(&subject, &mut reader, picture, (box_w, box_h), stretch)?;
+    let drawing = stream::with_source(&mut opened, |source| {
+        let mut reader = subject.reader(source, picture, false);
+        draw(&subject, &mut reader, picture, (box_w, box_h), stretch)
+    })?;
     terminal::print(out, &subject.title, picture, &drawing, (box_w, box_h))
 }
 

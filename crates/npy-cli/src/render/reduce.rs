@@ -402,7 +402,10 @@ pub fn for_each_value(
         };
         return reader.read_line(&line, 0..1, |_, values| visit(values));
     };
-    let outer: Vec<usize> = (0..shape.len()).filter(|&axis| axis != inner).collect();
+    // The other axes, largest stride first: the odometer below then walks
+    // the lines in memory order, which a stream read forward needs.
+    let mut outer: Vec<usize> = (0..shape.len()).filter(|&axis| axis != inner).collect();
+    outer.sort_by_key(|&axis| std::cmp::Reverse(strides[axis]));
     let mut index = vec![0usize; outer.len()];
     loop {
         let base = offset
@@ -418,7 +421,7 @@ pub fn for_each_value(
             channel_stride: 1,
         };
         reader.read_line(&line, 0..shape[inner], |_, values| visit(values))?;
-        // Odometer over the other axes, last fastest.
+        // Odometer over the other axes, the smallest stride fastest.
         let mut axis = outer.len();
         loop {
             if axis == 0 {
