@@ -523,7 +523,7 @@ fn render_png(
             } else {
                 figure::plot_width(fig_w)
             };
-            let drawing = draw(&subject, &mut reader, picture, (columns, fig_h), stretch)?;
+            let drawing = draw(subject, &mut reader, picture, (columns, fig_h), stretch)?;
             Some(match &drawing {
                 Drawing::Line {
                     envelope,
@@ -559,7 +559,7 @@ fn render_png(
                 (None, None) => (1024, 1024),
                 (w, h) => (w.unwrap_or(MAX_SIDE), h.unwrap_or(MAX_SIDE)),
             };
-            let drawing = draw(&subject, &mut reader, picture, (box_w, box_h), stretch)?;
+            let drawing = draw(subject, &mut reader, picture, (box_w, box_h), stretch)?;
             Some(match drawing {
                 Drawing::Heat {
                     grid,

@@ -173,6 +173,9 @@ const FORWARD_CHUNK: usize = 4 << 20;
 /// The most a [`Forward`] stream holds at once: one request's span.
 const MAX_FORWARD_SPAN: usize = 256 << 20;
 
+/// The receiving end of a reader thread's chunks (or its error).
+type Chunks = Receiver<anyhow::Result<Vec<u8>>>;
+
 /// Data that can only be read forward in chunks (`OpenedArray::for_each_chunk`:
 /// a sparse file through the file, an npz member inflated as it goes). A
 /// thread reads the chunks; this side keeps the window of bytes from the
@@ -182,10 +185,8 @@ const MAX_FORWARD_SPAN: usize = 256 << 20;
 pub struct Forward<'scope, 'env> {
     scope: &'scope Scope<'scope, 'env>,
     opened: &'env Mutex<&'env mut OpenedArray>,
-    stream: Option<(
-        Receiver<anyhow::Result<Vec<u8>>>,
-        ScopedJoinHandle<'scope, ()>,
-    )>,
+    /// The chunks coming from the reader thread, and the thread.
+    stream: Option<(Chunks, ScopedJoinHandle<'scope, ()>)>,
     /// The data bytes `window_start..window_start + window.len()`.
     window: Vec<u8>,
     window_start: usize,
