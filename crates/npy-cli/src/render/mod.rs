@@ -494,23 +494,21 @@ fn render_png(
     let mut summary = Map::new();
     summary.insert("output".into(), json!(args.output.display().to_string()));
     summary.insert("shape".into(), json!(subject.selection.shape));
-    let image = match subject.kind {
+    if let (Kind::Image { channels }, None, None) = (subject.kind, width, height) {
         // A full-size image is copied row by row: no reduction, no accumulators.
-        Kind::Image { channels } if width.is_none() && height.is_none() => {
-            let plane = subject.plane();
-            summary.insert("kind".into(), json!("image"));
-            summary.insert("drawn".into(), json!([plane.rows, plane.cols]));
-            write_image_rows(
-                &args.output,
-                &mut reader,
-                &plane,
-                channels,
-                subject.decoder.is_float(),
-            )?;
-            None
-        }
+        let plane = subject.plane();
+        summary.insert("kind".into(), json!("image"));
+        summary.insert("drawn".into(), json!([plane.rows, plane.cols]));
+        let is_float = subject.decoder.is_float();
+        write_image_rows(&args.output, &mut reader, &plane, channels, is_float)?;
+        return write_summary(args, summary, out);
+    }
+    // Lines and histograms are figures of 1024 × 512 by default; heat maps
+    // and images fit 1024 × 1024, or one given side and the aspect.
+    let figure_size = (width.unwrap_or(1024), height.unwrap_or(512));
+    let area = match subject.kind {
         Kind::Line | Kind::Hist => {
-            let (fig_w, fig_h) = (width.unwrap_or(1024), height.unwrap_or(512));
+            let (fig_w, fig_h) = figure_size;
             if !args.bare && (fig_w < MIN_FIGURE.0 || fig_h < MIN_FIGURE.1) {
                 bail!(
                     "a {fig_w}x{fig_h} figure has no room for axes (at least {}x{}); add --bare for the plot alone",
@@ -523,102 +521,101 @@ fn render_png(
             } else {
                 figure::plot_width(fig_w)
             };
-            let drawing = draw(subject, &mut reader, picture, (columns, fig_h), stretch)?;
-            Some(match &drawing {
-                Drawing::Line {
-                    envelope,
-                    len,
-                    range,
-                } => {
-                    summary.insert("kind".into(), json!("line"));
-                    summary.insert("columns".into(), json!(envelope.columns.len()));
-                    summary.insert("range".into(), json!([range.0, range.1]));
-                    insert_specials(&mut summary, &envelope.specials);
-                    figure::line(
-                        &subject.title,
-                        envelope,
-                        *len,
-                        *range,
-                        (fig_w, fig_h),
-                        args.bare,
-                    )?
-                }
-                Drawing::Hist(histogram) => {
-                    summary.insert("kind".into(), json!("hist"));
-                    summary.insert("edges".into(), json!(histogram.edges));
-                    summary.insert("counts".into(), json!(histogram.counts));
-                    insert_specials(&mut summary, &histogram.specials);
-                    figure::histogram(&subject.title, histogram, (fig_w, fig_h), args.bare)?
-                }
-                _ => unreachable!("line and histogram drawings only"),
-            })
+            (columns, fig_h)
         }
-        Kind::Heat | Kind::Image { .. } => {
-            // 1024 × 1024 by default; one side given, the other follows the aspect.
-            let (box_w, box_h) = match (width, height) {
-                (None, None) => (1024, 1024),
-                (w, h) => (w.unwrap_or(MAX_SIDE), h.unwrap_or(MAX_SIDE)),
+        Kind::Heat | Kind::Image { .. } => match (width, height) {
+            (None, None) => (1024, 1024),
+            (w, h) => (w.unwrap_or(MAX_SIDE), h.unwrap_or(MAX_SIDE)),
+        },
+    };
+    let image = match draw(subject, &mut reader, picture, area, stretch)? {
+        Drawing::Line {
+            envelope,
+            len,
+            range,
+        } => {
+            summary.insert("kind".into(), json!("line"));
+            summary.insert("columns".into(), json!(envelope.columns.len()));
+            summary.insert("range".into(), json!([range.0, range.1]));
+            insert_specials(&mut summary, &envelope.specials);
+            figure::line(
+                &subject.title,
+                &envelope,
+                len,
+                range,
+                figure_size,
+                args.bare,
+            )?
+        }
+        Drawing::Hist(histogram) => {
+            summary.insert("kind".into(), json!("hist"));
+            summary.insert("edges".into(), json!(histogram.edges));
+            summary.insert("counts".into(), json!(histogram.counts));
+            insert_specials(&mut summary, &histogram.specials);
+            figure::histogram(&subject.title, &histogram, figure_size, args.bare)?
+        }
+        Drawing::Heat {
+            grid,
+            colours,
+            vmin,
+            vmax,
+            magnify,
+            block,
+        } => {
+            let specials = specials_of(&grid.values);
+            summary.insert("kind".into(), json!("heatmap"));
+            summary.insert("drawn".into(), json!([grid.rows, grid.cols]));
+            summary.insert("magnify".into(), json!(magnify));
+            summary.insert("vmin".into(), json!(vmin));
+            summary.insert("vmax".into(), json!(vmax));
+            insert_specials(&mut summary, &specials);
+            let mut title = subject.title.clone();
+            if block != (1, 1) {
+                title.push_str(
+                    &format!("  {:?} of {}×{} blocks", picture.reduce, block.0, block.1)
+                        .to_lowercase(),
+                );
+            }
+            let heat = figure::Heat {
+                title: &title,
+                colours: &colours,
+                rows: grid.rows,
+                cols: grid.cols,
+                magnify,
+                array_rows: subject.plane().rows,
+                array_cols: subject.plane().cols,
+                cmap: picture.cmap,
+                vmin,
+                vmax,
+                is_bool: subject.decoder.is_bool,
+                two_colours: subject.decoder.is_bool
+                    && grid.values.iter().all(|&v| v == 0.0 || v == 1.0),
+                specials,
             };
-            let drawing = draw(subject, &mut reader, picture, (box_w, box_h), stretch)?;
-            Some(match drawing {
-                Drawing::Heat {
-                    grid,
-                    colours,
-                    vmin,
-                    vmax,
-                    magnify,
-                    block,
-                } => {
-                    let specials = specials_of(&grid.values);
-                    summary.insert("kind".into(), json!("heatmap"));
-                    summary.insert("drawn".into(), json!([grid.rows, grid.cols]));
-                    summary.insert("magnify".into(), json!(magnify));
-                    summary.insert("vmin".into(), json!(vmin));
-                    summary.insert("vmax".into(), json!(vmax));
-                    insert_specials(&mut summary, &specials);
-                    let mut title = subject.title.clone();
-                    if block != (1, 1) {
-                        title.push_str(
-                            &format!("  {:?} of {}×{} blocks", picture.reduce, block.0, block.1)
-                                .to_lowercase(),
-                        );
-                    }
-                    let heat = figure::Heat {
-                        title: &title,
-                        colours: &colours,
-                        rows: grid.rows,
-                        cols: grid.cols,
-                        magnify,
-                        array_rows: subject.plane().rows,
-                        array_cols: subject.plane().cols,
-                        cmap: picture.cmap,
-                        vmin,
-                        vmax,
-                        is_bool: subject.decoder.is_bool,
-                        two_colours: subject.decoder.is_bool
-                            && grid.values.iter().all(|&v| v == 0.0 || v == 1.0),
-                        specials,
-                    };
-                    if args.bare {
-                        figure::bare_heat(&heat)
-                    } else {
-                        figure::heat(&heat)?
-                    }
-                }
-                Drawing::Image { grid, magnify } => {
-                    summary.insert("kind".into(), json!("image"));
-                    summary.insert("drawn".into(), json!([grid.rows, grid.cols]));
-                    summary.insert("magnify".into(), json!(magnify));
-                    figure::image_pixels(&grid, magnify, subject.decoder.is_float())
-                }
-                _ => unreachable!("heat map and image drawings only"),
-            })
+            if args.bare {
+                figure::bare_heat(&heat)
+            } else {
+                figure::heat(&heat)?
+            }
+        }
+        Drawing::Image { grid, magnify } => {
+            summary.insert("kind".into(), json!("image"));
+            summary.insert("drawn".into(), json!([grid.rows, grid.cols]));
+            summary.insert("magnify".into(), json!(magnify));
+            figure::image_pixels(&grid, magnify, subject.decoder.is_float())
         }
     };
-    if let Some(image) = image {
-        summary.insert("png".into(), json!([image.width, image.height]));
-        write_png(&args.output, &image)?;
-    }
+    summary.insert("png".into(), json!([image.width, image.height]));
+    write_png(&args.output, &image)?;
+    write_summary(args, summary, out)
+}
+
+/// With `--json`, prints what was drawn.
+fn write_summary(
+    args: &RenderArgs,
+    summary: Map<String, Value>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     if args.json {
         writeln!(out, "{}", Value::Object(summary))?;
     }
