@@ -48,7 +48,7 @@ fn drawing_error(err: impl std::fmt::Display) -> anyhow::Error {
 /// of the span (tick positions carry float noise such as 1.1e-16 for 0 or
 /// 0.30000000000000004), whole numbers without a point, others as numpy
 /// prints a float.
-fn tick_text(value: f64, span: f64) -> String {
+pub fn tick_text(value: f64, span: f64) -> String {
     let decimals = if span > 0.0 && span.is_finite() {
         (6 - span.log10().floor() as i64).clamp(0, 300) as usize
     } else {

@@ -5,9 +5,8 @@
 use std::io::Write;
 
 use super::colormap::{NAN_COLOUR, NEG_INF_COLOUR, POS_INF_COLOUR, Rgb};
-use super::figure::{histogram_bars, line_spans, specials_text};
+use super::figure::{histogram_bars, line_spans, specials_text, tick_text};
 use super::{Drawing, PictureArgs, channel_byte, specials_of};
-use crate::print::{FloatWidth, scalar_float};
 
 /// Line and bar colour (matplotlib's C0).
 const INK: Rgb = [31, 119, 180];
@@ -104,10 +103,6 @@ fn swatch(colour: Rgb) -> String {
     )
 }
 
-fn number(value: f64) -> String {
-    scalar_float(FloatWidth::Double, value)
-}
-
 /// Prints `drawing` under its title, with a legend line under it.
 pub fn print(
     out: &mut dyn Write,
@@ -124,7 +119,7 @@ pub fn print(
             vmin,
             vmax,
             magnify,
-            ..
+            block,
         } => {
             let m = *magnify;
             let mut canvas = Canvas::new(grid.cols * m, grid.rows * m);
@@ -134,12 +129,17 @@ pub fn print(
                 }
             }
             canvas.write(out)?;
-            let mut legend = format!("{} ", number(*vmin));
+            let span = vmax - vmin;
+            let mut legend = format!("{} ", tick_text(*vmin, span));
             for cell in 0..SCALE_CELLS {
                 let value = vmin + (vmax - vmin) * (cell as f64 + 0.5) / SCALE_CELLS as f64;
                 legend.push_str(&swatch(picture.cmap.colour(value, *vmin, *vmax)));
             }
-            legend.push_str(&format!(" {}", number(*vmax)));
+            legend.push_str(&format!(" {}", tick_text(*vmax, span)));
+            if *block != (1, 1) {
+                let how = format!("{:?}", picture.reduce).to_lowercase();
+                legend.push_str(&format!("   {how} of {}×{} blocks", block.0, block.1));
+            }
             let specials = specials_of(&grid.values);
             for (colour, name, count) in [
                 (NAN_COLOUR, "NaN", specials.nan),
@@ -188,8 +188,8 @@ pub fn print(
                 out,
                 "x: 0 .. {}   y: {} .. {}   {}",
                 len.saturating_sub(1),
-                number(range.0),
-                number(range.1),
+                tick_text(range.0, range.1 - range.0),
+                tick_text(range.1, range.1 - range.0),
                 specials_text(&envelope.specials)
             )?;
         }
@@ -207,8 +207,8 @@ pub fn print(
                 out,
                 "{} bins over {} .. {}, highest count {}   {}",
                 histogram.counts.len(),
-                number(edges[0]),
-                number(edges[edges.len() - 1]),
+                tick_text(edges[0], edges[edges.len() - 1] - edges[0]),
+                tick_text(edges[edges.len() - 1], edges[edges.len() - 1] - edges[0]),
                 histogram.counts.iter().max().unwrap_or(&0),
                 specials_text(&histogram.specials)
             )?;
