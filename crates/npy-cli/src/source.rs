@@ -152,10 +152,26 @@ impl OpenedArray {
     /// Maps the .npy file at `path` read-only (refusing files shorter than
     /// their header promises); `advice` tells the kernel how it will be read.
     pub fn map(path: &Path, advice: npy_mmap::Advice) -> anyhow::Result<OpenedArray> {
-        let array = npy_mmap::OpenOptions::new()
-            .max_header_size(INSPECT_MAX_HEADER)
-            .advice(advice)
-            .open::<npy_mmap::ReadOnly>(path)?;
+        let mut options = npy_mmap::OpenOptions::new();
+        options.max_header_size(INSPECT_MAX_HEADER).advice(advice);
+        let opened = options
+            .locking(npy_mmap::Locking::NonBlocking)
+            .open::<npy_mmap::ReadOnly>(path);
+        let array = match opened {
+            // A writer maps these bytes (or is changing the file): say so,
+            // then wait for it.
+            Err(npy_mmap::Error::Locked { .. }) => {
+                eprintln!(
+                    "npy: waiting for {}: another process is writing it (a read-write \
+                     or live mapping, or an append); Ctrl-C stops",
+                    path.display()
+                );
+                options
+                    .locking(npy_mmap::Locking::Blocking)
+                    .open::<npy_mmap::ReadOnly>(path)?
+            }
+            other => other?,
+        };
         let holes = array.has_holes()?;
         Ok(OpenedArray {
             header: array.header().clone(),

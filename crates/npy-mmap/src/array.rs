@@ -173,9 +173,17 @@ impl<M: Mode> MappedArray<M> {
         layout: Layout,
         request: &MapRequest,
     ) -> Result<MappedArray<M>> {
-        let file_len = file.metadata().map_err(io_error("stat", path))?.len();
+        let meta = file.metadata().map_err(io_error("stat", path))?;
+        let file_len = meta.len();
         let window = Window::new(path, &header, &layout, file_len, request.window.clone())?;
-        let lock = DataLock::acquire(&file, path, window.bytes.clone(), M::ACCESS, request.locks)?;
+        let lock = DataLock::acquire(
+            &file,
+            path,
+            &meta,
+            window.bytes.clone(),
+            M::ACCESS,
+            request.locks,
+        )?;
         let map = sys::map_data::<M::Map>(&file, &lock).map_err(io_error("map", path))?;
         let array = MappedArray {
             map,

@@ -214,11 +214,13 @@ impl LiveArray {
         layout: Layout,
         request: &MapRequest,
     ) -> Result<LiveArray> {
-        let file_len = file.metadata().map_err(io_error("stat", path))?.len();
+        let meta = file.metadata().map_err(io_error("stat", path))?;
+        let file_len = meta.len();
         let window = Window::new(path, &header, &layout, file_len, request.window.clone())?;
         let lock = DataLock::acquire(
             &file,
             path,
+            &meta,
             window.bytes.clone(),
             Access::Live,
             request.locks,

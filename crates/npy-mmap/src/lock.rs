@@ -103,9 +103,14 @@ type FileKey = (u64, u64);
 
 fn file_key(file: &File, path: &Path) -> Result<FileKey> {
     let meta = file.metadata().map_err(io_error("stat", path))?;
+    key_of(&meta, path)
+}
+
+fn key_of(meta: &std::fs::Metadata, path: &Path) -> Result<FileKey> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
+        let _ = path;
         Ok((meta.dev(), meta.ino()))
     }
     #[cfg(not(unix))]
@@ -151,24 +156,42 @@ pub(crate) struct DataLock {
     /// `None` for an empty range or ignored locks: nothing to forget.
     id: Option<u64>,
     range: Range<u64>,
+    /// The file's length when the lock was taken (under the structure
+    /// lock, which keeps cooperating processes from shrinking it).
+    file_len: u64,
 }
 
 impl DataLock {
-    /// Takes the data lock for `range` of `file` (open on `path`) for
-    /// `access`, as `locks` says.
+    /// Takes the data lock for `range` of `file` (open on `path`, whose
+    /// metadata `meta` was read with the structure lock held) for `access`,
+    /// as `locks` says.
     pub(crate) fn acquire(
         file: &File,
         path: &Path,
+        meta: &std::fs::Metadata,
         range: Range<u64>,
         access: Access,
         locks: Locks,
     ) -> Result<DataLock> {
+        let file_len = meta.len();
         let locking = match locks {
-            Locks::Ignore => return Ok(DataLock { id: None, range }),
-            _ if range.is_empty() => return Ok(DataLock { id: None, range }),
+            Locks::Ignore => {
+                return Ok(DataLock {
+                    id: None,
+                    range,
+                    file_len,
+                });
+            }
+            _ if range.is_empty() => {
+                return Ok(DataLock {
+                    id: None,
+                    range,
+                    file_len,
+                });
+            }
             Locks::Take(locking) => locking,
         };
-        let key = file_key(file, path)?;
+        let key = key_of(meta, path)?;
         let id = {
             let mut entries = registry();
             if let Some(held) = entries.iter().find(|held| {
@@ -192,6 +215,7 @@ impl DataLock {
         let lock = DataLock {
             id: Some(id),
             range,
+            file_len,
         };
         // On error `lock` drops and leaves the registry.
         cross_process::acquire(file, path, &lock.range, access, locking)?;
@@ -201,6 +225,11 @@ impl DataLock {
     /// The bytes of the file this lock covers.
     pub(crate) fn range(&self) -> Range<u64> {
         self.range.clone()
+    }
+
+    /// The file's length when the lock was taken.
+    pub(crate) fn file_len(&self) -> u64 {
+        self.file_len
     }
 }
 

@@ -85,11 +85,12 @@ fn options(offset: u64, len: usize) -> MmapOptions {
 ///
 /// The one way to create a file mapping: it checks the preconditions of
 /// [`Storage::map`] that code can check. The lock is proof of the data lock
-/// (and its owner holds the structure lock); the file's length is read
-/// here, under those locks, so no byte of the mapping lies past its end.
+/// and carries the file's length read under the structure lock (which
+/// keeps cooperating processes from shrinking the file), so no byte of the
+/// mapping lies past its end.
 pub fn map_data<S: Storage>(file: &File, lock: &DataLock) -> io::Result<S> {
     let range = lock.range();
-    let file_len = file.metadata()?.len();
+    let file_len = lock.file_len();
     let len = usize::try_from(range.end - range.start)
         .map_err(|_| io::Error::other("the mapping does not fit the address space"))?;
     if range.end > file_len {
@@ -487,7 +488,7 @@ impl LiveMap {
     /// Maps the bytes `lock` covers of `file`, writable and shared.
     pub fn map(file: &File, lock: &DataLock) -> io::Result<LiveMap> {
         let range = lock.range();
-        let file_len = file.metadata()?.len();
+        let file_len = lock.file_len();
         if range.end > file_len {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,

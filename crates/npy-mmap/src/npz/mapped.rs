@@ -69,9 +69,9 @@ impl MappedNpz {
         let file = crate::open::open_regular(path, false)?;
         let locks = Locks::Take(locking);
         lock_shared(&file, path, locks)?;
-        let len = file.metadata().map_err(io_error("stat", path))?.len();
+        let meta = file.metadata().map_err(io_error("stat", path))?;
         // The whole archive is viewed: read-locked like any read-only mapping.
-        let lock = DataLock::acquire(&file, path, 0..len, Access::Read, locks)?;
+        let lock = DataLock::acquire(&file, path, &meta, 0..meta.len(), Access::Read, locks)?;
         let map = sys::map_data::<ReadOnlyMap>(&file, &lock).map_err(io_error("map", path))?;
         Ok(MappedNpz {
             map,
