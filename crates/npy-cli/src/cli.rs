@@ -19,7 +19,9 @@ Examples:
   npy stats big.npy                    count, min, max, mean, std, NaN count
   npy convert in.npy out.npy --order F --byte-order big
   npy pack out.npz a.npy b.npy --compress
-  npy create zeros.npy --dtype '<f8' --shape 1000,1000"
+  npy create zeros.npy --dtype '<f8' --shape 1000,1000
+  npy render big.npy big.png           a heat map (or image, line plot) as PNG
+  npy show --image big.npy             the same picture in the terminal"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -37,6 +39,7 @@ pub enum Command {
     Extract(ExtractArgs),
     Pack(PackArgs),
     Create(CreateArgs),
+    Render(RenderArgs),
 }
 
 /// Show the header of an .npy file, or the members of an .npz archive.
@@ -100,6 +103,12 @@ pub struct ShowArgs {
     /// Show at most N rows (applied after --rows).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Print a truecolor picture instead of values (two pixels per character
+    /// cell, as wide as the terminal or --width): see `npy render --help`.
+    #[arg(long, conflicts_with_all = ["rows", "limit"])]
+    pub image: bool,
+    #[command(flatten)]
+    pub picture: crate::render::PictureArgs,
 }
 
 /// Count, min, max, mean, std and NaN count of a numeric array, streaming.
@@ -224,6 +233,43 @@ pub struct CreateArgs {
     /// Allocate the disk blocks now instead of leaving the file sparse.
     #[arg(long)]
     pub reserve: bool,
+}
+
+/// Draw an array as a PNG: a heat map, an RGB(A) image, a line plot or a histogram.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+What is drawn depends on the array (after --index and --part):
+  2-D numbers            heat map with a colour bar (bool: two colours)
+  (H, W, 3|4) uint8      the RGB(A) image itself, byte for byte (floats in [0, 1] with --rgb)
+  1-D numbers            line plot; min/max envelope per pixel column, so spikes stay visible
+  --hist                 histogram of any numeric array, NaN and inf counts noted
+Big arrays are never loaded: one pass over the mapping reduces them to the
+picture's size (--reduce). The colour range is --vmin/--vmax, or the 2nd and
+98th percentiles of the drawn values. NaN, +inf and -inf get their own colours
+(magenta, lime, cyan), listed under the colour bar.
+
+Examples:
+  npy render field.npy field.png
+  npy render frames.npy frame3.png --index 3,:,:
+  npy render data.npz wave.png --member signal
+  npy render spectrum.npy s.png --part abs --cmap magma --vmin 0 --vmax 10
+  npy render big.npy hist.png --hist --bins 200")]
+pub struct RenderArgs {
+    /// The .npy file (or .npz with --member).
+    pub input: PathBuf,
+    /// The PNG to write (replaced if it exists).
+    pub output: PathBuf,
+    /// The member of an .npz.
+    #[arg(long, value_name = "NAME")]
+    pub member: Option<String>,
+    /// Only the data pixels: no title, axes or colour bar.
+    #[arg(long)]
+    pub bare: bool,
+    /// Print what was drawn (sizes, value range, counts, histogram bins) as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub picture: crate::render::PictureArgs,
 }
 
 /// A shape given on the command line.

@@ -31,6 +31,7 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Ls(args) => archive::ls(&args, out)?,
         Command::Extract(args) => archive::extract(&args, out)?,
         Command::Pack(args) => archive::pack(&args)?,
+        Command::Render(args) => crate::render::run(&args, out)?,
     }
     Ok(ExitCode::SUCCESS)
 }

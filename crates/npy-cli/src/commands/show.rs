@@ -14,6 +14,10 @@ use crate::source::OpenedArray;
 const MAX_SHOWN: usize = 10_000_000;
 
 pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    if args.image {
+        return crate::render::show_image(&args.path, args.member.as_deref(), &args.picture, out);
+    }
+    args.picture.refuse_without_image()?;
     let mut opened =
         crate::commands::open_array(&args.path, args.member.as_deref(), npy_mmap::Advice::Random)?;
     let text = render(&mut opened, args)?;
