@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RecordView};
 
 use crate::error::{Error, Result, io_error};
-use crate::lock::DataLock;
+use crate::lock::{Access, DataLock};
 use crate::mode::{Mode, ReadWrite, Writable};
 use crate::open::MapRequest;
 use crate::sys::{self, Storage, StorageMut};
@@ -109,9 +109,32 @@ pub(crate) struct Window {
 }
 
 impl Window {
+    /// The window `request` asks for of an open file whose structure lock is
+    /// held, and the data lock of its bytes for `access`.
+    pub(crate) fn lock(
+        file: &File,
+        path: &Path,
+        header: &Header,
+        layout: &Layout,
+        request: &MapRequest,
+        access: Access,
+    ) -> Result<(Window, DataLock)> {
+        let meta = file.metadata().map_err(io_error("stat", path))?;
+        let window = Window::new(path, header, layout, meta.len(), request.window.clone())?;
+        let lock = DataLock::acquire(
+            file,
+            path,
+            &meta,
+            window.bytes.clone(),
+            access,
+            request.locks,
+        )?;
+        Ok((window, lock))
+    }
+
     /// The window `rows` (all rows when `None`) of the file's data, checked
     /// against the header and the file's length.
-    pub(crate) fn new(
+    fn new(
         path: &Path,
         header: &Header,
         layout: &Layout,
@@ -173,17 +196,8 @@ impl<M: Mode> MappedArray<M> {
         layout: Layout,
         request: &MapRequest,
     ) -> Result<MappedArray<M>> {
-        let meta = file.metadata().map_err(io_error("stat", path))?;
-        let file_len = meta.len();
-        let window = Window::new(path, &header, &layout, file_len, request.window.clone())?;
-        let lock = DataLock::acquire(
-            &file,
-            path,
-            &meta,
-            window.bytes.clone(),
-            M::ACCESS,
-            request.locks,
-        )?;
+        let (window, lock) = Window::lock(&file, path, &header, &layout, request, M::ACCESS)?;
+        let file_len = lock.file_len();
         let map = sys::map_data::<M::Map>(&file, &lock).map_err(io_error("map", path))?;
         let array = MappedArray {
             map,

@@ -214,17 +214,7 @@ impl LiveArray {
         layout: Layout,
         request: &MapRequest,
     ) -> Result<LiveArray> {
-        let meta = file.metadata().map_err(io_error("stat", path))?;
-        let file_len = meta.len();
-        let window = Window::new(path, &header, &layout, file_len, request.window.clone())?;
-        let lock = DataLock::acquire(
-            &file,
-            path,
-            &meta,
-            window.bytes.clone(),
-            Access::Live,
-            request.locks,
-        )?;
+        let (window, lock) = Window::lock(&file, path, &header, &layout, request, Access::Live)?;
         let map = LiveMap::map(&file, &lock).map_err(io_error("map", path))?;
         Ok(LiveArray {
             map,

@@ -89,10 +89,18 @@ fn options(offset: u64, len: usize) -> MmapOptions {
 /// keeps cooperating processes from shrinking the file), so no byte of the
 /// mapping lies past its end.
 pub fn map_data<S: Storage>(file: &File, lock: &DataLock) -> io::Result<S> {
+    let (offset, len) = checked_range(lock)?;
+    // SAFETY: the range lies inside the file (`checked_range`, with the
+    // structure lock held so no cooperating process can shrink it), and
+    // `lock` is the data lock for this range and this mode's access.
+    unsafe { S::map(file, offset, len) }
+}
+
+/// The offset and length of the bytes `lock` covers, checked to lie inside
+/// the file's length as read under the structure lock.
+fn checked_range(lock: &DataLock) -> io::Result<(u64, usize)> {
     let range = lock.range();
     let file_len = lock.file_len();
-    let len = usize::try_from(range.end - range.start)
-        .map_err(|_| io::Error::other("the mapping does not fit the address space"))?;
     if range.end > file_len {
         return Err(io::Error::new(
             io::ErrorKind::UnexpectedEof,
@@ -102,10 +110,9 @@ pub fn map_data<S: Storage>(file: &File, lock: &DataLock) -> io::Result<S> {
             ),
         ));
     }
-    // SAFETY: the range lies inside the file (checked just above, with the
-    // structure lock held so no cooperating process can shrink it), and
-    // `lock` is the data lock for this range and this mode's access.
-    unsafe { S::map(file, range.start, len) }
+    let len = usize::try_from(range.end - range.start)
+        .map_err(|_| io::Error::other("the mapping does not fit the address space"))?;
+    Ok((range.start, len))
 }
 
 /// A hint as memmap2 takes it: checked ones, and the one whose meaning
@@ -487,25 +494,13 @@ pub unsafe trait AtomicCell: Sync + Sized {}
 impl LiveMap {
     /// Maps the bytes `lock` covers of `file`, writable and shared.
     pub fn map(file: &File, lock: &DataLock) -> io::Result<LiveMap> {
-        let range = lock.range();
-        let file_len = lock.file_len();
-        if range.end > file_len {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!(
-                    "the file has {file_len} bytes, the mapping needs {}",
-                    range.end
-                ),
-            ));
-        }
-        if range.is_empty() {
+        let (offset, len) = checked_range(lock)?;
+        if len == 0 {
             return Ok(LiveMap(None));
         }
-        let len = usize::try_from(range.end - range.start)
-            .map_err(|_| io::Error::other("the mapping does not fit the address space"))?;
         // `map_raw` hands out no reference, only a pointer: nothing here
         // claims the bytes do not change.
-        let map = options(range.start, len).map_raw(file)?;
+        let map = options(offset, len).map_raw(file)?;
         Ok(LiveMap(Some(map)))
     }
 
