@@ -464,3 +464,53 @@ fn snapshots_never_see_a_torn_element() -> Result<()> {
     ensure!(seen.len() > 2, "the writer was not seen at work: {seen:?}");
     Ok(())
 }
+
+#[test]
+fn live_views_need_the_exact_native_type() -> Result<()> {
+    let _serial = serial();
+    let dir = support::temp_dir("sharing-live-types");
+    let big_endian = dir.join("be.npy");
+    CreateOptions::new(DType::parse(">u8")?, [8]).preallocate(&big_endian)?;
+    let live = OpenOptions::new().open_live(&big_endian)?;
+    let error = live.atomics::<u64>().unwrap_err();
+    assert!(matches!(error, Error::LiveType { .. }), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .contains("live data of dtype '>u8' cannot be viewed as u64"),
+        "{error}"
+    );
+
+    let floats = dir.join("f8.npy");
+    CreateOptions::new(f8(), [4, 2]).preallocate(&floats)?;
+    let live = OpenOptions::new().open_live(&floats)?;
+    for wrong in [
+        live.atomics::<u64>().map(drop),
+        live.atomics::<f32>().map(drop),
+        live.atomics::<i64>().map(drop),
+    ] {
+        assert!(matches!(wrong, Err(Error::LiveType { .. })), "{wrong:?}");
+    }
+    let cells = live.atomics::<f64>()?;
+    assert_eq!(cells.len(), 8);
+    cells[5].fetch_add(1.5, Ordering::Relaxed);
+    cells[5].fetch_add(1.0, Ordering::Relaxed);
+    assert_eq!(cells[5].swap(-2.0, Ordering::AcqRel), 2.5);
+    let mut snapshot = [0.0f64; 8];
+    live.copy_to(&mut snapshot)?;
+    assert_eq!(snapshot[5], -2.0);
+    assert!(
+        live.copy_to(&mut [0.0f64; 7]).is_err(),
+        "lengths must match"
+    );
+    live.flush()?;
+    drop(live);
+    // What live mappings stored is in the file for everyone.
+    assert_eq!(npy_mmap::load(&floats)?.view::<f64>()?.to_vec()[5], -2.0);
+    // A window maps (and locks) only its rows.
+    let window = OpenOptions::new().window(2..4).open_live(&floats)?;
+    assert_eq!(window.shape(), [2, 2]);
+    assert_eq!(window.rows(), 2..4);
+    let _plain_rows = OpenOptions::new().window(0..2).open::<ReadOnly>(&floats)?;
+    Ok(())
+}
