@@ -365,7 +365,13 @@ impl<M: Mode> MappedArray<M> {
     /// cannot hurt. One `lseek(SEEK_HOLE)`; filesystems that cannot tell
     /// report no holes.
     pub fn has_holes(&self) -> Result<bool> {
-        #[cfg(unix)]
+        // Where rustix offers SEEK_HOLE.
+        #[cfg(any(
+            target_os = "linux",
+            target_os = "android",
+            target_os = "freebsd",
+            target_vendor = "apple"
+        ))]
         {
             let start = self.map_offset();
             let end = start + self.bytes().len() as u64;
@@ -379,7 +385,12 @@ impl<M: Mode> MappedArray<M> {
                 Err(errno) => Err(io_error("look for holes in", &self.path)(errno.into())),
             }
         }
-        #[cfg(not(unix))]
+        #[cfg(not(any(
+            target_os = "linux",
+            target_os = "android",
+            target_os = "freebsd",
+            target_vendor = "apple"
+        )))]
         Ok(false)
     }
 
