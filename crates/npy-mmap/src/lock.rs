@@ -174,23 +174,18 @@ impl DataLock {
         locks: Locks,
     ) -> Result<DataLock> {
         let file_len = meta.len();
-        let locking = match locks {
-            Locks::Ignore => {
-                return Ok(DataLock {
-                    id: None,
-                    range,
-                    file_len,
-                });
-            }
-            _ if range.is_empty() => {
-                return Ok(DataLock {
-                    id: None,
-                    range,
-                    file_len,
-                });
-            }
-            Locks::Take(locking) => locking,
+        let unlocked = DataLock {
+            id: None,
+            range: range.clone(),
+            file_len,
         };
+        // No bytes, or a caller who promised (unsafely) to need no lock.
+        let Locks::Take(locking) = locks else {
+            return Ok(unlocked);
+        };
+        if range.is_empty() {
+            return Ok(unlocked);
+        }
         let key = key_of(meta, path)?;
         let id = {
             let mut entries = registry();
