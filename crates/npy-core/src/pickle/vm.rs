@@ -1,0 +1,1252 @@
+//! The restricted unpickler: a stack machine over an arena, no recursion.
+//!
+//! Values live in an arena of [`Node`]s and the stack, the memo and
+//! containers hold indices into it, so the memo shares objects the way
+//! Python's does (a list memoized empty and filled later is the filled
+//! list). Globals are looked up in a fixed table and never called: REDUCE
+//! and BUILD on the few numpy and builtin callables are interpreted by
+//! pattern. The arena grows by at most one node per opcode, and payloads
+//! are copied from the input, so memory during decoding follows the input;
+//! turning the arena into a [`PyValue`] tree (which copies shared objects)
+//! is budgeted against the input's size and the depth limit.
+
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read};
+
+use super::value::PyValue;
+use super::{Encoding, PickleOptions};
+use crate::io::NpyArray;
+use crate::{DType, Error, Header, Order, Result};
+
+type Id = u32;
+
+/// The callables and classes a numpy object array's pickle may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Global {
+    /// `numpy._core.multiarray._reconstruct` (numpy 1.x: `numpy.core.multiarray`).
+    Reconstruct,
+    /// `numpy.ndarray`.
+    NdArray,
+    /// `numpy.dtype`.
+    DType,
+    /// `numpy._core.multiarray.scalar`: a numpy scalar from dtype and bytes.
+    Scalar,
+    /// `numpy._core.numeric._frombuffer`: protocol 5's array form.
+    FromBuffer,
+    /// `builtins.set` / `__builtin__.set` (protocol 2).
+    Set,
+    /// `builtins.frozenset` (protocol 2).
+    FrozenSet,
+    /// `builtins.bytearray` (protocols 2-4).
+    ByteArray,
+    /// `builtins.bytes` (protocol 2, for `b''`).
+    Bytes,
+    /// `builtins.complex`.
+    Complex,
+    /// `_codecs.encode`: protocol 2's form of non-empty `bytes`.
+    Encode,
+}
+
+impl Global {
+    fn lookup(module: &str, name: &str) -> Option<Global> {
+        let numpy_core = matches!(
+            module,
+            "numpy._core.multiarray" | "numpy.core.multiarray"
+        );
+        let numpy_numeric = matches!(module, "numpy._core.numeric" | "numpy.core.numeric");
+        let builtins = matches!(module, "builtins" | "__builtin__");
+        Some(match name {
+            "_reconstruct" if numpy_core => Global::Reconstruct,
+            "scalar" if numpy_core => Global::Scalar,
+            "_frombuffer" if numpy_numeric => Global::FromBuffer,
+            "ndarray" if module == "numpy" => Global::NdArray,
+            "dtype" if module == "numpy" => Global::DType,
+            "set" if builtins => Global::Set,
+            "frozenset" if builtins => Global::FrozenSet,
+            "bytearray" if builtins => Global::ByteArray,
+            "bytes" if builtins => Global::Bytes,
+            "complex" if builtins => Global::Complex,
+            "encode" if module == "_codecs" => Global::Encode,
+            _ => return None,
+        })
+    }
+}
+
+/// An array's element type while decoding: a dtype, or Python objects.
+#[derive(Clone, Debug)]
+enum Elem {
+    Data(DType),
+    Object,
+}
+
+#[derive(Debug)]
+struct ArrayNode {
+    elem: Elem,
+    order: Order,
+    shape: Vec<usize>,
+    /// Raw bytes in memory order, or the list of objects in C order.
+    data: ArrayData,
+}
+
+#[derive(Debug)]
+enum ArrayData {
+    Bytes(Vec<u8>),
+    Objects(Id),
+}
+
+#[derive(Debug)]
+enum Node {
+    None,
+    Bool(bool),
+    Int(i64),
+    BigInt(Vec<u8>),
+    Float(f64),
+    Complex(f64, f64),
+    Str(String),
+    Bytes(Vec<u8>),
+    ByteArray(Vec<u8>),
+    Tuple(Vec<Id>),
+    List(Vec<Id>),
+    Dict(Vec<(Id, Id)>),
+    Set(Vec<Id>),
+    FrozenSet(Vec<Id>),
+    Global(Global),
+    /// `_reconstruct(ndarray, ...)` before its BUILD.
+    NewArray,
+    Array(Box<ArrayNode>),
+    /// `dtype(type, align, copy)` before its BUILD: the type string.
+    NewDType(String),
+    DType(Elem),
+    Scalar(DType, Vec<u8>),
+}
+
+impl Node {
+    fn kind(&self) -> &'static str {
+        match self {
+            Node::None => "None",
+            Node::Bool(_) => "bool",
+            Node::Int(_) | Node::BigInt(_) => "int",
+            Node::Float(_) => "float",
+            Node::Complex(..) => "complex",
+            Node::Str(_) => "str",
+            Node::Bytes(_) => "bytes",
+            Node::ByteArray(_) => "bytearray",
+            Node::Tuple(_) => "tuple",
+            Node::List(_) => "list",
+            Node::Dict(_) => "dict",
+            Node::Set(_) => "set",
+            Node::FrozenSet(_) => "frozenset",
+            Node::Global(_) => "global",
+            Node::NewArray => "array under construction",
+            Node::Array(_) => "numpy array",
+            Node::NewDType(_) | Node::DType(_) => "numpy dtype",
+            Node::Scalar(..) => "numpy scalar",
+        }
+    }
+}
+
+/// The pickle's bytes: the current frame (protocol 4+) or the reader.
+struct Input<R> {
+    reader: R,
+    frame: Vec<u8>,
+    frame_pos: usize,
+    /// Bytes of the pickle consumed so far.
+    position: u64,
+}
+
+impl<R: Read> Input<R> {
+    fn in_frame(&self) -> usize {
+        self.frame.len() - self.frame_pos
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) -> Result<()> {
+        let n = buf.len();
+        if self.in_frame() > 0 {
+            if n > self.in_frame() {
+                return Err(self.error("pickle exhausted before end of frame"));
+            }
+            buf.copy_from_slice(&self.frame[self.frame_pos..self.frame_pos + n]);
+            self.frame_pos += n;
+        } else {
+            let mut filled = 0;
+            while filled < n {
+                match self.reader.read(&mut buf[filled..]) {
+                    Ok(0) => return Err(self.truncated()),
+                    Ok(got) => filled += got,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        self.position += n as u64;
+        Ok(())
+    }
+
+    fn byte(&mut self) -> Result<u8> {
+        if self.frame_pos < self.frame.len() {
+            let b = self.frame[self.frame_pos];
+            self.frame_pos += 1;
+            self.position += 1;
+            return Ok(b);
+        }
+        let mut b = [0u8; 1];
+        self.fill(&mut b)?;
+        Ok(b[0])
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let mut bytes = [0u8; N];
+        self.fill(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// `n` bytes; memory follows the bytes that arrive, never `n` alone.
+    fn vec(&mut self, n: u64) -> Result<Vec<u8>> {
+        if self.in_frame() > 0 {
+            let n = usize::try_from(n)
+                .ok()
+                .filter(|&n| n <= self.in_frame())
+                .ok_or_else(|| self.error("pickle exhausted before end of frame"))?;
+            let bytes = self.frame[self.frame_pos..self.frame_pos + n].to_vec();
+            self.frame_pos += n;
+            self.position += n as u64;
+            return Ok(bytes);
+        }
+        let mut bytes = Vec::with_capacity(n.min(1 << 16) as usize);
+        (&mut self.reader).take(n).read_to_end(&mut bytes)?;
+        self.position += bytes.len() as u64;
+        if (bytes.len() as u64) < n {
+            return Err(self.truncated());
+        }
+        Ok(bytes)
+    }
+
+    /// A newline-terminated line (protocol 2's GLOBAL), at most 256 bytes.
+    fn line(&mut self) -> Result<String> {
+        let mut line = Vec::new();
+        loop {
+            match self.byte()? {
+                b'\n' => break,
+                b if line.len() < 256 => line.push(b),
+                _ => return Err(self.error("GLOBAL name longer than 256 bytes")),
+            }
+        }
+        String::from_utf8(line).map_err(|_| self.error("GLOBAL name is not UTF-8"))
+    }
+
+    fn start_frame(&mut self, len: u64) -> Result<()> {
+        if self.in_frame() > 0 {
+            return Err(self.error("beginning of a new frame before end of current frame"));
+        }
+        self.frame.clear();
+        self.frame_pos = 0;
+        let mut frame = std::mem::take(&mut self.frame);
+        (&mut self.reader).take(len).read_to_end(&mut frame)?;
+        let got = frame.len() as u64;
+        self.frame = frame;
+        if got < len {
+            self.position += got;
+            return Err(self.truncated());
+        }
+        Ok(())
+    }
+
+    fn truncated(&self) -> Error {
+        self.error("pickle data was truncated")
+    }
+
+    fn error(&self, reason: impl Into<String>) -> Error {
+        Error::Unpickling {
+            position: self.position,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Most dimensions an array may have (numpy's `NPY_MAXDIMS`).
+const MAX_DIMS: usize = crate::header::MAX_DIMS;
+
+pub(super) struct Unpickler<'o, R> {
+    input: Input<R>,
+    options: &'o PickleOptions,
+    nodes: Vec<Node>,
+    stack: Vec<Id>,
+    marks: Vec<usize>,
+    memo: Vec<Option<Id>>,
+    /// Memo entries at indices far beyond the dense part (hand-made pickles).
+    sparse_memo: HashMap<u32, Id>,
+    /// Where the current opcode starts, for messages.
+    op_position: u64,
+}
+
+impl<'o, R: Read> Unpickler<'o, R> {
+    pub(super) fn new(reader: R, options: &'o PickleOptions) -> Self {
+        Unpickler {
+            input: Input {
+                reader,
+                frame: Vec::new(),
+                frame_pos: 0,
+                position: 0,
+            },
+            options,
+            nodes: Vec::new(),
+            stack: Vec::new(),
+            marks: Vec::new(),
+            memo: Vec::new(),
+            sparse_memo: HashMap::new(),
+            op_position: 0,
+        }
+    }
+
+    fn error(&self, reason: impl Into<String>) -> Error {
+        Error::Unpickling {
+            position: self.op_position,
+            reason: reason.into(),
+        }
+    }
+
+    fn push(&mut self, node: Node) -> Result<()> {
+        let id = Id::try_from(self.nodes.len()).map_err(|_| self.error("too many objects"))?;
+        self.nodes.push(node);
+        self.stack.push(id);
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Result<Id> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        if self.stack.len() <= floor {
+            return Err(self.error("unpickling stack underflow"));
+        }
+        Ok(self.stack.pop().unwrap_or_default())
+    }
+
+    fn top(&self) -> Result<Id> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        match self.stack.last() {
+            Some(&id) if self.stack.len() > floor => Ok(id),
+            _ => Err(self.error("unpickling stack underflow")),
+        }
+    }
+
+    /// The items pushed since the last MARK, which is removed.
+    fn pop_mark(&mut self) -> Result<Vec<Id>> {
+        let mark = self
+            .marks
+            .pop()
+            .ok_or_else(|| self.error("could not find MARK"))?;
+        Ok(self.stack.split_off(mark))
+    }
+
+    fn memo_put(&mut self, index: u64) -> Result<()> {
+        let id = self.top()?;
+        let index = u32::try_from(index).map_err(|_| self.error("memo index too large"))?;
+        let dense = index as usize;
+        if dense < self.memo.len() {
+            self.memo[dense] = Some(id);
+        } else if dense == self.memo.len() {
+            self.memo.push(Some(id));
+        } else {
+            self.sparse_memo.insert(index, id);
+        }
+        Ok(())
+    }
+
+    fn memo_get(&mut self, index: u64) -> Result<()> {
+        let found = u32::try_from(index).ok().and_then(|i| {
+            self.memo
+                .get(i as usize)
+                .copied()
+                .flatten()
+                .or_else(|| self.sparse_memo.get(&i).copied())
+        });
+        let id = found.ok_or_else(|| self.error(format!("memo value not found at index {index}")))?;
+        self.stack.push(id);
+        Ok(())
+    }
+
+    fn text(&mut self, bytes: Vec<u8>) -> Result<Node> {
+        String::from_utf8(bytes)
+            .map(Node::Str)
+            .map_err(|e| self.error(format!("invalid UTF-8 in a str at byte {}", e.utf8_error().valid_up_to())))
+    }
+
+    /// A Python 2 `str` (BINSTRING), decoded as `encoding` says (np.load's `encoding`).
+    fn py2_str(&mut self, bytes: Vec<u8>) -> Result<Node> {
+        match self.options.encoding {
+            Encoding::Bytes => Ok(Node::Bytes(bytes)),
+            Encoding::Latin1 => Ok(Node::Str(bytes.iter().map(|&b| char::from(b)).collect())),
+            Encoding::Ascii => match bytes.iter().position(|b| !b.is_ascii()) {
+                Some(at) => Err(self.error(format!(
+                    "'ascii' codec can't decode byte {:#04x} in position {at} of a Python 2 str: \
+                     ordinal not in range(128) (Python 2 data: load with encoding latin1 or bytes)",
+                    bytes[at]
+                ))),
+                None => self.text(bytes),
+            },
+        }
+    }
+
+    /// Runs the pickle to its STOP; returns the result and the bytes read.
+    pub(super) fn run(mut self) -> Result<(PyValue, u64)> {
+        loop {
+            self.op_position = self.input.position;
+            let op = self.input.byte()?;
+            match op {
+                0x80 => {
+                    let protocol = self.input.byte()?;
+                    if protocol > 5 {
+                        return Err(self.error(format!("unsupported pickle protocol: {protocol}")));
+                    }
+                }
+                0x95 => {
+                    let len = u64::from_le_bytes(self.input.array()?);
+                    self.input.start_frame(len)?;
+                }
+                b'.' => {
+                    let top = self.pop()?;
+                    let consumed = self.input.position;
+                    let value = self.into_value(top, consumed)?;
+                    return Ok((value, consumed));
+                }
+                b'(' => self.marks.push(self.stack.len()),
+                b'0' => {
+                    if self.marks.last() == Some(&self.stack.len()) {
+                        self.marks.pop();
+                    } else {
+                        self.pop()?;
+                    }
+                }
+                b'1' => {
+                    self.pop_mark()?;
+                }
+                b'2' => {
+                    let id = self.top()?;
+                    self.stack.push(id);
+                }
+                b'N' => self.push(Node::None)?,
+                0x88 => self.push(Node::Bool(true))?,
+                0x89 => self.push(Node::Bool(false))?,
+                b'J' => {
+                    let n = i32::from_le_bytes(self.input.array()?);
+                    self.push(Node::Int(i64::from(n)))?;
+                }
+                b'K' => {
+                    let n = self.input.byte()?;
+                    self.push(Node::Int(i64::from(n)))?;
+                }
+                b'M' => {
+                    let n = u16::from_le_bytes(self.input.array()?);
+                    self.push(Node::Int(i64::from(n)))?;
+                }
+                0x8a | 0x8b => {
+                    let len = if op == 0x8a {
+                        u64::from(self.input.byte()?)
+                    } else {
+                        let len = i32::from_le_bytes(self.input.array()?);
+                        u64::try_from(len).map_err(|_| self.error("LONG pickle has negative byte count"))?
+                    };
+                    let bytes = self.input.vec(len)?;
+                    let node = match PyValue::int_from_le_bytes(&bytes) {
+                        PyValue::Int(n) => Node::Int(n),
+                        PyValue::BigInt(bytes) => Node::BigInt(bytes),
+                        _ => Node::Int(0),
+                    };
+                    self.push(node)?;
+                }
+                b'G' => {
+                    let x = f64::from_be_bytes(self.input.array()?);
+                    self.push(Node::Float(x))?;
+                }
+                0x8c => {
+                    let len = self.input.byte()?;
+                    let bytes = self.input.vec(u64::from(len))?;
+                    let node = self.text(bytes)?;
+                    self.push(node)?;
+                }
+                b'X' => {
+                    let len = u32::from_le_bytes(self.input.array()?);
+                    let bytes = self.input.vec(u64::from(len))?;
+                    let node = self.text(bytes)?;
+                    self.push(node)?;
+                }
+                0x8d => {
+                    let len = u64::from_le_bytes(self.input.array()?);
+                    let bytes = self.input.vec(len)?;
+                    let node = self.text(bytes)?;
+                    self.push(node)?;
+                }
+                b'C' => {
+                    let len = self.input.byte()?;
+                    let bytes = self.input.vec(u64::from(len))?;
+                    self.push(Node::Bytes(bytes))?;
+                }
+                b'B' => {
+                    let len = u32::from_le_bytes(self.input.array()?);
+                    let bytes = self.input.vec(u64::from(len))?;
+                    self.push(Node::Bytes(bytes))?;
+                }
+                0x8e => {
+                    let len = u64::from_le_bytes(self.input.array()?);
+                    let bytes = self.input.vec(len)?;
+                    self.push(Node::Bytes(bytes))?;
+                }
+                0x96 => {
+                    let len = u64::from_le_bytes(self.input.array()?);
+                    let bytes = self.input.vec(len)?;
+                    self.push(Node::ByteArray(bytes))?;
+                }
+                b'U' => {
+                    let len = self.input.byte()?;
+                    let bytes = self.input.vec(u64::from(len))?;
+                    let node = self.py2_str(bytes)?;
+                    self.push(node)?;
+                }
+                b'T' => {
+                    let len = i32::from_le_bytes(self.input.array()?);
+                    let len = u64::try_from(len)
+                        .map_err(|_| self.error("BINSTRING pickle has negative byte count"))?;
+                    let bytes = self.input.vec(len)?;
+                    let node = self.py2_str(bytes)?;
+                    self.push(node)?;
+                }
+                b')' => self.push(Node::Tuple(Vec::new()))?,
+                0x85 | 0x86 | 0x87 => {
+                    let n = usize::from(op - 0x84);
+                    let floor = self.marks.last().copied().unwrap_or(0);
+                    if self.stack.len() < floor + n {
+                        return Err(self.error("unpickling stack underflow"));
+                    }
+                    let items = self.stack.split_off(self.stack.len() - n);
+                    self.push(Node::Tuple(items))?;
+                }
+                b't' => {
+                    let items = self.pop_mark()?;
+                    self.push(Node::Tuple(items))?;
+                }
+                b']' => self.push(Node::List(Vec::new()))?,
+                b'l' => {
+                    let items = self.pop_mark()?;
+                    self.push(Node::List(items))?;
+                }
+                b'a' => {
+                    let item = self.pop()?;
+                    let list = self.top()?;
+                    self.extend_list(list, vec![item])?;
+                }
+                b'e' => {
+                    let items = self.pop_mark()?;
+                    let list = self.top()?;
+                    self.extend_list(list, items)?;
+                }
+                b'}' => self.push(Node::Dict(Vec::new()))?,
+                b'd' => {
+                    let items = self.pop_mark()?;
+                    let pairs = pairs(items).ok_or_else(|| self.error("odd number of items for DICT"))?;
+                    self.push(Node::Dict(pairs))?;
+                }
+                b's' => {
+                    let value = self.pop()?;
+                    let key = self.pop()?;
+                    let dict = self.top()?;
+                    self.set_items(dict, vec![(key, value)])?;
+                }
+                b'u' => {
+                    let items = self.pop_mark()?;
+                    let pairs =
+                        pairs(items).ok_or_else(|| self.error("odd number of items for SETITEMS"))?;
+                    let dict = self.top()?;
+                    self.set_items(dict, pairs)?;
+                }
+                0x8f => self.push(Node::Set(Vec::new()))?,
+                0x90 => {
+                    let items = self.pop_mark()?;
+                    let set = self.top()?;
+                    match &mut self.nodes[set as usize] {
+                        Node::Set(existing) => existing.extend(items),
+                        other => {
+                            let kind = other.kind();
+                            return Err(self.error(format!("ADDITEMS on a {kind}, not a set")));
+                        }
+                    }
+                }
+                0x91 => {
+                    let items = self.pop_mark()?;
+                    self.push(Node::FrozenSet(items))?;
+                }
+                b'h' => {
+                    let index = self.input.byte()?;
+                    self.memo_get(u64::from(index))?;
+                }
+                b'j' => {
+                    let index = u32::from_le_bytes(self.input.array()?);
+                    self.memo_get(u64::from(index))?;
+                }
+                b'q' => {
+                    let index = self.input.byte()?;
+                    self.memo_put(u64::from(index))?;
+                }
+                b'r' => {
+                    let index = u32::from_le_bytes(self.input.array()?);
+                    self.memo_put(u64::from(index))?;
+                }
+                0x94 => {
+                    let index = (self.memo.len() + self.sparse_memo.len()) as u64;
+                    self.memo_put(index)?;
+                }
+                b'c' => {
+                    let module = self.input.line()?;
+                    let name = self.input.line()?;
+                    self.global(&module, &name)?;
+                }
+                0x93 => {
+                    let name = self.pop()?;
+                    let module = self.pop()?;
+                    let (Node::Str(module), Node::Str(name)) =
+                        (&self.nodes[module as usize], &self.nodes[name as usize])
+                    else {
+                        return Err(self.error("STACK_GLOBAL requires str"));
+                    };
+                    let (module, name) = (module.clone(), name.clone());
+                    self.global(&module, &name)?;
+                }
+                b'R' => {
+                    let args = self.pop()?;
+                    let callable = self.pop()?;
+                    let node = self.reduce(callable, args)?;
+                    self.push(node)?;
+                }
+                b'b' => {
+                    let state = self.pop()?;
+                    let target = self.top()?;
+                    self.build(target, state)?;
+                }
+                other => return Err(self.error(refused_opcode(other))),
+            }
+        }
+    }
+
+    fn global(&mut self, module: &str, name: &str) -> Result<()> {
+        match Global::lookup(module, name) {
+            Some(global) => self.push(Node::Global(global)),
+            None => Err(self.error(format!(
+                "global '{module}.{name}' is not allowed: an object array holds plain Python values \
+                 and numpy arrays, and nothing from a pickle is ever called"
+            ))),
+        }
+    }
+
+    fn extend_list(&mut self, list: Id, items: Vec<Id>) -> Result<()> {
+        match &mut self.nodes[list as usize] {
+            Node::List(existing) => {
+                existing.extend(items);
+                Ok(())
+            }
+            other => {
+                let kind = other.kind();
+                Err(self.error(format!("APPEND to a {kind}, not a list")))
+            }
+        }
+    }
+
+    fn set_items(&mut self, dict: Id, items: Vec<(Id, Id)>) -> Result<()> {
+        match &mut self.nodes[dict as usize] {
+            Node::Dict(existing) => {
+                existing.extend(items);
+                Ok(())
+            }
+            other => {
+                let kind = other.kind();
+                Err(self.error(format!("SETITEM on a {kind}, not a dict")))
+            }
+        }
+    }
+
+    fn node(&self, id: Id) -> &Node {
+        &self.nodes[id as usize]
+    }
+
+    fn tuple(&self, id: Id, what: &str) -> Result<&[Id]> {
+        match self.node(id) {
+            Node::Tuple(items) => Ok(items),
+            other => Err(self.error(format!("{what} must be a tuple, not a {}", other.kind()))),
+        }
+    }
+
+    /// Text given as `str` or (Python 2 with `encoding='bytes'`, protocol
+    /// 2 `bytes`) as bytes, read as latin-1.
+    fn text_of(&self, id: Id, what: &str) -> Result<String> {
+        match self.node(id) {
+            Node::Str(s) => Ok(s.clone()),
+            Node::Bytes(b) => Ok(b.iter().map(|&b| char::from(b)).collect()),
+            other => Err(self.error(format!("{what} must be a str, not a {}", other.kind()))),
+        }
+    }
+
+    /// Binary data given as `bytes`/`bytearray` or, as numpy accepts it, a
+    /// `str` of code points below 256 (Python 2 data read with latin1).
+    fn bytes_of(&self, id: Id, what: &str) -> Result<Vec<u8>> {
+        match self.node(id) {
+            Node::Bytes(b) | Node::ByteArray(b) => Ok(b.clone()),
+            Node::Str(s) => latin1_bytes(s).ok_or_else(|| {
+                self.error(format!("{what} holds characters above U+00FF"))
+            }),
+            other => Err(self.error(format!("{what} must be bytes, not a {}", other.kind()))),
+        }
+    }
+
+    fn int_of(&self, id: Id, what: &str) -> Result<i64> {
+        match self.node(id) {
+            Node::Int(n) => Ok(*n),
+            Node::Bool(b) => Ok(i64::from(*b)),
+            other => Err(self.error(format!("{what} must be an int, not a {}", other.kind()))),
+        }
+    }
+
+    fn float_of(&self, id: Id, what: &str) -> Result<f64> {
+        match self.node(id) {
+            Node::Float(x) => Ok(*x),
+            Node::Int(n) => Ok(*n as f64),
+            Node::Bool(b) => Ok(f64::from(u8::from(*b))),
+            other => Err(self.error(format!("{what} must be a float, not a {}", other.kind()))),
+        }
+    }
+
+    fn shape_of(&self, id: Id) -> Result<Vec<usize>> {
+        let dims = self.tuple(id, "an array shape")?;
+        if dims.len() > MAX_DIMS {
+            return Err(self.error(format!("an array shape has {} dimensions (at most {MAX_DIMS})", dims.len())));
+        }
+        dims.iter()
+            .map(|&dim| {
+                let n = self.int_of(dim, "an array dimension")?;
+                usize::try_from(n).map_err(|_| self.error("negative dimensions are not allowed"))
+            })
+            .collect()
+    }
+
+    fn elem_of(&self, id: Id) -> Result<Elem> {
+        match self.node(id) {
+            Node::DType(elem) => Ok(elem.clone()),
+            Node::NewDType(_) => Err(self.error("a dtype is used before its state was set (BUILD)")),
+            other => Err(self.error(format!("expected a numpy dtype, not a {}", other.kind()))),
+        }
+    }
+
+    /// REDUCE: a call, interpreted for the few callables allowed.
+    fn reduce(&mut self, callable: Id, args: Id) -> Result<Node> {
+        let Node::Global(global) = *self.node(callable) else {
+            return Err(self.error(format!("REDUCE on a {}, which is not callable", self.node(callable).kind())));
+        };
+        let args = self.tuple(args, "REDUCE arguments")?.to_vec();
+        let bad_args = || self.error(format!("unexpected arguments for {global:?}"));
+        Ok(match (global, args.as_slice()) {
+            (Global::Reconstruct, [class, _shape, _typecode]) => {
+                if !matches!(self.node(*class), Node::Global(Global::NdArray)) {
+                    return Err(self.error(format!(
+                        "_reconstruct of a {}: only numpy.ndarray is allowed",
+                        self.node(*class).kind()
+                    )));
+                }
+                Node::NewArray
+            }
+            (Global::DType, [type_str, ..]) if args.len() <= 3 => {
+                let text = self.text_of(*type_str, "a dtype's type")?;
+                if text.len() > 64 {
+                    return Err(self.error("a dtype's type string is longer than 64 characters"));
+                }
+                Node::NewDType(text)
+            }
+            (Global::Scalar, [dtype, data]) => {
+                let Elem::Data(dtype) = self.elem_of(*dtype)? else {
+                    return Err(self.error("numpy object scalars are not supported"));
+                };
+                let bytes = self.bytes_of(*data, "a numpy scalar's data")?;
+                if bytes.len() != dtype.itemsize() {
+                    return Err(self.error(format!(
+                        "a numpy scalar of {} has {} bytes of data",
+                        dtype.descr(),
+                        bytes.len()
+                    )));
+                }
+                Node::Scalar(dtype, bytes)
+            }
+            (Global::FromBuffer, [buffer, dtype, shape, order]) => {
+                let Elem::Data(dtype) = self.elem_of(*dtype)? else {
+                    return Err(self.error("_frombuffer of an object dtype"));
+                };
+                let data = self.bytes_of(*buffer, "an array's buffer")?;
+                let shape = self.shape_of(*shape)?;
+                let order = match self.text_of(*order, "an array's order")?.as_str() {
+                    "C" => Order::C,
+                    "F" => Order::Fortran,
+                    other => return Err(self.error(format!("unknown array order {other:?}"))),
+                };
+                Node::Array(Box::new(ArrayNode {
+                    elem: Elem::Data(dtype),
+                    order,
+                    shape,
+                    data: ArrayData::Bytes(data),
+                }))
+            }
+            (Global::Set | Global::FrozenSet, []) => match global {
+                Global::Set => Node::Set(Vec::new()),
+                _ => Node::FrozenSet(Vec::new()),
+            },
+            (Global::Set | Global::FrozenSet, [items]) => {
+                let items = match self.node(*items) {
+                    Node::List(items) | Node::Tuple(items) => items.clone(),
+                    _ => return Err(bad_args()),
+                };
+                match global {
+                    Global::Set => Node::Set(items),
+                    _ => Node::FrozenSet(items),
+                }
+            }
+            (Global::ByteArray, []) => Node::ByteArray(Vec::new()),
+            (Global::ByteArray, [data]) => Node::ByteArray(self.bytes_of(*data, "a bytearray")?),
+            (Global::ByteArray | Global::Encode, [text, encoding]) => {
+                let encoding = self.text_of(*encoding, "an encoding")?;
+                if !matches!(encoding.as_str(), "latin1" | "latin-1") {
+                    return Err(self.error(format!("unsupported encoding {encoding:?}")));
+                }
+                let Node::Str(text) = self.node(*text) else {
+                    return Err(bad_args());
+                };
+                let bytes = latin1_bytes(text)
+                    .ok_or_else(|| self.error("a latin-1 str holds characters above U+00FF"))?;
+                match global {
+                    Global::ByteArray => Node::ByteArray(bytes),
+                    _ => Node::Bytes(bytes),
+                }
+            }
+            (Global::Bytes, []) => Node::Bytes(Vec::new()),
+            (Global::Complex, [re]) => Node::Complex(self.float_of(*re, "a complex's real part")?, 0.0),
+            (Global::Complex, [re, im]) => Node::Complex(
+                self.float_of(*re, "a complex's real part")?,
+                self.float_of(*im, "a complex's imaginary part")?,
+            ),
+            _ => return Err(bad_args()),
+        })
+    }
+
+    /// BUILD: sets the state of an array or a dtype, as numpy's
+    /// `__setstate__` would.
+    fn build(&mut self, target: Id, state: Id) -> Result<()> {
+        let built = match self.node(target) {
+            Node::NewArray => Node::Array(Box::new(self.array_state(state)?)),
+            Node::NewDType(type_str) => Node::DType(self.dtype_state(type_str, state)?),
+            other => {
+                return Err(self.error(format!("BUILD on a {}: only numpy arrays and dtypes have state", other.kind())));
+            }
+        };
+        self.nodes[target as usize] = built;
+        Ok(())
+    }
+
+    /// `ndarray.__setstate__((version, shape, dtype, is_fortran, data))`.
+    fn array_state(&self, state: Id) -> Result<ArrayNode> {
+        let items = self.tuple(state, "an array's state")?;
+        let [shape, dtype, fortran, data] = match items {
+            [_, shape, dtype, fortran, data] | [shape, dtype, fortran, data] => {
+                [*shape, *dtype, *fortran, *data]
+            }
+            _ => return Err(self.error(format!("an array's state has {} items", items.len()))),
+        };
+        let shape = self.shape_of(shape)?;
+        let elem = self.elem_of(dtype)?;
+        let order = match self.int_of(fortran, "an array's fortran flag")? {
+            0 => Order::C,
+            _ => Order::Fortran,
+        };
+        let data = match &elem {
+            Elem::Object => match self.node(data) {
+                Node::List(_) => ArrayData::Objects(data),
+                other => {
+                    return Err(self.error(format!("an object array's items must be a list, not a {}", other.kind())));
+                }
+            },
+            Elem::Data(dtype) => {
+                let bytes = self.bytes_of(data, "an array's data")?;
+                let header = Header::new(dtype.clone(), order, shape.clone());
+                let expected = header.data_len().map_err(|e| self.error(e.to_string()))?;
+                if bytes.len() != expected {
+                    return Err(self.error(format!(
+                        "an array of {} with shape {} needs {expected} bytes of data, the pickle has {}",
+                        dtype.descr(),
+                        crate::shape_repr(&shape),
+                        bytes.len()
+                    )));
+                }
+                ArrayData::Bytes(bytes)
+            }
+        };
+        Ok(ArrayNode {
+            elem,
+            order,
+            shape,
+            data,
+        })
+    }
+
+    /// `dtype.__setstate__`: (version, byteorder, subarray, names, fields,
+    /// itemsize, alignment, flags[, metadata]) on a `dtype(type_str)`.
+    fn dtype_state(&self, type_str: &str, state: Id) -> Result<Elem> {
+        let items = self.tuple(state, "a dtype's state")?;
+        if !(8..=9).contains(&items.len()) {
+            return Err(self.error(format!("a dtype's state has {} items", items.len())));
+        }
+        let version = self.int_of(items[0], "a dtype's state version")?;
+        if !(3..=4).contains(&version) {
+            return Err(self.error(format!("unsupported dtype state version {version}")));
+        }
+        if matches!(type_str, "O" | "O4" | "O8") {
+            return Ok(Elem::Object);
+        }
+        let byteorder = self.text_of(items[1], "a dtype's byte order")?;
+        if !matches!(byteorder.as_str(), "<" | ">" | "|" | "=") {
+            return Err(self.error(format!("unknown byte order {byteorder:?}")));
+        }
+        let itemsize = self.int_of(items[5], "a dtype's itemsize")?;
+        let names = match self.node(items[3]) {
+            Node::None => None,
+            Node::Tuple(names) => Some(names.clone()),
+            other => return Err(self.error(format!("a dtype's names must be a tuple, not a {}", other.kind()))),
+        };
+        if let Some(names) = names {
+            return self.record_state(&names, items[4], itemsize);
+        }
+        if !matches!(self.node(items[2]), Node::None) {
+            let [base, shape] = self.tuple(items[2], "a dtype's subarray")? else {
+                return Err(self.error("a dtype's subarray must be (base, shape)"));
+            };
+            let Elem::Data(base) = self.elem_of(*base)? else {
+                return Err(self.error("subarrays of objects are not supported"));
+            };
+            let shape = self.shape_of(*shape)?;
+            return Ok(Elem::Data(DType::SubArray(Box::new(base), shape)));
+        }
+        // Flexible types carry their size in the state ('V' + itemsize).
+        let mut text = format!("{byteorder}{type_str}");
+        if let (Some(kind @ ('S' | 'U' | 'V')), Ok(size)) =
+            (type_str.chars().next(), usize::try_from(itemsize))
+            && type_str.len() == 1
+        {
+            let size = if kind == 'U' { size / 4 } else { size };
+            text = format!("{byteorder}{kind}{size}");
+        }
+        if let Some(metadata) = items.get(8)
+            && matches!(type_str, "M8" | "m8")
+        {
+            text.push_str(&self.datetime_unit(*metadata)?);
+        }
+        match DType::parse(&text) {
+            Ok(dtype) => Ok(Elem::Data(dtype)),
+            Err(Error::ObjectDType) => Ok(Elem::Object),
+            Err(e) => Err(self.error(format!("dtype {text:?}: {e}"))),
+        }
+    }
+
+    /// `[10s]` from a datetime dtype's metadata `(dict, (unit, num, den, events))`.
+    fn datetime_unit(&self, metadata: Id) -> Result<String> {
+        let [_, unit] = self.tuple(metadata, "a datetime dtype's metadata")? else {
+            return Err(self.error("a datetime dtype's metadata must be a pair"));
+        };
+        let unit = self.tuple(*unit, "a datetime unit")?;
+        let [symbol, num, ..] = unit else {
+            return Err(self.error("a datetime unit must be (unit, num, den, events)"));
+        };
+        let symbol = self.text_of(*symbol, "a datetime unit")?;
+        let num = self.int_of(*num, "a datetime unit's multiple")?;
+        Ok(match (symbol.as_str(), num) {
+            ("generic", _) => String::new(),
+            (symbol, 1) => format!("[{symbol}]"),
+            (symbol, num) => format!("[{num}{symbol}]"),
+        })
+    }
+
+    fn record_state(&self, names: &[Id], fields: Id, itemsize: i64) -> Result<Elem> {
+        let Node::Dict(entries) = self.node(fields) else {
+            return Err(self.error("a structured dtype's fields must be a dict"));
+        };
+        let mut out = Vec::with_capacity(names.len());
+        let mut end = 0usize;
+        for &name in names {
+            let name = self.text_of(name, "a field name")?;
+            let spec = entries
+                .iter()
+                .find(|(key, _)| self.text_of(*key, "a field name").is_ok_and(|k| k == name))
+                .map(|&(_, spec)| spec)
+                .ok_or_else(|| self.error(format!("field {name:?} has no entry in the dtype's fields")))?;
+            let spec = self.tuple(spec, "a field")?;
+            let (dtype, offset, title) = match spec {
+                [dtype, offset] => (*dtype, *offset, None),
+                [dtype, offset, title] => (*dtype, *offset, Some(self.text_of(*title, "a field title")?)),
+                _ => return Err(self.error("a field must be (dtype, offset[, title])")),
+            };
+            let Elem::Data(dtype) = self.elem_of(dtype)? else {
+                return Err(self.error(
+                    "structured dtypes with object fields are not supported (only whole object arrays are)",
+                ));
+            };
+            let offset = usize::try_from(self.int_of(offset, "a field offset")?)
+                .map_err(|_| self.error("negative field offset"))?;
+            if offset < end {
+                return Err(self.error("overlapping or out-of-order fields are not supported"));
+            }
+            end = offset.saturating_add(dtype.itemsize());
+            out.push(crate::Field {
+                name,
+                title,
+                dtype,
+                offset,
+            });
+        }
+        let itemsize = usize::try_from(itemsize)
+            .ok()
+            .filter(|&size| size >= end && size <= crate::dtype::MAX_ITEMSIZE)
+            .ok_or_else(|| self.error("a structured dtype's itemsize does not hold its fields"))?;
+        Ok(Elem::Data(DType::Record(crate::Record {
+            fields: out,
+            itemsize,
+        })))
+    }
+
+    /// The result tree, copying shared objects within the budget.
+    fn into_value(self, top: Id, consumed: u64) -> Result<PyValue> {
+        let limit = self
+            .options
+            .max_expansion
+            .saturating_mul(usize::try_from(consumed).unwrap_or(usize::MAX))
+            .saturating_add(1 << 20);
+        let mut builder = Builder {
+            nodes: &self.nodes,
+            options: self.options,
+            budget: limit,
+            position: consumed,
+        };
+        builder.value(top, 0)
+    }
+}
+
+/// Builds the owned tree from the arena.
+struct Builder<'a> {
+    nodes: &'a [Node],
+    options: &'a PickleOptions,
+    /// Bytes of output still allowed.
+    budget: usize,
+    position: u64,
+}
+
+impl Builder<'_> {
+    fn error(&self, reason: impl Into<String>) -> Error {
+        Error::Unpickling {
+            position: self.position,
+            reason: reason.into(),
+        }
+    }
+
+    fn spend(&mut self, bytes: usize) -> Result<()> {
+        let cost = bytes.saturating_add(size_of::<PyValue>());
+        self.budget = self.budget.checked_sub(cost).ok_or_else(|| {
+            self.error(format!(
+                "the decoded values would take more than {} times the pickle's size \
+                 (shared objects copied too often?); raise PickleOptions::max_expansion \
+                 if the file is trusted",
+                self.options.max_expansion
+            ))
+        })?;
+        Ok(())
+    }
+
+    fn items(&mut self, ids: &[Id], depth: usize) -> Result<Vec<PyValue>> {
+        self.spend(0)?;
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            out.push(self.value(id, depth + 1)?);
+        }
+        Ok(out)
+    }
+
+    fn value(&mut self, id: Id, depth: usize) -> Result<PyValue> {
+        if depth > self.options.max_depth {
+            return Err(self.error(format!(
+                "objects nested deeper than {} levels (or a container that holds itself)",
+                self.options.max_depth
+            )));
+        }
+        let node = &self.nodes[id as usize];
+        Ok(match node {
+            Node::None => PyValue::None,
+            Node::Bool(b) => PyValue::Bool(*b),
+            Node::Int(n) => PyValue::Int(*n),
+            Node::BigInt(b) => {
+                self.spend(b.len())?;
+                PyValue::BigInt(b.clone())
+            }
+            Node::Float(x) => PyValue::Float(*x),
+            Node::Complex(re, im) => PyValue::Complex(*re, *im),
+            Node::Str(s) => {
+                self.spend(s.len())?;
+                PyValue::Str(s.clone())
+            }
+            Node::Bytes(b) => {
+                self.spend(b.len())?;
+                PyValue::Bytes(b.clone())
+            }
+            Node::ByteArray(b) => {
+                self.spend(b.len())?;
+                PyValue::ByteArray(b.clone())
+            }
+            Node::Tuple(items) => PyValue::Tuple(self.items(items, depth)?),
+            Node::List(items) => PyValue::List(self.items(items, depth)?),
+            Node::Set(items) => PyValue::Set(self.items(items, depth)?),
+            Node::FrozenSet(items) => PyValue::FrozenSet(self.items(items, depth)?),
+            Node::Dict(items) => {
+                self.spend(0)?;
+                let mut out = Vec::with_capacity(items.len());
+                for &(key, value) in items {
+                    out.push((self.value(key, depth + 1)?, self.value(value, depth + 1)?));
+                }
+                PyValue::Dict(out)
+            }
+            Node::Scalar(dtype, bytes) => {
+                self.spend(bytes.len())?;
+                PyValue::Scalar(dtype.clone(), bytes.clone())
+            }
+            Node::Array(array) => PyValue::Array(Box::new(self.array(array, depth)?)),
+            other => {
+                return Err(self.error(format!(
+                    "the pickle leaves a {} where a value belongs",
+                    other.kind()
+                )));
+            }
+        })
+    }
+
+    fn array(&mut self, array: &ArrayNode, depth: usize) -> Result<NpyArray> {
+        match (&array.elem, &array.data) {
+            (Elem::Data(dtype), ArrayData::Bytes(bytes)) => {
+                self.spend(bytes.len())?;
+                let header = Header::new(dtype.clone(), array.order, array.shape.clone());
+                NpyArray::from_data(header, bytes)
+            }
+            (Elem::Object, ArrayData::Objects(list)) => {
+                let Node::List(ids) = &self.nodes[*list as usize] else {
+                    return Err(self.error("an object array's items must be a list"));
+                };
+                let header = Header::new(DType::Object, array.order, array.shape.clone());
+                let count = header.element_count().map_err(|e| self.error(e.to_string()))?;
+                if ids.len() != count {
+                    return Err(self.error(format!(
+                        "an object array of shape {} holds {} items",
+                        crate::shape_repr(&array.shape),
+                        ids.len()
+                    )));
+                }
+                // The list is in C order; the array keeps its memory order.
+                let ids = match array.order {
+                    Order::C => ids.clone(),
+                    Order::Fortran => c_to_fortran(ids, &array.shape),
+                };
+                let values = self.items(&ids, depth)?;
+                NpyArray::from_objects(header, values)
+            }
+            _ => Err(self.error("an array's data does not match its dtype")),
+        }
+    }
+}
+
+/// Items in C order rearranged into Fortran (column-major) memory order.
+pub(super) fn c_to_fortran<T: Clone>(items: &[T], shape: &[usize]) -> Vec<T> {
+    reorder(items, shape, true)
+}
+
+/// Items in Fortran memory order rearranged into C order.
+pub(super) fn fortran_to_c<T: Clone>(items: &[T], shape: &[usize]) -> Vec<T> {
+    reorder(items, shape, false)
+}
+
+fn reorder<T: Clone>(items: &[T], shape: &[usize], to_fortran: bool) -> Vec<T> {
+    if shape.len() < 2 || items.is_empty() {
+        return items.to_vec();
+    }
+    // Walk the output in its order (an odometer over the axes, fastest
+    // first), following the source's strides.
+    let source_strides = strides(shape, !to_fortran);
+    let axes: Vec<usize> = if to_fortran {
+        (0..shape.len()).collect()
+    } else {
+        (0..shape.len()).rev().collect()
+    };
+    let mut index = vec![0usize; shape.len()];
+    let mut source = 0usize;
+    let mut out = Vec::with_capacity(items.len());
+    for _ in 0..items.len() {
+        out.push(items[source].clone());
+        for &axis in &axes {
+            index[axis] += 1;
+            source += source_strides[axis];
+            if index[axis] < shape[axis] {
+                break;
+            }
+            source -= source_strides[axis] * shape[axis];
+            index[axis] = 0;
+        }
+    }
+    out
+}
+
+fn strides(shape: &[usize], fortran: bool) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    let mut acc = 1usize;
+    let axes: Vec<usize> = if fortran {
+        (0..shape.len()).collect()
+    } else {
+        (0..shape.len()).rev().collect()
+    };
+    for axis in axes {
+        strides[axis] = acc;
+        acc = acc.saturating_mul(shape[axis].max(1));
+    }
+    strides
+}
+
+fn pairs(items: Vec<Id>) -> Option<Vec<(Id, Id)>> {
+    if items.len() % 2 != 0 {
+        return None;
+    }
+    Some(items.chunks_exact(2).map(|p| (p[0], p[1])).collect())
+}
+
+pub(super) fn latin1_bytes(text: &str) -> Option<Vec<u8>> {
+    text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect()
+}
+
+/// The error for an opcode outside the allowed set, naming it.
+fn refused_opcode(op: u8) -> String {
+    let name = match op {
+        b'I' => "INT",
+        b'L' => "LONG",
+        b'F' => "FLOAT",
+        b'S' => "STRING",
+        b'V' => "UNICODE",
+        b'g' => "GET",
+        b'p' => "PUT",
+        b'P' => "PERSID",
+        b'Q' => "BINPERSID",
+        b'i' => "INST",
+        b'o' => "OBJ",
+        0x81 => "NEWOBJ",
+        0x92 => "NEWOBJ_EX",
+        0x82 => "EXT1",
+        0x83 => "EXT2",
+        0x84 => "EXT4",
+        0x97 => "NEXT_BUFFER",
+        0x98 => "READONLY_BUFFER",
+        _ => return format!("invalid load key, '\\x{op:02x}' (not a pickle opcode)"),
+    };
+    format!(
+        "opcode {name} ('\\x{op:02x}') is not allowed: numpy's object array pickles \
+         (protocols 2-5) never need it"
+    )
+}
