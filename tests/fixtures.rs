@@ -94,6 +94,7 @@ fn options_for(entry: &Value) -> ParseOptions {
             .map_or(ParseOptions::default().max_header_size, |n| {
                 usize::try_from(n).expect("fits usize")
             }),
+        ..Default::default()
     }
 }
 
@@ -446,6 +447,7 @@ fn read_options(entry: &Value, to_native: bool) -> ReadOptions {
     ReadOptions {
         parse: options_for(entry),
         to_native,
+        ..Default::default()
     }
 }
 

@@ -75,6 +75,7 @@ pub fn descr_json(dtype: &DType) -> Value {
     // The same entries `DType::descr` writes as text, as JSON.
     match dtype {
         DType::Scalar(scalar) => json!(scalar.type_str()),
+        DType::Object => json!("|O"),
         DType::SubArray(base, shape) => json!([descr_json(base), shape]),
         DType::Record(record) => Value::Array(
             record

@@ -4,8 +4,8 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, read_data};
-use npy_core::{ByteOrder, Header, Layout};
+use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, read_data, read_objects};
+use npy_core::{ByteOrder, DType, Header, Layout};
 
 use crate::Locking;
 use crate::error::{Error, Result, io_error};
@@ -39,6 +39,10 @@ pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
 /// For arrays that only need reading, [`open`](crate::open) is cheaper
 /// still: nothing is copied, and only the pages touched are read.
 ///
+/// Object arrays (`dtype=object`) load when `options.parse.allow_pickle` is
+/// set, as in numpy, decoded by npy-core's restricted unpickler (which never
+/// runs code): the array's [`objects`](NpyArray::objects) are its values.
+///
 /// ```
 /// use npy_core::io::ReadOptions;
 /// use npy_core::Order;
@@ -66,6 +70,9 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
     // the file's structure under the read.
     lock_shared(&file, path, Locking::Blocking)?;
     let (header, layout) = read_header(&file, path, &options.parse)?;
+    if header.dtype == DType::Object {
+        return load_objects(file, path, &header, layout, options);
+    }
     let file_len = file.metadata().map_err(io_error("stat", path))?.len();
     let available = file_len.saturating_sub(layout.data_offset as u64);
     if available < layout.data_len as u64 {
@@ -81,6 +88,28 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
         npy_core::Error::Io(source) => io_error("read", path)(source),
         source => file_error(source),
     })
+}
+
+/// Decodes the pickle after an object array's header (its length is
+/// unknown until it is decoded; it is read through a buffer).
+fn load_objects(
+    mut file: std::fs::File,
+    path: &Path,
+    header: &Header,
+    layout: Layout,
+    options: &ReadOptions,
+) -> Result<NpyArray> {
+    file.seek(SeekFrom::Start(layout.data_offset as u64))
+        .map_err(io_error("read", path))?;
+    read_objects(std::io::BufReader::new(file), header, layout, &options.pickle).map_err(
+        |source| match source {
+            npy_core::Error::Io(source) => io_error("read", path)(source),
+            source => Error::Header {
+                path: path.to_path_buf(),
+                source,
+            },
+        },
+    )
 }
 
 /// Reads the data of an array with `header` from `reader` into fresh

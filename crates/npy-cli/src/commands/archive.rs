@@ -22,6 +22,7 @@ fn open(path: &Path, parse: ParseOptions) -> anyhow::Result<Archive> {
     let options = ReadOptions {
         parse,
         to_native: false,
+        ..Default::default()
     };
     NpzArchive::open_with_options(path, options)
         .with_context(|| format!("cannot read the archive {}", path.display()))
@@ -30,6 +31,7 @@ fn open(path: &Path, parse: ParseOptions) -> anyhow::Result<Archive> {
 fn inspect_options() -> ParseOptions {
     ParseOptions {
         max_header_size: source::INSPECT_MAX_HEADER,
+        ..Default::default()
     }
 }
 
@@ -200,6 +202,7 @@ pub fn validate(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> 
         ReadOptions {
             parse: *options,
             to_native: false,
+            ..Default::default()
         },
     ) {
         Ok(archive) => archive,

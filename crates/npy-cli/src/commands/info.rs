@@ -13,6 +13,7 @@ pub fn run(args: &InfoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         Kind::Npy => {
             let options = npy_core::ParseOptions {
                 max_header_size: source::INSPECT_MAX_HEADER,
+                ..Default::default()
             };
             let file = NpyFile::open(&args.path, &options)?;
             if args.json {

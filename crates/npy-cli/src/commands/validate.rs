@@ -19,6 +19,7 @@ pub enum Verdict {
 pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let options = ParseOptions {
         max_header_size: args.max_header_size,
+        ..Default::default()
     };
     let mut any_invalid = false;
     let mut any_unreadable = false;

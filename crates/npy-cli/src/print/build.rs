@@ -59,6 +59,9 @@ impl Column {
             // A top-level subarray is shown as its elements (numpy appends
             // its shape to the array's shape); the caller flattens it.
             DType::SubArray(base, _) => Column::for_dtype(base),
+            // Object arrays are printed from their values (print::object);
+            // no element bytes ever reach a column.
+            DType::Object => Column::Void(Vec::new()),
         }
     }
 

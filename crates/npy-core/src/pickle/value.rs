@@ -204,7 +204,12 @@ impl PyValue {
             PyValue::Array(array) => {
                 // numpy's full array repr needs its printing options; this
                 // is the plain nested-list form. The CLI prints numpy's.
-                let _ = write!(out, "array(shape={:?}, dtype={})", array.header().shape, array.header().dtype.descr());
+                let _ = write!(
+                    out,
+                    "array(shape={:?}, dtype={})",
+                    array.header().shape,
+                    array.header().dtype.descr()
+                );
             }
             PyValue::Scalar(dtype, bytes) => match Value::decode(dtype, bytes) {
                 Ok(value) => {

@@ -49,10 +49,7 @@ enum Global {
 
 impl Global {
     fn lookup(module: &str, name: &str) -> Option<Global> {
-        let numpy_core = matches!(
-            module,
-            "numpy._core.multiarray" | "numpy.core.multiarray"
-        );
+        let numpy_core = matches!(module, "numpy._core.multiarray" | "numpy.core.multiarray");
         let numpy_numeric = matches!(module, "numpy._core.numeric" | "numpy.core.numeric");
         let builtins = matches!(module, "builtins" | "__builtin__");
         Some(match name {
@@ -359,15 +356,19 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 .flatten()
                 .or_else(|| self.sparse_memo.get(&i).copied())
         });
-        let id = found.ok_or_else(|| self.error(format!("memo value not found at index {index}")))?;
+        let id =
+            found.ok_or_else(|| self.error(format!("memo value not found at index {index}")))?;
         self.stack.push(id);
         Ok(())
     }
 
     fn text(&mut self, bytes: Vec<u8>) -> Result<Node> {
-        String::from_utf8(bytes)
-            .map(Node::Str)
-            .map_err(|e| self.error(format!("invalid UTF-8 in a str at byte {}", e.utf8_error().valid_up_to())))
+        String::from_utf8(bytes).map(Node::Str).map_err(|e| {
+            self.error(format!(
+                "invalid UTF-8 in a str at byte {}",
+                e.utf8_error().valid_up_to()
+            ))
+        })
     }
 
     /// A Python 2 `str` (BINSTRING), decoded as `encoding` says (np.load's `encoding`).
@@ -443,7 +444,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
                         u64::from(self.input.byte()?)
                     } else {
                         let len = i32::from_le_bytes(self.input.array()?);
-                        u64::try_from(len).map_err(|_| self.error("LONG pickle has negative byte count"))?
+                        u64::try_from(len)
+                            .map_err(|_| self.error("LONG pickle has negative byte count"))?
                     };
                     let bytes = self.input.vec(len)?;
                     let node = match PyValue::int_from_le_bytes(&bytes) {
@@ -541,7 +543,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 b'}' => self.push(Node::Dict(Vec::new()))?,
                 b'd' => {
                     let items = self.pop_mark()?;
-                    let pairs = pairs(items).ok_or_else(|| self.error("odd number of items for DICT"))?;
+                    let pairs =
+                        pairs(items).ok_or_else(|| self.error("odd number of items for DICT"))?;
                     self.push(Node::Dict(pairs))?;
                 }
                 b's' => {
@@ -552,8 +555,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 }
                 b'u' => {
                     let items = self.pop_mark()?;
-                    let pairs =
-                        pairs(items).ok_or_else(|| self.error("odd number of items for SETITEMS"))?;
+                    let pairs = pairs(items)
+                        .ok_or_else(|| self.error("odd number of items for SETITEMS"))?;
                     let dict = self.top()?;
                     self.set_items(dict, pairs)?;
                 }
@@ -687,9 +690,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
     fn bytes_of(&self, id: Id, what: &str) -> Result<Vec<u8>> {
         match self.node(id) {
             Node::Bytes(b) | Node::ByteArray(b) => Ok(b.clone()),
-            Node::Str(s) => latin1_bytes(s).ok_or_else(|| {
-                self.error(format!("{what} holds characters above U+00FF"))
-            }),
+            Node::Str(s) => latin1_bytes(s)
+                .ok_or_else(|| self.error(format!("{what} holds characters above U+00FF"))),
             other => Err(self.error(format!("{what} must be bytes, not a {}", other.kind()))),
         }
     }
@@ -714,7 +716,10 @@ impl<'o, R: Read> Unpickler<'o, R> {
     fn shape_of(&self, id: Id) -> Result<Vec<usize>> {
         let dims = self.tuple(id, "an array shape")?;
         if dims.len() > MAX_DIMS {
-            return Err(self.error(format!("an array shape has {} dimensions (at most {MAX_DIMS})", dims.len())));
+            return Err(self.error(format!(
+                "an array shape has {} dimensions (at most {MAX_DIMS})",
+                dims.len()
+            )));
         }
         dims.iter()
             .map(|&dim| {
@@ -727,7 +732,9 @@ impl<'o, R: Read> Unpickler<'o, R> {
     fn elem_of(&self, id: Id) -> Result<Elem> {
         match self.node(id) {
             Node::DType(elem) => Ok(elem.clone()),
-            Node::NewDType(_) => Err(self.error("a dtype is used before its state was set (BUILD)")),
+            Node::NewDType(_) => {
+                Err(self.error("a dtype is used before its state was set (BUILD)"))
+            }
             other => Err(self.error(format!("expected a numpy dtype, not a {}", other.kind()))),
         }
     }
@@ -735,7 +742,10 @@ impl<'o, R: Read> Unpickler<'o, R> {
     /// REDUCE: a call, interpreted for the few callables allowed.
     fn reduce(&mut self, callable: Id, args: Id) -> Result<Node> {
         let Node::Global(global) = *self.node(callable) else {
-            return Err(self.error(format!("REDUCE on a {}, which is not callable", self.node(callable).kind())));
+            return Err(self.error(format!(
+                "REDUCE on a {}, which is not callable",
+                self.node(callable).kind()
+            )));
         };
         let args = self.tuple(args, "REDUCE arguments")?.to_vec();
         let bad_args = || self.error(format!("unexpected arguments for {global:?}"));
@@ -820,7 +830,9 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 }
             }
             (Global::Bytes, []) => Node::Bytes(Vec::new()),
-            (Global::Complex, [re]) => Node::Complex(self.float_of(*re, "a complex's real part")?, 0.0),
+            (Global::Complex, [re]) => {
+                Node::Complex(self.float_of(*re, "a complex's real part")?, 0.0)
+            }
             (Global::Complex, [re, im]) => Node::Complex(
                 self.float_of(*re, "a complex's real part")?,
                 self.float_of(*im, "a complex's imaginary part")?,
@@ -836,7 +848,10 @@ impl<'o, R: Read> Unpickler<'o, R> {
             Node::NewArray => Node::Array(Box::new(self.array_state(state)?)),
             Node::NewDType(type_str) => Node::DType(self.dtype_state(type_str, state)?),
             other => {
-                return Err(self.error(format!("BUILD on a {}: only numpy arrays and dtypes have state", other.kind())));
+                return Err(self.error(format!(
+                    "BUILD on a {}: only numpy arrays and dtypes have state",
+                    other.kind()
+                )));
             }
         };
         self.nodes[target as usize] = built;
@@ -862,7 +877,10 @@ impl<'o, R: Read> Unpickler<'o, R> {
             Elem::Object => match self.node(data) {
                 Node::List(_) => ArrayData::Objects(data),
                 other => {
-                    return Err(self.error(format!("an object array's items must be a list, not a {}", other.kind())));
+                    return Err(self.error(format!(
+                        "an object array's items must be a list, not a {}",
+                        other.kind()
+                    )));
                 }
             },
             Elem::Data(dtype) => {
@@ -910,7 +928,12 @@ impl<'o, R: Read> Unpickler<'o, R> {
         let names = match self.node(items[3]) {
             Node::None => None,
             Node::Tuple(names) => Some(names.clone()),
-            other => return Err(self.error(format!("a dtype's names must be a tuple, not a {}", other.kind()))),
+            other => {
+                return Err(self.error(format!(
+                    "a dtype's names must be a tuple, not a {}",
+                    other.kind()
+                )));
+            }
         };
         if let Some(names) = names {
             return self.record_state(&names, items[4], itemsize);
@@ -976,11 +999,17 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 .iter()
                 .find(|(key, _)| self.text_of(*key, "a field name").is_ok_and(|k| k == name))
                 .map(|&(_, spec)| spec)
-                .ok_or_else(|| self.error(format!("field {name:?} has no entry in the dtype's fields")))?;
+                .ok_or_else(|| {
+                    self.error(format!("field {name:?} has no entry in the dtype's fields"))
+                })?;
             let spec = self.tuple(spec, "a field")?;
             let (dtype, offset, title) = match spec {
                 [dtype, offset] => (*dtype, *offset, None),
-                [dtype, offset, title] => (*dtype, *offset, Some(self.text_of(*title, "a field title")?)),
+                [dtype, offset, title] => (
+                    *dtype,
+                    *offset,
+                    Some(self.text_of(*title, "a field title")?),
+                ),
                 _ => return Err(self.error("a field must be (dtype, offset[, title])")),
             };
             let Elem::Data(dtype) = self.elem_of(dtype)? else {
@@ -1135,7 +1164,9 @@ impl Builder<'_> {
                     return Err(self.error("an object array's items must be a list"));
                 };
                 let header = Header::new(DType::Object, array.order, array.shape.clone());
-                let count = header.element_count().map_err(|e| self.error(e.to_string()))?;
+                let count = header
+                    .element_count()
+                    .map_err(|e| self.error(e.to_string()))?;
                 if ids.len() != count {
                     return Err(self.error(format!(
                         "an object array of shape {} holds {} items",
@@ -1219,7 +1250,9 @@ fn pairs(items: Vec<Id>) -> Option<Vec<(Id, Id)>> {
 }
 
 pub(super) fn latin1_bytes(text: &str) -> Option<Vec<u8>> {
-    text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect()
+    text.chars()
+        .map(|c| u8::try_from(u32::from(c)).ok())
+        .collect()
 }
 
 /// The error for an opcode outside the allowed set, naming it.

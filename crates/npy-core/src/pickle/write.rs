@@ -79,7 +79,8 @@ impl Pickler {
             Ok(len) => self.out.extend_from_slice(&[0x8a, len]),
             Err(_) => {
                 self.out.push(0x8b);
-                self.out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                self.out
+                    .extend_from_slice(&(bytes.len() as u32).to_le_bytes());
             }
         }
         self.out.extend_from_slice(bytes);
@@ -102,7 +103,8 @@ impl Pickler {
             self.out.extend_from_slice(&len.to_le_bytes());
         } else {
             self.out.push(huge);
-            self.out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+            self.out
+                .extend_from_slice(&(payload.len() as u64).to_le_bytes());
         }
         self.out.extend_from_slice(payload);
     }
@@ -222,8 +224,11 @@ impl Pickler {
         }
         self.tuple_of(header.shape.len());
         self.dtype(&header.dtype)?;
-        self.out
-            .push(if header.order == Order::Fortran { 0x88 } else { 0x89 });
+        self.out.push(if header.order == Order::Fortran {
+            0x88
+        } else {
+            0x89
+        });
         match array.objects() {
             // numpy lists an object array's items in C order whatever its layout.
             Some(values) => {
@@ -249,9 +254,13 @@ impl Pickler {
             DType::Object => ("O8".to_owned(), '|', -1, -1, 63),
             DType::Scalar(s) => scalar_state(s),
             DType::Record(r) => (format!("V{}", r.itemsize), '|', r.itemsize as i64, 1, 16),
-            DType::SubArray(base, _) => {
-                (format!("V{}", dtype.itemsize()), '|', dtype.itemsize() as i64, base_alignment(base), 0)
-            }
+            DType::SubArray(base, _) => (
+                format!("V{}", dtype.itemsize()),
+                '|',
+                dtype.itemsize() as i64,
+                base_alignment(base),
+                0,
+            ),
         };
         self.str(&type_str);
         self.out.extend_from_slice(&[0x89, 0x88, 0x87, b'R']);
