@@ -69,7 +69,14 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
     // Held while reading: no process following the locking rule changes
     // the file's structure under the read.
     lock_shared(&file, path, Locking::Blocking)?;
-    let (header, layout) = read_header(&file, path, &options.parse)?;
+    let (header, layout) = read_header(&file, path, &options.parse).map_err(|e| match e {
+        // Loading (not mapping) says what np.load says: allow_pickle is off.
+        Error::ObjectDType { path } => Error::Header {
+            path,
+            source: npy_core::Error::ObjectDType,
+        },
+        e => e,
+    })?;
     if header.dtype == DType::Object {
         return load_objects(file, path, &header, layout, options);
     }
@@ -101,15 +108,19 @@ fn load_objects(
 ) -> Result<NpyArray> {
     file.seek(SeekFrom::Start(layout.data_offset as u64))
         .map_err(io_error("read", path))?;
-    read_objects(std::io::BufReader::new(file), header, layout, &options.pickle).map_err(
-        |source| match source {
-            npy_core::Error::Io(source) => io_error("read", path)(source),
-            source => Error::Header {
-                path: path.to_path_buf(),
-                source,
-            },
-        },
+    read_objects(
+        std::io::BufReader::new(file),
+        header,
+        layout,
+        &options.pickle,
     )
+    .map_err(|source| match source {
+        npy_core::Error::Io(source) => io_error("read", path)(source),
+        source => Error::Header {
+            path: path.to_path_buf(),
+            source,
+        },
+    })
 }
 
 /// Reads the data of an array with `header` from `reader` into fresh

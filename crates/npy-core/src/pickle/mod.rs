@@ -134,7 +134,7 @@ pub fn loads(bytes: &[u8], options: &PickleOptions) -> Result<PyValue> {
 /// (numpy arrays as numpy pickles them).
 pub fn dumps(value: &PyValue) -> Result<Vec<u8>> {
     let mut pickler = write::Pickler::new();
-    pickler.value(value, 0)?;
+    pickler.value(value)?;
     Ok(pickler.finish())
 }
 

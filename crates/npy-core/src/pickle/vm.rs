@@ -10,13 +10,14 @@
 //! turning the arena into a [`PyValue`] tree (which copies shared objects)
 //! is budgeted against the input's size and the depth limit.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read};
 
 use super::value::PyValue;
 use super::{Encoding, PickleOptions};
 use crate::io::NpyArray;
-use crate::{DType, Error, Header, Order, Result};
+use crate::{ByteOrder, DType, Error, Header, Order, Result};
 
 type Id = u32;
 
@@ -895,6 +896,21 @@ impl<'o, R: Read> Unpickler<'o, R> {
                         bytes.len()
                     )));
                 }
+                // numpy's __setstate__ byte-swaps a non-native scalar array to
+                // native order on load (records keep their fields' orders).
+                if let DType::Scalar(_) = dtype
+                    && !dtype.is_native_byte_order()
+                {
+                    let mut bytes = bytes;
+                    let native =
+                        crate::swap::convert_byte_order(dtype, &mut bytes, ByteOrder::NATIVE);
+                    return Ok(ArrayNode {
+                        elem: Elem::Data(native),
+                        order,
+                        shape,
+                        data: ArrayData::Bytes(bytes),
+                    });
+                }
                 ArrayData::Bytes(bytes)
             }
         };
@@ -1053,11 +1069,12 @@ impl<'o, R: Read> Unpickler<'o, R> {
             budget: limit,
             position: consumed,
         };
-        builder.value(top, 0)
+        builder.build(top)
     }
 }
 
-/// Builds the owned tree from the arena.
+/// Builds the owned tree from the arena, without recursion: an explicit
+/// stack of the containers being filled, as deep as the depth limit.
 struct Builder<'a> {
     nodes: &'a [Node],
     options: &'a PickleOptions,
@@ -1066,7 +1083,32 @@ struct Builder<'a> {
     position: u64,
 }
 
-impl Builder<'_> {
+/// A container being filled: its children's ids and the values built so far.
+struct Frame<'a> {
+    kind: FrameKind,
+    children: Cow<'a, [Id]>,
+    next: usize,
+    values: Vec<PyValue>,
+}
+
+enum FrameKind {
+    Tuple,
+    List,
+    Set,
+    FrozenSet,
+    /// Children alternate key, value.
+    Dict,
+    /// The items of an object array, in its memory order.
+    ObjectArray(Header),
+}
+
+/// What opening a node gives: a finished value, or a container to fill.
+enum Opened<'a> {
+    Value(PyValue),
+    Frame(Frame<'a>),
+}
+
+impl<'a> Builder<'a> {
     fn error(&self, reason: impl Into<String>) -> Error {
         Error::Unpickling {
             position: self.position,
@@ -1087,62 +1129,128 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn items(&mut self, ids: &[Id], depth: usize) -> Result<Vec<PyValue>> {
-        self.spend(0)?;
-        let mut out = Vec::with_capacity(ids.len());
-        for &id in ids {
-            out.push(self.value(id, depth + 1)?);
+    fn build(&mut self, root: Id) -> Result<PyValue> {
+        let mut frames: Vec<Frame<'a>> = Vec::new();
+        let mut next = root;
+        loop {
+            // Descend into `next`.
+            let mut value = match self.open(next)? {
+                Opened::Value(value) => value,
+                Opened::Frame(frame) => {
+                    if frames.len() >= self.options.max_depth {
+                        return Err(self.error(format!(
+                            "objects nested deeper than {} levels (or a container that holds itself)",
+                            self.options.max_depth
+                        )));
+                    }
+                    frames.push(frame);
+                    match self.advance(&mut frames)? {
+                        Some(Ok(child)) => {
+                            next = child;
+                            continue;
+                        }
+                        Some(Err(value)) => value,
+                        None => return unreachable_frame(),
+                    }
+                }
+            };
+            // Ascend: hand `value` to its container until one has another child.
+            loop {
+                let Some(top) = frames.last_mut() else {
+                    return Ok(value);
+                };
+                top.values.push(value);
+                match self.advance(&mut frames)? {
+                    Some(Ok(child)) => {
+                        next = child;
+                        break;
+                    }
+                    Some(Err(finished)) => value = finished,
+                    None => return unreachable_frame(),
+                }
+            }
         }
-        Ok(out)
     }
 
-    fn value(&mut self, id: Id, depth: usize) -> Result<PyValue> {
-        if depth > self.options.max_depth {
-            return Err(self.error(format!(
-                "objects nested deeper than {} levels (or a container that holds itself)",
-                self.options.max_depth
-            )));
+    /// The top frame's next child (`Ok`), or the frame finished into a
+    /// value (`Err`) and popped; `None` without frames.
+    #[allow(clippy::type_complexity)]
+    fn advance(&mut self, frames: &mut Vec<Frame<'a>>) -> Result<Option<Result<Id, PyValue>>> {
+        let Some(top) = frames.last_mut() else {
+            return Ok(None);
+        };
+        if let Some(&child) = top.children.get(top.next) {
+            top.next += 1;
+            return Ok(Some(Ok(child)));
         }
-        let node = &self.nodes[id as usize];
-        Ok(match node {
-            Node::None => PyValue::None,
-            Node::Bool(b) => PyValue::Bool(*b),
-            Node::Int(n) => PyValue::Int(*n),
-            Node::BigInt(b) => {
-                self.spend(b.len())?;
-                PyValue::BigInt(b.clone())
-            }
-            Node::Float(x) => PyValue::Float(*x),
-            Node::Complex(re, im) => PyValue::Complex(*re, *im),
-            Node::Str(s) => {
-                self.spend(s.len())?;
-                PyValue::Str(s.clone())
-            }
-            Node::Bytes(b) => {
-                self.spend(b.len())?;
-                PyValue::Bytes(b.clone())
-            }
-            Node::ByteArray(b) => {
-                self.spend(b.len())?;
-                PyValue::ByteArray(b.clone())
-            }
-            Node::Tuple(items) => PyValue::Tuple(self.items(items, depth)?),
-            Node::List(items) => PyValue::List(self.items(items, depth)?),
-            Node::Set(items) => PyValue::Set(self.items(items, depth)?),
-            Node::FrozenSet(items) => PyValue::FrozenSet(self.items(items, depth)?),
-            Node::Dict(items) => {
-                self.spend(0)?;
-                let mut out = Vec::with_capacity(items.len());
-                for &(key, value) in items {
-                    out.push((self.value(key, depth + 1)?, self.value(value, depth + 1)?));
+        let Some(frame) = frames.pop() else {
+            return Ok(None);
+        };
+        Ok(Some(Err(self.finish(frame)?)))
+    }
+
+    fn finish(&self, frame: Frame<'a>) -> Result<PyValue> {
+        let values = frame.values;
+        Ok(match frame.kind {
+            FrameKind::Tuple => PyValue::Tuple(values),
+            FrameKind::List => PyValue::List(values),
+            FrameKind::Set => PyValue::Set(values),
+            FrameKind::FrozenSet => PyValue::FrozenSet(values),
+            FrameKind::Dict => {
+                let mut pairs = Vec::with_capacity(values.len() / 2);
+                let mut items = values.into_iter();
+                while let (Some(key), Some(value)) = (items.next(), items.next()) {
+                    pairs.push((key, value));
                 }
-                PyValue::Dict(out)
+                PyValue::Dict(pairs)
             }
+            FrameKind::ObjectArray(header) => {
+                PyValue::Array(Box::new(NpyArray::from_objects(header, values)?))
+            }
+        })
+    }
+
+    fn open(&mut self, id: Id) -> Result<Opened<'a>> {
+        let nodes = self.nodes;
+        let frame = |kind, children: &'a [Id]| {
+            Opened::Frame(Frame {
+                kind,
+                values: Vec::with_capacity(children.len()),
+                children: Cow::Borrowed(children),
+                next: 0,
+            })
+        };
+        let node = &nodes[id as usize];
+        let payload = match node {
+            Node::BigInt(b) | Node::Bytes(b) | Node::ByteArray(b) | Node::Scalar(_, b) => b.len(),
+            Node::Str(s) => s.len(),
+            _ => 0,
+        };
+        self.spend(payload)?;
+        Ok(match node {
+            Node::None => Opened::Value(PyValue::None),
+            Node::Bool(b) => Opened::Value(PyValue::Bool(*b)),
+            Node::Int(n) => Opened::Value(PyValue::Int(*n)),
+            Node::BigInt(b) => Opened::Value(PyValue::BigInt(b.clone())),
+            Node::Float(x) => Opened::Value(PyValue::Float(*x)),
+            Node::Complex(re, im) => Opened::Value(PyValue::Complex(*re, *im)),
+            Node::Str(s) => Opened::Value(PyValue::Str(s.clone())),
+            Node::Bytes(b) => Opened::Value(PyValue::Bytes(b.clone())),
+            Node::ByteArray(b) => Opened::Value(PyValue::ByteArray(b.clone())),
             Node::Scalar(dtype, bytes) => {
-                self.spend(bytes.len())?;
-                PyValue::Scalar(dtype.clone(), bytes.clone())
+                Opened::Value(PyValue::Scalar(dtype.clone(), bytes.clone()))
             }
-            Node::Array(array) => PyValue::Array(Box::new(self.array(array, depth)?)),
+            Node::Tuple(items) => frame(FrameKind::Tuple, items),
+            Node::List(items) => frame(FrameKind::List, items),
+            Node::Set(items) => frame(FrameKind::Set, items),
+            Node::FrozenSet(items) => frame(FrameKind::FrozenSet, items),
+            Node::Dict(pairs) => Opened::Frame(Frame {
+                kind: FrameKind::Dict,
+                children: Cow::Owned(pairs.iter().flat_map(|&(k, v)| [k, v]).collect()),
+                next: 0,
+                values: Vec::with_capacity(2 * pairs.len()),
+            }),
+            Node::Array(array) => self.open_array(array)?,
             other => {
                 return Err(self.error(format!(
                     "the pickle leaves a {} where a value belongs",
@@ -1152,12 +1260,14 @@ impl Builder<'_> {
         })
     }
 
-    fn array(&mut self, array: &ArrayNode, depth: usize) -> Result<NpyArray> {
+    fn open_array(&mut self, array: &'a ArrayNode) -> Result<Opened<'a>> {
         match (&array.elem, &array.data) {
             (Elem::Data(dtype), ArrayData::Bytes(bytes)) => {
                 self.spend(bytes.len())?;
                 let header = Header::new(dtype.clone(), array.order, array.shape.clone());
-                NpyArray::from_data(header, bytes)
+                Ok(Opened::Value(PyValue::Array(Box::new(
+                    NpyArray::from_data(header, bytes)?,
+                ))))
             }
             (Elem::Object, ArrayData::Objects(list)) => {
                 let Node::List(ids) = &self.nodes[*list as usize] else {
@@ -1175,16 +1285,28 @@ impl Builder<'_> {
                     )));
                 }
                 // The list is in C order; the array keeps its memory order.
-                let ids = match array.order {
-                    Order::C => ids.clone(),
-                    Order::Fortran => c_to_fortran(ids, &array.shape),
+                let children = match array.order {
+                    Order::C => Cow::Borrowed(ids.as_slice()),
+                    Order::Fortran => Cow::Owned(c_to_fortran(ids, &array.shape)),
                 };
-                let values = self.items(&ids, depth)?;
-                NpyArray::from_objects(header, values)
+                Ok(Opened::Frame(Frame {
+                    kind: FrameKind::ObjectArray(header),
+                    values: Vec::with_capacity(children.len()),
+                    children,
+                    next: 0,
+                }))
             }
             _ => Err(self.error("an array's data does not match its dtype")),
         }
     }
+}
+
+/// `advance` always finds the frame just pushed.
+fn unreachable_frame<T>() -> Result<T> {
+    Err(Error::Unpickling {
+        position: 0,
+        reason: "internal error: no open container".to_owned(),
+    })
 }
 
 /// Items in C order rearranged into Fortran (column-major) memory order.

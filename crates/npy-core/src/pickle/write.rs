@@ -122,94 +122,101 @@ impl Pickler {
         }
     }
 
-    pub(super) fn value(&mut self, value: &PyValue, depth: usize) -> Result<()> {
-        if depth > MAX_DEPTH {
-            return Err(Error::PyValueType {
-                found: "value",
-                wanted: format!("at most {MAX_DEPTH} levels of nesting"),
-            });
-        }
-        match value {
-            PyValue::None => self.out.push(b'N'),
-            PyValue::Bool(true) => self.out.push(0x88),
-            PyValue::Bool(false) => self.out.push(0x89),
-            PyValue::Int(n) => self.int(*n),
-            PyValue::BigInt(bytes) => self.long(bytes),
-            PyValue::Float(x) => self.float(*x),
-            PyValue::Complex(re, im) => {
-                self.global("builtins", "complex");
-                self.float(*re);
-                self.float(*im);
-                self.out.extend_from_slice(&[0x86, b'R']);
-            }
-            PyValue::Str(s) => self.str(s),
-            PyValue::Bytes(b) => self.bytes(b),
-            PyValue::ByteArray(b) => {
-                self.global("builtins", "bytearray");
-                self.bytes(b);
-                self.out.extend_from_slice(&[0x85, b'R']);
-            }
-            PyValue::Tuple(items) => {
-                if items.len() > 3 {
-                    self.out.push(b'(');
-                }
-                for item in items {
-                    self.value(item, depth + 1)?;
-                }
-                self.tuple_of(items.len());
-            }
-            PyValue::List(items) => {
-                self.out.push(b']');
-                self.items(items, depth, b'e')?;
-            }
-            PyValue::Set(items) => {
-                self.out.push(0x8f);
-                self.items(items, depth, 0x90)?;
-            }
-            PyValue::FrozenSet(items) => {
-                self.out.push(b'(');
-                for item in items {
-                    self.value(item, depth + 1)?;
-                }
-                self.out.push(0x91);
-            }
-            PyValue::Dict(items) => {
-                self.out.push(b'}');
-                for batch in items.chunks(BATCH) {
-                    self.out.push(b'(');
-                    for (key, value) in batch {
-                        self.value(key, depth + 1)?;
-                        self.value(value, depth + 1)?;
-                    }
-                    self.out.push(b'u');
-                }
-            }
-            PyValue::Array(array) => self.array(array, depth)?,
-            PyValue::Scalar(dtype, bytes) => {
-                self.global("numpy._core.multiarray", "scalar");
-                self.dtype(dtype)?;
-                self.bytes(bytes);
-                self.out.extend_from_slice(&[0x86, b'R']);
-            }
-        }
-        Ok(())
+    /// Writes `root`, without recursion: containers push their parts as
+    /// tasks, so nesting costs heap, not stack.
+    pub(super) fn value(&mut self, root: &PyValue) -> Result<()> {
+        self.run(vec![Task::Value(root, 0)])
     }
 
-    /// Items in batches: MARK items `op` (APPENDS or ADDITEMS).
-    fn items(&mut self, items: &[PyValue], depth: usize, op: u8) -> Result<()> {
-        for batch in items.chunks(BATCH) {
-            self.out.push(b'(');
-            for item in batch {
-                self.value(item, depth + 1)?;
+    fn run<'v>(&mut self, mut tasks: Vec<Task<'v>>) -> Result<()> {
+        while let Some(task) = tasks.pop() {
+            let (value, depth) = match task {
+                Task::Op(op) => {
+                    self.out.push(op);
+                    continue;
+                }
+                Task::Value(value, depth) => (value, depth),
+            };
+            if depth > MAX_DEPTH {
+                return Err(Error::PyValueType {
+                    found: value.type_name(),
+                    wanted: format!("a value nested at most {MAX_DEPTH} levels deep"),
+                });
             }
-            self.out.push(op);
+            match value {
+                PyValue::None => self.out.push(b'N'),
+                PyValue::Bool(true) => self.out.push(0x88),
+                PyValue::Bool(false) => self.out.push(0x89),
+                PyValue::Int(n) => self.int(*n),
+                PyValue::BigInt(bytes) => self.long(bytes),
+                PyValue::Float(x) => self.float(*x),
+                PyValue::Complex(re, im) => {
+                    self.global("builtins", "complex");
+                    self.float(*re);
+                    self.float(*im);
+                    self.out.extend_from_slice(&[0x86, b'R']);
+                }
+                PyValue::Str(s) => self.str(s),
+                PyValue::Bytes(b) => self.bytes(b),
+                PyValue::ByteArray(b) => {
+                    self.global("builtins", "bytearray");
+                    self.bytes(b);
+                    self.out.extend_from_slice(&[0x85, b'R']);
+                }
+                PyValue::Tuple(items) => {
+                    if items.len() > 3 {
+                        self.out.push(b'(');
+                    }
+                    tasks.push(Task::Op(match items.len() {
+                        0 => b')',
+                        n @ 1..=3 => 0x84 + n as u8,
+                        _ => b't',
+                    }));
+                    push_values(&mut tasks, items.iter(), depth);
+                }
+                PyValue::List(items) => {
+                    self.out.push(b']');
+                    push_batches(&mut tasks, items.iter().collect(), depth, b'e');
+                }
+                PyValue::Set(items) => {
+                    self.out.push(0x8f);
+                    push_batches(&mut tasks, items.iter().collect(), depth, 0x90);
+                }
+                PyValue::FrozenSet(items) => {
+                    self.out.push(b'(');
+                    tasks.push(Task::Op(0x91));
+                    push_values(&mut tasks, items.iter(), depth);
+                }
+                PyValue::Dict(items) => {
+                    self.out.push(b'}');
+                    let flat: Vec<&PyValue> = items.iter().flat_map(|(k, v)| [k, v]).collect();
+                    for batch in flat.chunks(2 * BATCH).rev() {
+                        tasks.push(Task::Op(b'u'));
+                        push_values(&mut tasks, batch.iter().copied(), depth);
+                        tasks.push(Task::Op(b'('));
+                    }
+                }
+                PyValue::Array(array) => self.array(array, depth, &mut tasks)?,
+                PyValue::Scalar(dtype, bytes) => {
+                    self.global("numpy._core.multiarray", "scalar");
+                    self.dtype(dtype)?;
+                    self.bytes(bytes);
+                    self.out.extend_from_slice(&[0x86, b'R']);
+                }
+            }
         }
         Ok(())
     }
 
     /// `_reconstruct(ndarray, (0,), b'b')` then BUILD with
-    /// `(1, shape, dtype, is_fortran, data)`, as `ndarray.__reduce__` gives.
-    pub(super) fn array(&mut self, array: &NpyArray, depth: usize) -> Result<()> {
+    /// `(1, shape, dtype, is_fortran, data)`, as `ndarray.__reduce__` gives;
+    /// an object array's items become tasks.
+    fn array<'v>(
+        &mut self,
+        array: &'v NpyArray,
+        depth: usize,
+        tasks: &mut Vec<Task<'v>>,
+    ) -> Result<()> {
         let header = array.header();
         self.global("numpy._core.multiarray", "_reconstruct");
         self.global("numpy", "ndarray");
@@ -229,21 +236,21 @@ impl Pickler {
         } else {
             0x89
         });
+        tasks.push(Task::Op(b'b'));
+        tasks.push(Task::Op(b't'));
         match array.objects() {
             // numpy lists an object array's items in C order whatever its layout.
             Some(values) => {
                 self.out.push(b']');
-                match header.order {
-                    Order::C => self.items(values, depth, b'e')?,
-                    Order::Fortran => {
-                        let c_order = fortran_to_c(values, &header.shape);
-                        self.items(&c_order, depth, b'e')?;
-                    }
-                }
+                let refs: Vec<&'v PyValue> = values.iter().collect();
+                let c_order = match header.order {
+                    Order::C => refs,
+                    Order::Fortran => fortran_to_c(&refs, &header.shape),
+                };
+                push_batches(tasks, c_order, depth, b'e');
             }
             None => self.bytes(array.data()),
         }
-        self.out.extend_from_slice(&[b't', b'b']);
         Ok(())
     }
 
@@ -369,10 +376,36 @@ fn base_alignment(dtype: &DType) -> i64 {
     }
 }
 
+/// Work left for [`Pickler::value`]: a value (and its depth) or one opcode.
+pub(super) enum Task<'v> {
+    Value(&'v PyValue, usize),
+    Op(u8),
+}
+
+/// Pushes `values` so that they pop in order.
+fn push_values<'v>(
+    tasks: &mut Vec<Task<'v>>,
+    values: impl DoubleEndedIterator<Item = &'v PyValue>,
+    depth: usize,
+) {
+    tasks.extend(values.rev().map(|value| Task::Value(value, depth + 1)));
+}
+
+/// Pushes MARK items `op` batches (APPENDS, ADDITEMS) so they pop in order.
+fn push_batches<'v>(tasks: &mut Vec<Task<'v>>, items: Vec<&'v PyValue>, depth: usize, op: u8) {
+    for batch in items.chunks(BATCH).rev() {
+        tasks.push(Task::Op(op));
+        push_values(tasks, batch.iter().copied(), depth);
+        tasks.push(Task::Op(b'('));
+    }
+}
+
 /// The pickle of a whole array, as `np.save` writes after the header.
 pub(super) fn pickle_array(array: &NpyArray) -> Result<Vec<u8>> {
     let mut pickler = Pickler::new();
-    pickler.array(array, 0)?;
+    let mut tasks = Vec::new();
+    pickler.array(array, 0, &mut tasks)?;
+    pickler.run(tasks)?;
     Ok(pickler.finish())
 }
 
