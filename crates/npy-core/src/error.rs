@@ -165,6 +165,17 @@ pub enum Error {
         wanted: String,
     },
 
+    /// An object array needs one value per element.
+    #[error("an object array of shape {shape} holds {expected} values, not {actual}")]
+    ObjectCount {
+        /// The shape, as a Python tuple.
+        shape: String,
+        /// Elements in the shape.
+        expected: usize,
+        /// Values given.
+        actual: usize,
+    },
+
     /// Object arrays hold values, not bytes: raw-data writers and views
     /// refuse them.
     #[error(

@@ -255,7 +255,7 @@ impl NpyArray {
     /// for Fortran order), one per element. Its layout is the one of an
     /// array not read from a file (offsets 0).
     ///
-    /// Errors: [`Error::DataLength`] unless there is one value per element;
+    /// Errors: [`Error::ObjectCount`] unless there is one value per element;
     /// [`Error::TypeMismatch`] unless the header's dtype is [`DType::Object`].
     ///
     /// ```

@@ -413,7 +413,8 @@ pub(super) fn pickle_array(array: &NpyArray) -> Result<Vec<u8>> {
 pub(crate) fn check_count(header: &Header, count: usize) -> Result<()> {
     let expected = header.element_count()?;
     if expected != count {
-        return Err(Error::DataLength {
+        return Err(Error::ObjectCount {
+            shape: crate::shape_repr(&header.shape),
             expected,
             actual: count,
         });
