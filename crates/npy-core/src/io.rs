@@ -246,6 +246,23 @@ impl NpyArray {
         self.objects.as_deref_mut()
     }
 
+    /// This object array with its values rearranged into C (row-major)
+    /// order, the order numpy lists them in; other arrays are returned as
+    /// they are.
+    pub fn into_c_order(self) -> NpyArray {
+        match (&self.objects, self.header.order) {
+            (Some(values), Order::Fortran) => NpyArray {
+                objects: Some(crate::pickle::fortran_to_c(values, &self.header.shape)),
+                header: Header {
+                    order: Order::C,
+                    ..self.header
+                },
+                ..self
+            },
+            _ => self,
+        }
+    }
+
     /// The values of an object array, taken; `None` for other arrays.
     pub fn into_objects(self) -> Option<Vec<PyValue>> {
         self.objects

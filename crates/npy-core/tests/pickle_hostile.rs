@@ -143,9 +143,15 @@ fn reduce_and_build_only_interpret_the_known_patterns() {
     };
     let cases: Vec<(Vec<u8>, &str)> = vec![
         // Calling something that is not a global.
-        ([short_unicode("os.system"), b")R".to_vec()].concat(), "not callable"),
+        (
+            [short_unicode("os.system"), b")R".to_vec()].concat(),
+            "not callable",
+        ),
         // numpy.ndarray called directly (not through _reconstruct).
-        ([global("numpy", "ndarray"), b"K\x03\x85\x85R".to_vec()].concat(), "unexpected arguments"),
+        (
+            [global("numpy", "ndarray"), b"K\x03\x85\x85R".to_vec()].concat(),
+            "unexpected arguments",
+        ),
         // _reconstruct of a class other than ndarray (set).
         (
             [
@@ -157,15 +163,26 @@ fn reduce_and_build_only_interpret_the_known_patterns() {
             "only numpy.ndarray is allowed",
         ),
         // set() with an int.
-        ([global("builtins", "set"), b"K\x01\x85R".to_vec()].concat(), "unexpected arguments"),
+        (
+            [global("builtins", "set"), b"K\x01\x85R".to_vec()].concat(),
+            "unexpected arguments",
+        ),
         // _codecs.encode with another codec.
         (
-            [global("_codecs", "encode"), short_unicode("x"), short_unicode("rot13"), b"\x86R".to_vec()]
-                .concat(),
+            [
+                global("_codecs", "encode"),
+                short_unicode("x"),
+                short_unicode("rot13"),
+                b"\x86R".to_vec(),
+            ]
+            .concat(),
             "unsupported encoding",
         ),
         // Arguments that are not a tuple.
-        ([global("builtins", "complex"), b"NR".to_vec()].concat(), "must be a tuple"),
+        (
+            [global("builtins", "complex"), b"NR".to_vec()].concat(),
+            "must be a tuple",
+        ),
         // BUILD on a list: there is no state to set.
         (b"]}b".to_vec(), "BUILD on a list"),
         // A dtype never finished by BUILD used as an array's dtype.
@@ -186,7 +203,10 @@ fn reduce_and_build_only_interpret_the_known_patterns() {
     ];
     for (body, expected) in cases {
         let (message, _) = refuse(&p4(&body));
-        assert!(message.contains(expected), "expected {expected:?}: {message}");
+        assert!(
+            message.contains(expected),
+            "expected {expected:?}: {message}"
+        );
     }
 }
 
@@ -223,9 +243,17 @@ const O8_STATE: &[u8] = b"(K\x03\x8c\x01|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\
 #[test]
 fn arrays_whose_data_does_not_match_their_shape_are_refused_before_allocating() {
     // A billion float64 elements claimed, 8 bytes given.
-    let bytes = array_pickle(&[1_000_000_000], "f8", F8_STATE, b"C\x08\x00\x00\x00\x00\x00\x00\x00\x00");
+    let bytes = array_pickle(
+        &[1_000_000_000],
+        "f8",
+        F8_STATE,
+        b"C\x08\x00\x00\x00\x00\x00\x00\x00\x00",
+    );
     let (message, cost) = refuse(&bytes);
-    assert!(message.contains("needs 8000000000 bytes of data, the pickle has 8"), "{message}");
+    assert!(
+        message.contains("needs 8000000000 bytes of data, the pickle has 8"),
+        "{message}"
+    );
     assert!(cost.peak_bytes < small_multiple(bytes.len()), "{cost:?}");
     // A shape whose size overflows.
     let bytes = array_pickle(&[0x7fff_ffff; 4], "f8", F8_STATE, b"C\x00");
@@ -241,7 +269,12 @@ fn arrays_whose_data_does_not_match_their_shape_are_refused_before_allocating() 
     assert!(message.contains("negative dimensions"), "{message}");
     // The same pickle with matching data decodes (the cases above fail for
     // the reason given, not for a malformed pickle).
-    let good = array_pickle(&[1], "f8", F8_STATE, b"C\x08\x00\x00\x00\x00\x00\x00\xf8\x3f");
+    let good = array_pickle(
+        &[1],
+        "f8",
+        F8_STATE,
+        b"C\x08\x00\x00\x00\x00\x00\x00\xf8\x3f",
+    );
     let value = pickle::loads(&good, &PickleOptions::default()).unwrap();
     let PyValue::Array(array) = value else {
         panic!("{value:?}")
@@ -301,7 +334,10 @@ fn deep_nesting_is_refused_without_recursion() {
     let sets = p4(&[b"(".repeat(depth), b")".to_vec(), b"\x91".repeat(depth)].concat());
     for bytes in [lists, tuples, dicts, sets] {
         let (message, cost) = refuse(&bytes);
-        assert!(message.contains("nested deeper than 1000 levels"), "{message}");
+        assert!(
+            message.contains("nested deeper than 1000 levels"),
+            "{message}"
+        );
         assert!(cost.peak_bytes < small_multiple(bytes.len()), "{cost:?}");
     }
     // A list that holds itself is infinitely deep.
@@ -348,16 +384,28 @@ fn malformed_streams_are_refused() {
         (b"\x80\x041.", "could not find MARK"),
         (b"\x80\x04KzKz\x93.", "STACK_GLOBAL requires str"),
         (b"\x80\x04\x8c\x02\xff\xfe.", "invalid UTF-8"),
-        (b"\x80\x04\x95\x02\x00\x00\x00\x00\x00\x00\x00X\x05\x00\x00\x00abcde.", "exhausted before end of frame"),
+        (
+            b"\x80\x04\x95\x02\x00\x00\x00\x00\x00\x00\x00X\x05\x00\x00\x00abcde.",
+            "exhausted before end of frame",
+        ),
         (b"\x80\x02cos\nsys", "truncated"),
-        (b"\x80\x02cnumpy\x00\nndarray\n.", "'numpy\x00.ndarray' is not allowed"),
+        (
+            b"\x80\x02cnumpy\x00\nndarray\n.",
+            "'numpy\x00.ndarray' is not allowed",
+        ),
     ];
     for (bytes, expected) in cases {
         let (message, _) = refuse(bytes);
-        assert!(message.contains(expected), "{bytes:?}: expected {expected:?}: {message}");
+        assert!(
+            message.contains(expected),
+            "{bytes:?}: expected {expected:?}: {message}"
+        );
     }
     let (message, _) = refuse(b"\x80\x04N.trailing");
-    assert!(message.contains("8 bytes follow the pickle's STOP"), "{message}");
+    assert!(
+        message.contains("8 bytes follow the pickle's STOP"),
+        "{message}"
+    );
 }
 
 /// Python 2 strings follow np.load's `encoding`.
@@ -366,9 +414,15 @@ fn python_2_strings_follow_the_encoding() {
     let bytes = p4(b"U\x03\xe9t\xe9");
     let mut options = PickleOptions::default();
     let error = pickle::loads(&bytes, &options).unwrap_err().to_string();
-    assert!(error.contains("'ascii' codec can't decode byte 0xe9"), "{error}");
+    assert!(
+        error.contains("'ascii' codec can't decode byte 0xe9"),
+        "{error}"
+    );
     options.encoding = pickle::Encoding::Latin1;
-    assert_eq!(pickle::loads(&bytes, &options).unwrap(), PyValue::from("été"));
+    assert_eq!(
+        pickle::loads(&bytes, &options).unwrap(),
+        PyValue::from("été")
+    );
     options.encoding = pickle::Encoding::Bytes;
     assert_eq!(
         pickle::loads(&bytes, &options).unwrap(),
@@ -383,7 +437,10 @@ fn hostile_pickles_in_npy_files_are_refused_by_read_npy() {
     let mut options = ReadOptions::default();
     options.parse.allow_pickle = true;
     let cases: &[(&[u8], &str)] = &[
-        (b"\x80\x02cposix\nsystem\nX\x02\x00\x00\x00id\x85R.", "'posix.system' is not allowed"),
+        (
+            b"\x80\x02cposix\nsystem\nX\x02\x00\x00\x00id\x85R.",
+            "'posix.system' is not allowed",
+        ),
         // A plain list where the header promises an array.
         (b"\x80\x04]N\x85.", "the pickle holds a Python"),
         (b"\x80\x04](Ne.", "holds a Python list"),

@@ -29,7 +29,10 @@ fn every_kind() -> Vec<PyValue> {
         PyValue::Tuple(vec![1.into()]),
         PyValue::Tuple((0..5).map(PyValue::from).collect()),
         PyValue::List((0..2500).map(PyValue::from).collect()),
-        PyValue::Dict(vec![("k".into(), PyValue::List(vec![])), (2.into(), PyValue::None)]),
+        PyValue::Dict(vec![
+            ("k".into(), PyValue::List(vec![])),
+            (2.into(), PyValue::None),
+        ]),
         PyValue::Set(vec![1.into()]),
         PyValue::FrozenSet(vec![]),
         floats.into(),
@@ -40,7 +43,10 @@ fn every_kind() -> Vec<PyValue> {
 fn every_kind_round_trips_through_the_pickler() {
     let value = PyValue::List(every_kind());
     let bytes = pickle::dumps(&value).unwrap();
-    assert_eq!(pickle::loads(&bytes, &PickleOptions::default()).unwrap(), value);
+    assert_eq!(
+        pickle::loads(&bytes, &PickleOptions::default()).unwrap(),
+        value
+    );
 }
 
 #[test]
@@ -69,13 +75,22 @@ fn reprs_are_pythons() {
     let dict = &every_kind()[17];
     assert_eq!(dict.to_string(), "{'k': [], 2: None}");
     assert_eq!(PyValue::Set(vec![]).to_string(), "set()");
-    assert_eq!(PyValue::FrozenSet(vec![1.into()]).to_string(), "frozenset({1})");
+    assert_eq!(
+        PyValue::FrozenSet(vec![1.into()]).to_string(),
+        "frozenset({1})"
+    );
 }
 
 #[test]
 fn ints_are_stored_in_their_smallest_form() {
-    assert_eq!(PyValue::from(u64::from(u32::MAX)), PyValue::Int(i64::from(u32::MAX)));
-    assert_eq!(PyValue::from(1u64 << 63), PyValue::BigInt(vec![0, 0, 0, 0, 0, 0, 0, 0x80, 0]));
+    assert_eq!(
+        PyValue::from(u64::from(u32::MAX)),
+        PyValue::Int(i64::from(u32::MAX))
+    );
+    assert_eq!(
+        PyValue::from(1u64 << 63),
+        PyValue::BigInt(vec![0, 0, 0, 0, 0, 0, 0, 0x80, 0])
+    );
     assert_eq!(PyValue::int_from_le_bytes(&[0xff, 0xff]), PyValue::Int(-1));
     assert_eq!(PyValue::int_from_le_bytes(&[]), PyValue::Int(0));
     assert_eq!(PyValue::Int(-129).int_le_bytes(), Some(vec![0x7f, 0xff]));
@@ -86,22 +101,29 @@ fn conversions_to_rust_types() {
     assert_eq!(i64::try_from(PyValue::Int(-3)).unwrap(), -3);
     assert_eq!(f64::try_from(PyValue::Int(2)).unwrap(), 2.0);
     assert_eq!(String::try_from(PyValue::from("x")).unwrap(), "x");
-    assert_eq!(Vec::<u8>::try_from(PyValue::ByteArray(vec![7])).unwrap(), [7]);
+    assert_eq!(
+        Vec::<u8>::try_from(PyValue::ByteArray(vec![7])).unwrap(),
+        [7]
+    );
     assert!(bool::try_from(PyValue::Bool(true)).unwrap());
     assert_eq!(
         Vec::<PyValue>::try_from(PyValue::from(vec![1, 2])).unwrap(),
         [PyValue::Int(1), PyValue::Int(2)]
     );
     assert_eq!(PyValue::from(None::<i32>), PyValue::None);
-    let error = i64::try_from(PyValue::from(1u64 << 63)).unwrap_err().to_string();
+    let error = i64::try_from(PyValue::from(1u64 << 63))
+        .unwrap_err()
+        .to_string();
     assert_eq!(error, "expected an int that fits i64, found a Python int");
     let error = String::try_from(PyValue::None).unwrap_err().to_string();
     assert_eq!(error, "expected a str, found a Python NoneType");
-    let array: NpyArray = PyValue::from(NpyArray::from_objects(
-        Header::new(DType::Object, Order::C, vec![]),
-        vec![PyValue::None],
+    let array: NpyArray = PyValue::from(
+        NpyArray::from_objects(
+            Header::new(DType::Object, Order::C, vec![]),
+            vec![PyValue::None],
+        )
+        .unwrap(),
     )
-    .unwrap())
     .try_into()
     .unwrap();
     assert_eq!(array.objects(), Some(&[PyValue::None][..]));
@@ -111,7 +133,10 @@ fn conversions_to_rust_types() {
 fn object_arrays_need_one_value_per_element() {
     let header = Header::new(DType::Object, Order::C, vec![2, 2]);
     let error = NpyArray::from_objects(header, vec![PyValue::None]).unwrap_err();
-    assert_eq!(error.to_string(), "an object array of shape (2, 2) holds 4 values, not 1");
+    assert_eq!(
+        error.to_string(),
+        "an object array of shape (2, 2) holds 4 values, not 1"
+    );
     let floats = Header::new(DType::parse("<f8").unwrap(), Order::C, vec![1]);
     assert!(NpyArray::from_objects(floats, vec![PyValue::None]).is_err());
 }

@@ -3,16 +3,19 @@
 use std::io::Write;
 
 use anyhow::{Context, bail};
-use npy_core::swap::convert_byte_order;
-use npy_core::{ByteOrder, Header, RecordView, Value};
+use npy_core::{Header, RecordView};
 
 use crate::cli::ShowArgs;
-use crate::print::{self, Column, Selection};
+use crate::print::{self, Selection};
 
 /// More shown elements than this is a request for a data dump, not a look.
 const MAX_SHOWN: usize = 10_000_000;
 
 pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    if let Some(text) = crate::commands::objects::show(args)? {
+        writeln!(out, "{text}")?;
+        return Ok(());
+    }
     let opened =
         crate::commands::open_array(&args.path, args.member.as_deref(), npy_mmap::Advice::Random)?;
     let text = render(&opened.header, opened.data(), args)?;
@@ -39,26 +42,6 @@ pub fn render(header: &Header, data: &[u8], args: &ShowArgs) -> anyhow::Result<S
     selection.len().filter(|n| *n <= MAX_SHOWN).with_context(|| {
         format!("too many elements to show (more than {MAX_SHOWN}); narrow it with --rows or --limit")
     })?;
-    let element = view.dtype();
-    let mut column = Column::for_dtype(element);
-    let mut bytes = vec![0u8; element.itemsize()];
-    // Elements are decoded in native order: the decoder knows long doubles
-    // only in the machine's own layout.
-    let native = element.with_byte_order(ByteOrder::NATIVE);
-    let mut result = Ok(());
-    selection.for_each_index(|index| {
-        if result.is_err() {
-            return;
-        }
-        result = view
-            .get(index)
-            .context("an index the selection produced is outside the array")
-            .and_then(|record| {
-                bytes.copy_from_slice(record.bytes());
-                convert_byte_order(element, &mut bytes, ByteOrder::NATIVE);
-                column.push(Value::decode(&native, &bytes)?)
-            });
-    });
-    result?;
+    let column = print::decode_shown(&view, &selection)?;
     Ok(print::array_str(&selection, &column))
 }

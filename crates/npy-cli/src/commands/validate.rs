@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use npy_core::ParseOptions;
+use npy_core::{DType, ParseOptions, ReadOptions};
 
 use crate::cli::ValidateArgs;
 use crate::source::{self, Kind, NpyFile};
@@ -17,10 +17,11 @@ pub enum Verdict {
 }
 
 pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let options = ParseOptions {
+    let parse = ParseOptions {
         max_header_size: args.max_header_size,
         ..Default::default()
     };
+    let options = super::objects::read_options(&args.pickle, parse);
     let mut any_invalid = false;
     let mut any_unreadable = false;
     for path in &args.paths {
@@ -49,19 +50,22 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
 }
 
 /// Checks one path; `Err` only when it cannot be read at all.
-fn check(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> {
+fn check(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
     match source::sniff(path)? {
         Kind::Npy => Ok(check_npy(path, options)),
         Kind::Npz => crate::commands::archive::validate(path, options),
     }
 }
 
-fn check_npy(path: &Path, options: &ParseOptions) -> Verdict {
-    let file = match NpyFile::open(path, options) {
+fn check_npy(path: &Path, options: &ReadOptions) -> Verdict {
+    let file = match NpyFile::open(path, &options.parse) {
         Ok(file) => file,
         // The path opened a moment ago, so a failure here is the header's.
         Err(err) => return Verdict::Invalid(vec![header_problem(&err)]),
     };
+    if file.header.dtype == DType::Object {
+        return super::objects::check_pickle(path, &file, options);
+    }
     match data_length_problem(&file.header, file.layout.data_len, file.surplus()) {
         Some(problem) => Verdict::Invalid(vec![problem]),
         None => Verdict::Valid,

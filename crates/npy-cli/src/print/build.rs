@@ -1,9 +1,37 @@
 //! Filling a [`Column`] from element bytes of any dtype.
 
-use anyhow::bail;
-use npy_core::{DType, ScalarKind, Value};
+use anyhow::{Context, bail};
+use npy_core::swap::convert_byte_order;
+use npy_core::{ByteOrder, DType, RecordView, ScalarKind, Value};
 
-use super::{Column, FieldColumn, FloatWidth};
+use super::{Column, FieldColumn, FloatWidth, Selection};
+
+/// The decoded values of the elements of `view` that `selection` shows, in
+/// C order (only those are decoded: showing a 10 GB array reads a few pages).
+pub fn decode_shown(view: &RecordView<'_>, selection: &Selection) -> anyhow::Result<Column> {
+    let element = view.dtype();
+    let mut column = Column::for_dtype(element);
+    let mut bytes = vec![0u8; element.itemsize()];
+    // Elements are decoded in native order: the decoder knows long doubles
+    // only in the machine's own layout.
+    let native = element.with_byte_order(ByteOrder::NATIVE);
+    let mut result = Ok(());
+    selection.for_each_index(|index| {
+        if result.is_err() {
+            return;
+        }
+        result = view
+            .get(index)
+            .context("an index the selection produced is outside the array")
+            .and_then(|record| {
+                bytes.copy_from_slice(record.bytes());
+                convert_byte_order(element, &mut bytes, ByteOrder::NATIVE);
+                column.push(Value::decode(&native, &bytes)?)
+            });
+    });
+    result?;
+    Ok(column)
+}
 
 fn float_width(itemsize: usize) -> FloatWidth {
     match itemsize {

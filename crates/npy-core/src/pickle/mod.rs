@@ -143,4 +143,5 @@ pub(crate) fn pickle_array(array: &NpyArray) -> Result<Vec<u8>> {
     write::pickle_array(array)
 }
 
+pub(crate) use vm::fortran_to_c;
 pub(crate) use write::check_count;

@@ -142,7 +142,37 @@ impl PyValue {
     }
 
     /// Appends Python's `repr()` of the value.
+    ///
+    /// Nested numpy arrays are written in a short form
+    /// (`array(shape=[2], dtype='<f8')`): numpy's own array repr depends on
+    /// its print options; [`write_repr_with`](Self::write_repr_with) lets a
+    /// caller supply it (the `npy` CLI prints numpy's exact text).
     pub fn write_repr(&self, out: &mut String) {
+        self.write_repr_with(out, &|_| None);
+    }
+
+    /// Python's `repr()` of the value, with `numpy_repr` asked first for
+    /// every nested array and numpy scalar (inside containers too); `None`
+    /// falls back to the short form of [`write_repr`](Self::write_repr).
+    pub fn write_repr_with(
+        &self,
+        out: &mut String,
+        numpy_repr: &dyn Fn(&PyValue) -> Option<String>,
+    ) {
+        if matches!(self, PyValue::Array(_) | PyValue::Scalar(..))
+            && let Some(text) = numpy_repr(self)
+        {
+            out.push_str(&text);
+            return;
+        }
+        let write_items = |out: &mut String, items: &[PyValue]| {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                item.write_repr_with(out, numpy_repr);
+            }
+        };
         match self {
             PyValue::None => out.push_str("None"),
             PyValue::Bool(true) => out.push_str("True"),
@@ -183,9 +213,9 @@ impl PyValue {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    key.write_repr(out);
+                    key.write_repr_with(out, numpy_repr);
                     out.push_str(": ");
-                    value.write_repr(out);
+                    value.write_repr_with(out, numpy_repr);
                 }
                 out.push('}');
             }
@@ -218,15 +248,6 @@ impl PyValue {
                 Err(_) => out.push_str("<numpy scalar>"),
             },
         }
-    }
-}
-
-fn write_items(out: &mut String, items: &[PyValue]) {
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        item.write_repr(out);
     }
 }
 

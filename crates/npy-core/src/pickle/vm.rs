@@ -1315,7 +1315,7 @@ pub(super) fn c_to_fortran<T: Clone>(items: &[T], shape: &[usize]) -> Vec<T> {
 }
 
 /// Items in Fortran memory order rearranged into C order.
-pub(super) fn fortran_to_c<T: Clone>(items: &[T], shape: &[usize]) -> Vec<T> {
+pub(crate) fn fortran_to_c<T: Clone>(items: &[T], shape: &[usize]) -> Vec<T> {
     reorder(items, shape, false)
 }
 
