@@ -9,7 +9,7 @@
 
 mod support;
 
-use npy_core::pickle::PyValue;
+use npy_core::pickle::{NumpyScalar, PyValue};
 use npy_core::{DType, Header, NpyArray, Order, ReadOptions};
 use npy_mmap::npz::{Compression, NpzArchive, NpzWriter};
 use serde_json::Value;
@@ -110,6 +110,11 @@ print(json.dumps(out))
     );
 }
 
+fn scalar(descr: &str, bytes: Vec<u8>) -> PyValue {
+    let dtype = DType::parse(descr).unwrap();
+    PyValue::Scalar(Box::new(NumpyScalar { dtype, bytes }))
+}
+
 /// Values of every kind, nested arrays of many dtypes among them.
 fn every_kind() -> Vec<PyValue> {
     let array = |descr: &str, shape: Vec<usize>, order: Order| {
@@ -156,8 +161,8 @@ fn every_kind() -> Vec<PyValue> {
         ]),
         PyValue::Set(vec![1.into(), 2.into()]),
         PyValue::FrozenSet(vec!["f".into()]),
-        PyValue::Scalar(DType::parse("<f8").unwrap(), 1.5f64.to_le_bytes().to_vec()),
-        PyValue::Scalar(DType::parse("<i4").unwrap(), (-3i32).to_le_bytes().to_vec()),
+        scalar("<f8", 1.5f64.to_le_bytes().to_vec()),
+        scalar("<i4", (-3i32).to_le_bytes().to_vec()),
         array("<i8", vec![3], Order::C),
         array("|u1", vec![4], Order::C),
         array(">i2", vec![2], Order::C),

@@ -275,8 +275,8 @@ pub fn value_json(value: &PyValue) -> Value {
                 .collect::<Vec<_>>()
         ]),
         PyValue::Array(array) => serde_json::json!(["array", array_json(array)]),
-        PyValue::Scalar(dtype, bytes) => {
-            serde_json::json!(["scalar", dtype.descr(), to_hex(bytes)])
+        PyValue::Scalar(scalar) => {
+            serde_json::json!(["scalar", scalar.dtype.descr(), to_hex(&scalar.bytes)])
         }
     }
 }

@@ -303,9 +303,9 @@ impl NpyArray {
 
     /// An array of plain data not read from a file (a nested array of an
     /// object array): `data` must hold what `header` describes.
-    pub(crate) fn from_data(header: Header, data: &[u8]) -> Result<NpyArray> {
+    pub(crate) fn from_data(header: Header, data: Vec<u8>) -> Result<NpyArray> {
         let layout = detached_layout(data.len());
-        NpyArray::from_parts(header, layout, AlignedBytes::copy_from(data))
+        NpyArray::from_parts(header, layout, AlignedBytes::from_vec(data))
     }
 
     /// Converts the data to byte order `to` in place and updates the dtype

@@ -126,7 +126,7 @@ fn value_repr(value: &PyValue) -> String {
     let mut out = String::new();
     value.write_repr_with(&mut out, &|value| match value {
         PyValue::Array(array) => array_text(array, Mode::Repr).ok(),
-        PyValue::Scalar(dtype, bytes) => scalar_repr(dtype, bytes),
+        PyValue::Scalar(scalar) => scalar_repr(&scalar.dtype, &scalar.bytes),
         _ => None,
     });
     out
@@ -137,7 +137,7 @@ fn value_str(value: &PyValue) -> String {
     match value {
         PyValue::Str(text) => text.clone(),
         PyValue::Array(array) => array_text(array, Mode::Str).unwrap_or_else(|_| value_repr(value)),
-        PyValue::Scalar(dtype, bytes) => scalar_column(dtype, bytes)
+        PyValue::Scalar(scalar) => scalar_column(&scalar.dtype, &scalar.bytes)
             .map(|column| scalar_str(&column))
             .unwrap_or_else(|| value_repr(value)),
         other => value_repr(other),

@@ -57,7 +57,7 @@ mod write;
 
 use std::io::Read;
 
-pub use value::PyValue;
+pub use value::{NumpyScalar, PyValue};
 
 use crate::Result;
 use crate::io::NpyArray;

@@ -57,9 +57,24 @@ pub enum PyValue {
     FrozenSet(Vec<PyValue>),
     /// A numpy array (any dtype, object arrays included), loaded.
     Array(Box<NpyArray>),
-    /// A numpy scalar (`np.float64(1.5)`, `np.int32(3)`): its dtype and
-    /// its bytes, in the dtype's byte order.
-    Scalar(DType, Vec<u8>),
+    /// A numpy scalar (`np.float64(1.5)`, `np.int32(3)`).
+    Scalar(Box<NumpyScalar>),
+}
+
+/// A numpy scalar: its dtype and its bytes, in the dtype's byte order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumpyScalar {
+    /// The scalar's type (not an object type).
+    pub dtype: DType,
+    /// Exactly `dtype.itemsize()` bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl NumpyScalar {
+    /// The scalar decoded as an element of its dtype.
+    pub fn value(&self) -> Result<Value> {
+        Value::decode(&self.dtype, &self.bytes)
+    }
 }
 
 impl PartialEq for PyValue {
@@ -82,7 +97,7 @@ impl PartialEq for PyValue {
             | (FrozenSet(a), FrozenSet(b)) => a == b,
             (Dict(a), Dict(b)) => a == b,
             (Array(a), Array(b)) => a == b,
-            (Scalar(a, x), Scalar(b, y)) => a == b && x == y,
+            (Scalar(a), Scalar(b)) => a == b,
             _ => false,
         }
     }
@@ -108,7 +123,7 @@ impl PyValue {
             PyValue::Set(_) => "set",
             PyValue::FrozenSet(_) => "frozenset",
             PyValue::Array(_) => "numpy.ndarray",
-            PyValue::Scalar(..) => "numpy scalar",
+            PyValue::Scalar(_) => "numpy scalar",
         }
     }
 
@@ -159,7 +174,7 @@ impl PyValue {
         out: &mut String,
         numpy_repr: &dyn Fn(&PyValue) -> Option<String>,
     ) {
-        if matches!(self, PyValue::Array(_) | PyValue::Scalar(..))
+        if matches!(self, PyValue::Array(_) | PyValue::Scalar(_))
             && let Some(text) = numpy_repr(self)
         {
             out.push_str(&text);
@@ -241,7 +256,7 @@ impl PyValue {
                     array.header().dtype.descr()
                 );
             }
-            PyValue::Scalar(dtype, bytes) => match Value::decode(dtype, bytes) {
+            PyValue::Scalar(scalar) => match scalar.value() {
                 Ok(value) => {
                     let _ = write!(out, "{value}");
                 }

@@ -10,11 +10,10 @@
 //! turning the arena into a [`PyValue`] tree (which copies shared objects)
 //! is budgeted against the input's size and the depth limit.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read};
 
-use super::value::PyValue;
+use super::value::{NumpyScalar, PyValue};
 use super::{Encoding, PickleOptions};
 use crate::io::NpyArray;
 use crate::{ByteOrder, DType, Error, Header, Order, Result};
@@ -77,7 +76,7 @@ enum Elem {
     Object,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct ArrayNode {
     elem: Elem,
     order: Order,
@@ -86,13 +85,13 @@ struct ArrayNode {
     data: ArrayData,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum ArrayData {
     Bytes(Vec<u8>),
     Objects(Id),
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Node {
     None,
     Bool(bool),
@@ -115,7 +114,9 @@ enum Node {
     /// `dtype(type, align, copy)` before its BUILD: the type string.
     NewDType(String),
     DType(Elem),
-    Scalar(DType, Vec<u8>),
+    Scalar(Box<NumpyScalar>),
+    /// Taken by the tree builder (its one use): seen again only through a cycle.
+    Moved,
 }
 
 impl Node {
@@ -138,7 +139,8 @@ impl Node {
             Node::NewArray => "array under construction",
             Node::Array(_) => "numpy array",
             Node::NewDType(_) | Node::DType(_) => "numpy dtype",
-            Node::Scalar(..) => "numpy scalar",
+            Node::Scalar(_) => "numpy scalar",
+            Node::Moved => "container that holds itself",
         }
     }
 }
@@ -779,7 +781,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                         bytes.len()
                     )));
                 }
-                Node::Scalar(dtype, bytes)
+                Node::Scalar(Box::new(NumpyScalar { dtype, bytes }))
             }
             (Global::FromBuffer, [buffer, dtype, shape, order]) => {
                 let Elem::Data(dtype) = self.elem_of(*dtype)? else {
@@ -1063,30 +1065,29 @@ impl<'o, R: Read> Unpickler<'o, R> {
             .max_expansion
             .saturating_mul(usize::try_from(consumed).unwrap_or(usize::MAX))
             .saturating_add(1 << 20);
-        let mut builder = Builder {
-            nodes: &self.nodes,
-            options: self.options,
-            budget: limit,
-            position: consumed,
-        };
-        builder.build(top)
+        Builder::new(self.nodes, top, self.options, limit, consumed).build(top)
     }
 }
 
 /// Builds the owned tree from the arena, without recursion: an explicit
 /// stack of the containers being filled, as deep as the depth limit.
-struct Builder<'a> {
-    nodes: &'a [Node],
-    options: &'a PickleOptions,
+/// Objects used once are moved out of the arena, not copied; only shared
+/// ones are copied (and paid for from the budget).
+struct Builder<'o> {
+    nodes: Vec<Node>,
+    /// How many places each node is still used in (children of containers,
+    /// the array items, the root).
+    uses: Vec<u32>,
+    options: &'o PickleOptions,
     /// Bytes of output still allowed.
     budget: usize,
     position: u64,
 }
 
 /// A container being filled: its children's ids and the values built so far.
-struct Frame<'a> {
+struct Frame {
     kind: FrameKind,
-    children: Cow<'a, [Id]>,
+    children: Vec<Id>,
     next: usize,
     values: Vec<PyValue>,
 }
@@ -1103,12 +1104,27 @@ enum FrameKind {
 }
 
 /// What opening a node gives: a finished value, or a container to fill.
-enum Opened<'a> {
+enum Opened {
     Value(PyValue),
-    Frame(Frame<'a>),
+    Frame(Frame),
 }
 
-impl<'a> Builder<'a> {
+impl<'o> Builder<'o> {
+    fn new(nodes: Vec<Node>, root: Id, options: &'o PickleOptions, budget: usize, position: u64) -> Self {
+        let mut uses = vec![0u32; nodes.len()];
+        uses[root as usize] = 1;
+        for child in nodes.iter().flat_map(children) {
+            uses[child as usize] = uses[child as usize].saturating_add(1);
+        }
+        Builder {
+            nodes,
+            uses,
+            options,
+            budget,
+            position,
+        }
+    }
+
     fn error(&self, reason: impl Into<String>) -> Error {
         Error::Unpickling {
             position: self.position,
@@ -1129,8 +1145,15 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    fn depth_error(&self) -> Error {
+        self.error(format!(
+            "objects nested deeper than {} levels (or a container that holds itself)",
+            self.options.max_depth
+        ))
+    }
+
     fn build(&mut self, root: Id) -> Result<PyValue> {
-        let mut frames: Vec<Frame<'a>> = Vec::new();
+        let mut frames: Vec<Frame> = Vec::new();
         let mut next = root;
         loop {
             // Descend into `next`.
@@ -1138,10 +1161,7 @@ impl<'a> Builder<'a> {
                 Opened::Value(value) => value,
                 Opened::Frame(frame) => {
                     if frames.len() >= self.options.max_depth {
-                        return Err(self.error(format!(
-                            "objects nested deeper than {} levels (or a container that holds itself)",
-                            self.options.max_depth
-                        )));
+                        return Err(self.depth_error());
                     }
                     frames.push(frame);
                     match self.advance(&mut frames)? {
@@ -1175,7 +1195,7 @@ impl<'a> Builder<'a> {
     /// The top frame's next child (`Ok`), or the frame finished into a
     /// value (`Err`) and popped; `None` without frames.
     #[allow(clippy::type_complexity)]
-    fn advance(&mut self, frames: &mut Vec<Frame<'a>>) -> Result<Option<Result<Id, PyValue>>> {
+    fn advance(&mut self, frames: &mut Vec<Frame>) -> Result<Option<Result<Id, PyValue>>> {
         let Some(top) = frames.last_mut() else {
             return Ok(None);
         };
@@ -1186,71 +1206,62 @@ impl<'a> Builder<'a> {
         let Some(frame) = frames.pop() else {
             return Ok(None);
         };
-        Ok(Some(Err(self.finish(frame)?)))
+        Ok(Some(Err(finish(frame)?)))
     }
 
-    fn finish(&self, frame: Frame<'a>) -> Result<PyValue> {
-        let values = frame.values;
-        Ok(match frame.kind {
-            FrameKind::Tuple => PyValue::Tuple(values),
-            FrameKind::List => PyValue::List(values),
-            FrameKind::Set => PyValue::Set(values),
-            FrameKind::FrozenSet => PyValue::FrozenSet(values),
-            FrameKind::Dict => {
-                let mut pairs = Vec::with_capacity(values.len() / 2);
-                let mut items = values.into_iter();
-                while let (Some(key), Some(value)) = (items.next(), items.next()) {
-                    pairs.push((key, value));
-                }
-                PyValue::Dict(pairs)
-            }
-            FrameKind::ObjectArray(header) => {
-                PyValue::Array(Box::new(NpyArray::from_objects(header, values)?))
-            }
-        })
+    /// The node `id`, moved out of the arena at its last use, else copied.
+    /// A copy of a container uses its children once more.
+    fn take(&mut self, id: Id) -> Node {
+        let uses = &mut self.uses[id as usize];
+        if *uses <= 1 {
+            return std::mem::replace(&mut self.nodes[id as usize], Node::Moved);
+        }
+        *uses -= 1;
+        let node = self.nodes[id as usize].clone();
+        for child in children(&node) {
+            self.uses[child as usize] = self.uses[child as usize].saturating_add(1);
+        }
+        node
     }
 
-    fn open(&mut self, id: Id) -> Result<Opened<'a>> {
-        let nodes = self.nodes;
-        let frame = |kind, children: &'a [Id]| {
-            Opened::Frame(Frame {
-                kind,
-                values: Vec::with_capacity(children.len()),
-                children: Cow::Borrowed(children),
-                next: 0,
-            })
-        };
-        let node = &nodes[id as usize];
-        let payload = match node {
-            Node::BigInt(b) | Node::Bytes(b) | Node::ByteArray(b) | Node::Scalar(_, b) => b.len(),
+    fn open(&mut self, id: Id) -> Result<Opened> {
+        let node = self.take(id);
+        let payload = match &node {
+            Node::BigInt(b) | Node::Bytes(b) | Node::ByteArray(b) => b.len(),
+            Node::Scalar(scalar) => scalar.bytes.len(),
             Node::Str(s) => s.len(),
             _ => 0,
         };
         self.spend(payload)?;
+        let frame = |kind, children: Vec<Id>| {
+            Opened::Frame(Frame {
+                kind,
+                values: Vec::with_capacity(children.len()),
+                children,
+                next: 0,
+            })
+        };
         Ok(match node {
             Node::None => Opened::Value(PyValue::None),
-            Node::Bool(b) => Opened::Value(PyValue::Bool(*b)),
-            Node::Int(n) => Opened::Value(PyValue::Int(*n)),
-            Node::BigInt(b) => Opened::Value(PyValue::BigInt(b.clone())),
-            Node::Float(x) => Opened::Value(PyValue::Float(*x)),
-            Node::Complex(re, im) => Opened::Value(PyValue::Complex(*re, *im)),
-            Node::Str(s) => Opened::Value(PyValue::Str(s.clone())),
-            Node::Bytes(b) => Opened::Value(PyValue::Bytes(b.clone())),
-            Node::ByteArray(b) => Opened::Value(PyValue::ByteArray(b.clone())),
-            Node::Scalar(dtype, bytes) => {
-                Opened::Value(PyValue::Scalar(dtype.clone(), bytes.clone()))
-            }
+            Node::Bool(b) => Opened::Value(PyValue::Bool(b)),
+            Node::Int(n) => Opened::Value(PyValue::Int(n)),
+            Node::BigInt(b) => Opened::Value(PyValue::BigInt(b)),
+            Node::Float(x) => Opened::Value(PyValue::Float(x)),
+            Node::Complex(re, im) => Opened::Value(PyValue::Complex(re, im)),
+            Node::Str(s) => Opened::Value(PyValue::Str(s)),
+            Node::Bytes(b) => Opened::Value(PyValue::Bytes(b)),
+            Node::ByteArray(b) => Opened::Value(PyValue::ByteArray(b)),
+            Node::Scalar(scalar) => Opened::Value(PyValue::Scalar(scalar)),
             Node::Tuple(items) => frame(FrameKind::Tuple, items),
             Node::List(items) => frame(FrameKind::List, items),
             Node::Set(items) => frame(FrameKind::Set, items),
             Node::FrozenSet(items) => frame(FrameKind::FrozenSet, items),
-            Node::Dict(pairs) => Opened::Frame(Frame {
-                kind: FrameKind::Dict,
-                children: Cow::Owned(pairs.iter().flat_map(|&(k, v)| [k, v]).collect()),
-                next: 0,
-                values: Vec::with_capacity(2 * pairs.len()),
-            }),
-            Node::Array(array) => self.open_array(array)?,
+            Node::Dict(pairs) => frame(
+                FrameKind::Dict,
+                pairs.iter().flat_map(|&(k, v)| [k, v]).collect(),
+            ),
+            Node::Array(array) => self.open_array(*array)?,
+            Node::Moved => return Err(self.depth_error()),
             other => {
                 return Err(self.error(format!(
                     "the pickle leaves a {} where a value belongs",
@@ -1260,34 +1271,32 @@ impl<'a> Builder<'a> {
         })
     }
 
-    fn open_array(&mut self, array: &'a ArrayNode) -> Result<Opened<'a>> {
-        match (&array.elem, &array.data) {
+    fn open_array(&mut self, array: ArrayNode) -> Result<Opened> {
+        match (array.elem, array.data) {
             (Elem::Data(dtype), ArrayData::Bytes(bytes)) => {
                 self.spend(bytes.len())?;
-                let header = Header::new(dtype.clone(), array.order, array.shape.clone());
-                Ok(Opened::Value(PyValue::Array(Box::new(
-                    NpyArray::from_data(header, bytes)?,
-                ))))
+                let header = Header::new(dtype, array.order, array.shape);
+                Ok(Opened::Value(PyValue::Array(Box::new(NpyArray::from_data(
+                    header, bytes,
+                )?))))
             }
             (Elem::Object, ArrayData::Objects(list)) => {
-                let Node::List(ids) = &self.nodes[*list as usize] else {
+                let Node::List(ids) = self.take(list) else {
                     return Err(self.error("an object array's items must be a list"));
                 };
-                let header = Header::new(DType::Object, array.order, array.shape.clone());
-                let count = header
-                    .element_count()
-                    .map_err(|e| self.error(e.to_string()))?;
+                let header = Header::new(DType::Object, array.order, array.shape);
+                let count = header.element_count().map_err(|e| self.error(e.to_string()))?;
                 if ids.len() != count {
                     return Err(self.error(format!(
                         "an object array of shape {} holds {} items",
-                        crate::shape_repr(&array.shape),
+                        crate::shape_repr(&header.shape),
                         ids.len()
                     )));
                 }
                 // The list is in C order; the array keeps its memory order.
-                let children = match array.order {
-                    Order::C => Cow::Borrowed(ids.as_slice()),
-                    Order::Fortran => Cow::Owned(c_to_fortran(ids, &array.shape)),
+                let children = match header.order {
+                    Order::C => ids,
+                    Order::Fortran => c_to_fortran(&ids, &header.shape),
                 };
                 Ok(Opened::Frame(Frame {
                     kind: FrameKind::ObjectArray(header),
@@ -1299,6 +1308,48 @@ impl<'a> Builder<'a> {
             _ => Err(self.error("an array's data does not match its dtype")),
         }
     }
+}
+
+/// The nodes `node` refers to (its items, a dict's keys and values, an
+/// object array's list).
+fn children(node: &Node) -> impl Iterator<Item = Id> + '_ {
+    let (items, pairs, list): (&[Id], &[(Id, Id)], Option<Id>) = match node {
+        Node::Tuple(items) | Node::List(items) | Node::Set(items) | Node::FrozenSet(items) => {
+            (items, &[], None)
+        }
+        Node::Dict(pairs) => (&[], pairs, None),
+        Node::Array(array) => match array.data {
+            ArrayData::Objects(list) => (&[], &[], Some(list)),
+            ArrayData::Bytes(_) => (&[], &[], None),
+        },
+        _ => (&[], &[], None),
+    };
+    items
+        .iter()
+        .copied()
+        .chain(pairs.iter().flat_map(|&(k, v)| [k, v]))
+        .chain(list)
+}
+
+fn finish(frame: Frame) -> Result<PyValue> {
+    let values = frame.values;
+    Ok(match frame.kind {
+        FrameKind::Tuple => PyValue::Tuple(values),
+        FrameKind::List => PyValue::List(values),
+        FrameKind::Set => PyValue::Set(values),
+        FrameKind::FrozenSet => PyValue::FrozenSet(values),
+        FrameKind::Dict => {
+            let mut pairs = Vec::with_capacity(values.len() / 2);
+            let mut items = values.into_iter();
+            while let (Some(key), Some(value)) = (items.next(), items.next()) {
+                pairs.push((key, value));
+            }
+            PyValue::Dict(pairs)
+        }
+        FrameKind::ObjectArray(header) => {
+            PyValue::Array(Box::new(NpyArray::from_objects(header, values)?))
+        }
+    })
 }
 
 /// `advance` always finds the frame just pushed.

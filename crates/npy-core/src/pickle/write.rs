@@ -197,10 +197,10 @@ impl Pickler {
                     }
                 }
                 PyValue::Array(array) => self.array(array, depth, &mut tasks)?,
-                PyValue::Scalar(dtype, bytes) => {
+                PyValue::Scalar(scalar) => {
                     self.global("numpy._core.multiarray", "scalar");
-                    self.dtype(dtype)?;
-                    self.bytes(bytes);
+                    self.dtype(&scalar.dtype)?;
+                    self.bytes(&scalar.bytes);
                     self.out.extend_from_slice(&[0x86, b'R']);
                 }
             }
