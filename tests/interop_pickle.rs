@@ -194,7 +194,7 @@ fn numpy_loads_what_we_write() {
     for order in [Order::C, Order::Fortran] {
         // (count / 3, 3) would drop a value; pad to a multiple of 3.
         let mut items = values.clone();
-        while items.len() % 3 != 0 {
+        while !items.len().is_multiple_of(3) {
             items.push(PyValue::None);
         }
         let shape = vec![items.len() / 3, 3];

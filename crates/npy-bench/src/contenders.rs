@@ -1003,7 +1003,10 @@ pub fn objects(h: &mut Harness) -> Result<()> {
     let array = loaded.expect("at least one run")?;
     let values = array.objects().map_or(0, <[_]>::len);
     ensure!(values == count, "decoded {values} values, expected {count}");
-    let mut row = Row::new("objects.load", format!("load object array, {count} short str"));
+    let mut row = Row::new(
+        "objects.load",
+        format!("load object array, {count} short str"),
+    );
     row.set(Ours, load);
     h.push(row, report.as_ref());
     let copy = h.args.dir.join("objects-ours.npy");
@@ -1012,7 +1015,10 @@ pub fn objects(h: &mut Harness) -> Result<()> {
             .map(|_| time(|| npy_mmap::save_array(&copy, &array).expect("saves")).0)
             .collect(),
     );
-    let mut row = Row::new("objects.save", format!("save object array, {count} short str"));
+    let mut row = Row::new(
+        "objects.save",
+        format!("save object array, {count} short str"),
+    );
     row.set(Ours, save);
     h.push(row, report.as_ref());
     h.cleanup(&[path, copy])

@@ -320,8 +320,10 @@ fn shared_objects_cannot_expand_without_bound() {
     assert!(message.contains("times the pickle's size"), "{message}");
     assert!(cost.peak_bytes < small_multiple(bytes.len()), "{cost:?}");
     // Raising the limit is the trusting caller's choice, and it still stops.
-    let mut options = PickleOptions::default();
-    options.max_expansion = 1000;
+    let options = PickleOptions {
+        max_expansion: 1000,
+        ..PickleOptions::default()
+    };
     assert!(pickle::loads(&bytes, &options).is_err());
 }
 
@@ -365,6 +367,7 @@ fn huge_declared_lengths_fail_on_the_bytes_present() {
         let (message, cost) = refuse(&bytes);
         assert!(message.contains("truncated"), "{message}");
         assert!(cost.peak_bytes < 1 << 20, "{cost:?}");
+        assert!(cost.allocations < 64, "{cost:?}");
     }
     let (message, _) = refuse(&p4(&[&[b'T'][..], &(-1i32).to_le_bytes()].concat()));
     assert!(message.contains("negative byte count"), "{message}");

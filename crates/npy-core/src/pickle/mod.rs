@@ -31,7 +31,7 @@
 //!   output.
 //!
 //! Decoded values are [`PyValue`]s; the array itself is an
-//! [`NpyArray`](crate::NpyArray) whose [`objects`](crate::NpyArray::objects)
+//! [`NpyArray`] whose [`objects`](crate::NpyArray::objects)
 //! are its values. Readers ([`read_npy`](crate::read_npy), and npy-mmap's
 //! `load` and npz reader) decode object arrays when
 //! [`ParseOptions::allow_pickle`](crate::ParseOptions) is set, and

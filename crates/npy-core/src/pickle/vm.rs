@@ -515,7 +515,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                     self.push(node)?;
                 }
                 b')' => self.push(Node::Tuple(Vec::new()))?,
-                0x85 | 0x86 | 0x87 => {
+                0x85..=0x87 => {
                     let n = usize::from(op - 0x84);
                     let floor = self.marks.last().copied().unwrap_or(0);
                     if self.stack.len() < floor + n {
@@ -1110,7 +1110,13 @@ enum Opened {
 }
 
 impl<'o> Builder<'o> {
-    fn new(nodes: Vec<Node>, root: Id, options: &'o PickleOptions, budget: usize, position: u64) -> Self {
+    fn new(
+        nodes: Vec<Node>,
+        root: Id,
+        options: &'o PickleOptions,
+        budget: usize,
+        position: u64,
+    ) -> Self {
         let mut uses = vec![0u32; nodes.len()];
         uses[root as usize] = 1;
         for child in nodes.iter().flat_map(children) {
@@ -1276,16 +1282,18 @@ impl<'o> Builder<'o> {
             (Elem::Data(dtype), ArrayData::Bytes(bytes)) => {
                 self.spend(bytes.len())?;
                 let header = Header::new(dtype, array.order, array.shape);
-                Ok(Opened::Value(PyValue::Array(Box::new(NpyArray::from_data(
-                    header, bytes,
-                )?))))
+                Ok(Opened::Value(PyValue::Array(Box::new(
+                    NpyArray::from_data(header, bytes)?,
+                ))))
             }
             (Elem::Object, ArrayData::Objects(list)) => {
                 let Node::List(ids) = self.take(list) else {
                     return Err(self.error("an object array's items must be a list"));
                 };
                 let header = Header::new(DType::Object, array.order, array.shape);
-                let count = header.element_count().map_err(|e| self.error(e.to_string()))?;
+                let count = header
+                    .element_count()
+                    .map_err(|e| self.error(e.to_string()))?;
                 if ids.len() != count {
                     return Err(self.error(format!(
                         "an object array of shape {} holds {} items",
@@ -1416,7 +1424,7 @@ fn strides(shape: &[usize], fortran: bool) -> Vec<usize> {
 }
 
 fn pairs(items: Vec<Id>) -> Option<Vec<(Id, Id)>> {
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return None;
     }
     Some(items.chunks_exact(2).map(|p| (p[0], p[1])).collect())

@@ -341,7 +341,7 @@ impl Pickler {
             self.int(1);
             self.out.extend_from_slice(&[b't', 0x86]);
         }
-        self.out.extend_from_slice(&[b't', b'b']);
+        self.out.extend_from_slice(b"tb");
         Ok(())
     }
 }
