@@ -93,15 +93,9 @@ enum ArrayData {
 
 #[derive(Clone, Debug)]
 enum Node {
-    None,
-    Bool(bool),
-    Int(i64),
-    BigInt(Vec<u8>),
-    Float(f64),
-    Complex(f64, f64),
-    Str(String),
-    Bytes(Vec<u8>),
-    ByteArray(Vec<u8>),
+    /// A value with no parts to share: None, numbers, str, bytes,
+    /// bytearray, a numpy scalar.
+    Leaf(PyValue),
     Tuple(Vec<Id>),
     List(Vec<Id>),
     Dict(Vec<(Id, Id)>),
@@ -114,7 +108,6 @@ enum Node {
     /// `dtype(type, align, copy)` before its BUILD: the type string.
     NewDType(String),
     DType(Elem),
-    Scalar(Box<NumpyScalar>),
     /// Taken by the tree builder (its one use): seen again only through a cycle.
     Moved,
 }
@@ -122,14 +115,7 @@ enum Node {
 impl Node {
     fn kind(&self) -> &'static str {
         match self {
-            Node::None => "None",
-            Node::Bool(_) => "bool",
-            Node::Int(_) | Node::BigInt(_) => "int",
-            Node::Float(_) => "float",
-            Node::Complex(..) => "complex",
-            Node::Str(_) => "str",
-            Node::Bytes(_) => "bytes",
-            Node::ByteArray(_) => "bytearray",
+            Node::Leaf(value) => value.type_name(),
             Node::Tuple(_) => "tuple",
             Node::List(_) => "list",
             Node::Dict(_) => "dict",
@@ -139,7 +125,6 @@ impl Node {
             Node::NewArray => "array under construction",
             Node::Array(_) => "numpy array",
             Node::NewDType(_) | Node::DType(_) => "numpy dtype",
-            Node::Scalar(_) => "numpy scalar",
             Node::Moved => "container that holds itself",
         }
     }
@@ -366,19 +351,23 @@ impl<'o, R: Read> Unpickler<'o, R> {
     }
 
     fn text(&mut self, bytes: Vec<u8>) -> Result<Node> {
-        String::from_utf8(bytes).map(Node::Str).map_err(|e| {
-            self.error(format!(
-                "invalid UTF-8 in a str at byte {}",
-                e.utf8_error().valid_up_to()
-            ))
-        })
+        String::from_utf8(bytes)
+            .map(|s| Node::Leaf(PyValue::Str(s)))
+            .map_err(|e| {
+                self.error(format!(
+                    "invalid UTF-8 in a str at byte {}",
+                    e.utf8_error().valid_up_to()
+                ))
+            })
     }
 
     /// A Python 2 `str` (BINSTRING), decoded as `encoding` says (np.load's `encoding`).
     fn py2_str(&mut self, bytes: Vec<u8>) -> Result<Node> {
         match self.options.encoding {
-            Encoding::Bytes => Ok(Node::Bytes(bytes)),
-            Encoding::Latin1 => Ok(Node::Str(bytes.iter().map(|&b| char::from(b)).collect())),
+            Encoding::Bytes => Ok(Node::Leaf(PyValue::Bytes(bytes))),
+            Encoding::Latin1 => Ok(Node::Leaf(PyValue::Str(
+                bytes.iter().map(|&b| char::from(b)).collect(),
+            ))),
             Encoding::Ascii => match bytes.iter().position(|b| !b.is_ascii()) {
                 Some(at) => Err(self.error(format!(
                     "'ascii' codec can't decode byte {:#04x} in position {at} of a Python 2 str: \
@@ -427,20 +416,20 @@ impl<'o, R: Read> Unpickler<'o, R> {
                     let id = self.top()?;
                     self.stack.push(id);
                 }
-                b'N' => self.push(Node::None)?,
-                0x88 => self.push(Node::Bool(true))?,
-                0x89 => self.push(Node::Bool(false))?,
+                b'N' => self.push(Node::Leaf(PyValue::None))?,
+                0x88 => self.push(Node::Leaf(PyValue::Bool(true)))?,
+                0x89 => self.push(Node::Leaf(PyValue::Bool(false)))?,
                 b'J' => {
                     let n = i32::from_le_bytes(self.input.array()?);
-                    self.push(Node::Int(i64::from(n)))?;
+                    self.push(Node::Leaf(PyValue::Int(i64::from(n))))?;
                 }
                 b'K' => {
                     let n = self.input.byte()?;
-                    self.push(Node::Int(i64::from(n)))?;
+                    self.push(Node::Leaf(PyValue::Int(i64::from(n))))?;
                 }
                 b'M' => {
                     let n = u16::from_le_bytes(self.input.array()?);
-                    self.push(Node::Int(i64::from(n)))?;
+                    self.push(Node::Leaf(PyValue::Int(i64::from(n))))?;
                 }
                 0x8a | 0x8b => {
                     let len = if op == 0x8a {
@@ -451,16 +440,11 @@ impl<'o, R: Read> Unpickler<'o, R> {
                             .map_err(|_| self.error("LONG pickle has negative byte count"))?
                     };
                     let bytes = self.input.vec(len)?;
-                    let node = match PyValue::int_from_le_bytes(&bytes) {
-                        PyValue::Int(n) => Node::Int(n),
-                        PyValue::BigInt(bytes) => Node::BigInt(bytes),
-                        _ => Node::Int(0),
-                    };
-                    self.push(node)?;
+                    self.push(Node::Leaf(PyValue::int_from_le_bytes(&bytes)))?;
                 }
                 b'G' => {
                     let x = f64::from_be_bytes(self.input.array()?);
-                    self.push(Node::Float(x))?;
+                    self.push(Node::Leaf(PyValue::Float(x)))?;
                 }
                 0x8c => {
                     let len = self.input.byte()?;
@@ -483,22 +467,22 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 b'C' => {
                     let len = self.input.byte()?;
                     let bytes = self.input.vec(u64::from(len))?;
-                    self.push(Node::Bytes(bytes))?;
+                    self.push(Node::Leaf(PyValue::Bytes(bytes)))?;
                 }
                 b'B' => {
                     let len = u32::from_le_bytes(self.input.array()?);
                     let bytes = self.input.vec(u64::from(len))?;
-                    self.push(Node::Bytes(bytes))?;
+                    self.push(Node::Leaf(PyValue::Bytes(bytes)))?;
                 }
                 0x8e => {
                     let len = u64::from_le_bytes(self.input.array()?);
                     let bytes = self.input.vec(len)?;
-                    self.push(Node::Bytes(bytes))?;
+                    self.push(Node::Leaf(PyValue::Bytes(bytes)))?;
                 }
                 0x96 => {
                     let len = u64::from_le_bytes(self.input.array()?);
                     let bytes = self.input.vec(len)?;
-                    self.push(Node::ByteArray(bytes))?;
+                    self.push(Node::Leaf(PyValue::ByteArray(bytes)))?;
                 }
                 b'U' => {
                     let len = self.input.byte()?;
@@ -607,7 +591,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 0x93 => {
                     let name = self.pop()?;
                     let module = self.pop()?;
-                    let (Node::Str(module), Node::Str(name)) =
+                    let (Node::Leaf(PyValue::Str(module)), Node::Leaf(PyValue::Str(name))) =
                         (&self.nodes[module as usize], &self.nodes[name as usize])
                     else {
                         return Err(self.error("STACK_GLOBAL requires str"));
@@ -682,8 +666,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
     /// 2 `bytes`) as bytes, read as latin-1.
     fn text_of(&self, id: Id, what: &str) -> Result<String> {
         match self.node(id) {
-            Node::Str(s) => Ok(s.clone()),
-            Node::Bytes(b) => Ok(b.iter().map(|&b| char::from(b)).collect()),
+            Node::Leaf(PyValue::Str(s)) => Ok(s.clone()),
+            Node::Leaf(PyValue::Bytes(b)) => Ok(b.iter().map(|&b| char::from(b)).collect()),
             other => Err(self.error(format!("{what} must be a str, not a {}", other.kind()))),
         }
     }
@@ -692,8 +676,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
     /// `str` of code points below 256 (Python 2 data read with latin1).
     fn bytes_of(&self, id: Id, what: &str) -> Result<Vec<u8>> {
         match self.node(id) {
-            Node::Bytes(b) | Node::ByteArray(b) => Ok(b.clone()),
-            Node::Str(s) => latin1_bytes(s)
+            Node::Leaf(PyValue::Bytes(b)) | Node::Leaf(PyValue::ByteArray(b)) => Ok(b.clone()),
+            Node::Leaf(PyValue::Str(s)) => latin1_bytes(s)
                 .ok_or_else(|| self.error(format!("{what} holds characters above U+00FF"))),
             other => Err(self.error(format!("{what} must be bytes, not a {}", other.kind()))),
         }
@@ -701,17 +685,17 @@ impl<'o, R: Read> Unpickler<'o, R> {
 
     fn int_of(&self, id: Id, what: &str) -> Result<i64> {
         match self.node(id) {
-            Node::Int(n) => Ok(*n),
-            Node::Bool(b) => Ok(i64::from(*b)),
+            Node::Leaf(PyValue::Int(n)) => Ok(*n),
+            Node::Leaf(PyValue::Bool(b)) => Ok(i64::from(*b)),
             other => Err(self.error(format!("{what} must be an int, not a {}", other.kind()))),
         }
     }
 
     fn float_of(&self, id: Id, what: &str) -> Result<f64> {
         match self.node(id) {
-            Node::Float(x) => Ok(*x),
-            Node::Int(n) => Ok(*n as f64),
-            Node::Bool(b) => Ok(f64::from(u8::from(*b))),
+            Node::Leaf(PyValue::Float(x)) => Ok(*x),
+            Node::Leaf(PyValue::Int(n)) => Ok(*n as f64),
+            Node::Leaf(PyValue::Bool(b)) => Ok(f64::from(u8::from(*b))),
             other => Err(self.error(format!("{what} must be a float, not a {}", other.kind()))),
         }
     }
@@ -781,7 +765,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                         bytes.len()
                     )));
                 }
-                Node::Scalar(Box::new(NumpyScalar { dtype, bytes }))
+                Node::Leaf(PyValue::Scalar(Box::new(NumpyScalar { dtype, bytes })))
             }
             (Global::FromBuffer, [buffer, dtype, shape, order]) => {
                 let Elem::Data(dtype) = self.elem_of(*dtype)? else {
@@ -815,31 +799,34 @@ impl<'o, R: Read> Unpickler<'o, R> {
                     _ => Node::FrozenSet(items),
                 }
             }
-            (Global::ByteArray, []) => Node::ByteArray(Vec::new()),
-            (Global::ByteArray, [data]) => Node::ByteArray(self.bytes_of(*data, "a bytearray")?),
+            (Global::ByteArray, []) => Node::Leaf(PyValue::ByteArray(Vec::new())),
+            (Global::ByteArray, [data]) => {
+                Node::Leaf(PyValue::ByteArray(self.bytes_of(*data, "a bytearray")?))
+            }
             (Global::ByteArray | Global::Encode, [text, encoding]) => {
                 let encoding = self.text_of(*encoding, "an encoding")?;
                 if !matches!(encoding.as_str(), "latin1" | "latin-1") {
                     return Err(self.error(format!("unsupported encoding {encoding:?}")));
                 }
-                let Node::Str(text) = self.node(*text) else {
+                let Node::Leaf(PyValue::Str(text)) = self.node(*text) else {
                     return Err(bad_args());
                 };
                 let bytes = latin1_bytes(text)
                     .ok_or_else(|| self.error("a latin-1 str holds characters above U+00FF"))?;
                 match global {
-                    Global::ByteArray => Node::ByteArray(bytes),
-                    _ => Node::Bytes(bytes),
+                    Global::ByteArray => Node::Leaf(PyValue::ByteArray(bytes)),
+                    _ => Node::Leaf(PyValue::Bytes(bytes)),
                 }
             }
-            (Global::Bytes, []) => Node::Bytes(Vec::new()),
-            (Global::Complex, [re]) => {
-                Node::Complex(self.float_of(*re, "a complex's real part")?, 0.0)
-            }
-            (Global::Complex, [re, im]) => Node::Complex(
+            (Global::Bytes, []) => Node::Leaf(PyValue::Bytes(Vec::new())),
+            (Global::Complex, [re]) => Node::Leaf(PyValue::Complex(
+                self.float_of(*re, "a complex's real part")?,
+                0.0,
+            )),
+            (Global::Complex, [re, im]) => Node::Leaf(PyValue::Complex(
                 self.float_of(*re, "a complex's real part")?,
                 self.float_of(*im, "a complex's imaginary part")?,
-            ),
+            )),
             _ => return Err(bad_args()),
         })
     }
@@ -944,7 +931,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
         }
         let itemsize = self.int_of(items[5], "a dtype's itemsize")?;
         let names = match self.node(items[3]) {
-            Node::None => None,
+            Node::Leaf(PyValue::None) => None,
             Node::Tuple(names) => Some(names.clone()),
             other => {
                 return Err(self.error(format!(
@@ -956,7 +943,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
         if let Some(names) = names {
             return self.record_state(&names, items[4], itemsize);
         }
-        if !matches!(self.node(items[2]), Node::None) {
+        if !matches!(self.node(items[2]), Node::Leaf(PyValue::None)) {
             let [base, shape] = self.tuple(items[2], "a dtype's subarray")? else {
                 return Err(self.error("a dtype's subarray must be (base, shape)"));
             };
@@ -1233,9 +1220,9 @@ impl<'o> Builder<'o> {
     fn open(&mut self, id: Id) -> Result<Opened> {
         let node = self.take(id);
         let payload = match &node {
-            Node::BigInt(b) | Node::Bytes(b) | Node::ByteArray(b) => b.len(),
-            Node::Scalar(scalar) => scalar.bytes.len(),
-            Node::Str(s) => s.len(),
+            Node::Leaf(PyValue::BigInt(b) | PyValue::Bytes(b) | PyValue::ByteArray(b)) => b.len(),
+            Node::Leaf(PyValue::Scalar(scalar)) => scalar.bytes.len(),
+            Node::Leaf(PyValue::Str(s)) => s.len(),
             _ => 0,
         };
         self.spend(payload)?;
@@ -1248,16 +1235,7 @@ impl<'o> Builder<'o> {
             })
         };
         Ok(match node {
-            Node::None => Opened::Value(PyValue::None),
-            Node::Bool(b) => Opened::Value(PyValue::Bool(b)),
-            Node::Int(n) => Opened::Value(PyValue::Int(n)),
-            Node::BigInt(b) => Opened::Value(PyValue::BigInt(b)),
-            Node::Float(x) => Opened::Value(PyValue::Float(x)),
-            Node::Complex(re, im) => Opened::Value(PyValue::Complex(re, im)),
-            Node::Str(s) => Opened::Value(PyValue::Str(s)),
-            Node::Bytes(b) => Opened::Value(PyValue::Bytes(b)),
-            Node::ByteArray(b) => Opened::Value(PyValue::ByteArray(b)),
-            Node::Scalar(scalar) => Opened::Value(PyValue::Scalar(scalar)),
+            Node::Leaf(value) => Opened::Value(value),
             Node::Tuple(items) => frame(FrameKind::Tuple, items),
             Node::List(items) => frame(FrameKind::List, items),
             Node::Set(items) => frame(FrameKind::Set, items),
