@@ -18,7 +18,13 @@ use super::{Encoding, PickleOptions};
 use crate::io::NpyArray;
 use crate::{ByteOrder, DType, Error, Header, Order, Result};
 
+/// An object: an index into the unpickler's `nodes`, or, with [`LEAF`] set,
+/// into its `leaves` (values without parts, kept apart so that an object
+/// array's items can become its values without a copy).
 type Id = u32;
+
+/// Marks an [`Id`] of a leaf.
+const LEAF: Id = 1 << 31;
 
 /// The callables and classes a numpy object array's pickle may name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +100,8 @@ enum ArrayData {
 #[derive(Clone, Debug)]
 enum Node {
     /// A value with no parts to share: None, numbers, str, bytes,
-    /// bytearray, a numpy scalar.
+    /// bytearray, a numpy scalar. Made by opcodes, stored in `leaves`
+    /// (never in `nodes`).
     Leaf(PyValue),
     Tuple(Vec<Id>),
     List(Vec<Id>),
@@ -126,6 +133,22 @@ impl Node {
             Node::Array(_) => "numpy array",
             Node::NewDType(_) | Node::DType(_) => "numpy dtype",
             Node::Moved => "container that holds itself",
+        }
+    }
+}
+
+/// An object seen through its id: a leaf value or a node.
+#[derive(Clone, Copy)]
+enum View<'a> {
+    Leaf(&'a PyValue),
+    Node(&'a Node),
+}
+
+impl View<'_> {
+    fn kind(&self) -> &'static str {
+        match self {
+            View::Leaf(value) => value.type_name(),
+            View::Node(node) => node.kind(),
         }
     }
 }
@@ -255,6 +278,7 @@ pub(super) struct Unpickler<'o, R> {
     input: Input<R>,
     options: &'o PickleOptions,
     nodes: Vec<Node>,
+    leaves: Vec<PyValue>,
     stack: Vec<Id>,
     marks: Vec<usize>,
     memo: Vec<Option<Id>>,
@@ -275,6 +299,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
             },
             options,
             nodes: Vec::new(),
+            leaves: Vec::new(),
             stack: Vec::new(),
             marks: Vec::new(),
             memo: Vec::new(),
@@ -291,10 +316,28 @@ impl<'o, R: Read> Unpickler<'o, R> {
     }
 
     fn push(&mut self, node: Node) -> Result<()> {
-        let id = Id::try_from(self.nodes.len()).map_err(|_| self.error("too many objects"))?;
-        self.nodes.push(node);
+        let too_many = || self.error("too many objects");
+        let id = match node {
+            Node::Leaf(value) => {
+                let index = Id::try_from(self.leaves.len()).ok().filter(|&i| i < LEAF);
+                let index = index.ok_or_else(too_many)?;
+                self.leaves.push(value);
+                LEAF | index
+            }
+            node => {
+                let index = Id::try_from(self.nodes.len()).ok().filter(|&i| i < LEAF);
+                let index = index.ok_or_else(too_many)?;
+                self.nodes.push(node);
+                index
+            }
+        };
         self.stack.push(id);
         Ok(())
+    }
+
+    /// The node `id` for changing it; `None` for a leaf.
+    fn node_mut(&mut self, id: Id) -> Option<&mut Node> {
+        (id & LEAF == 0).then(|| &mut self.nodes[id as usize])
     }
 
     fn pop(&mut self) -> Result<Id> {
@@ -551,10 +594,10 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 0x90 => {
                     let items = self.pop_mark()?;
                     let set = self.top()?;
-                    match &mut self.nodes[set as usize] {
-                        Node::Set(existing) => existing.extend(items),
-                        other => {
-                            let kind = other.kind();
+                    match self.node_mut(set) {
+                        Some(Node::Set(existing)) => existing.extend(items),
+                        _ => {
+                            let kind = self.node(set).kind();
                             return Err(self.error(format!("ADDITEMS on a {kind}, not a set")));
                         }
                     }
@@ -591,8 +634,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 0x93 => {
                     let name = self.pop()?;
                     let module = self.pop()?;
-                    let (Node::Leaf(PyValue::Str(module)), Node::Leaf(PyValue::Str(name))) =
-                        (&self.nodes[module as usize], &self.nodes[name as usize])
+                    let (View::Leaf(PyValue::Str(module)), View::Leaf(PyValue::Str(name))) =
+                        (self.node(module), self.node(name))
                     else {
                         return Err(self.error("STACK_GLOBAL requires str"));
                     };
@@ -626,38 +669,41 @@ impl<'o, R: Read> Unpickler<'o, R> {
     }
 
     fn extend_list(&mut self, list: Id, items: Vec<Id>) -> Result<()> {
-        match &mut self.nodes[list as usize] {
-            Node::List(existing) => {
+        match self.node_mut(list) {
+            Some(Node::List(existing)) => {
                 existing.extend(items);
                 Ok(())
             }
-            other => {
-                let kind = other.kind();
+            _ => {
+                let kind = self.node(list).kind();
                 Err(self.error(format!("APPEND to a {kind}, not a list")))
             }
         }
     }
 
     fn set_items(&mut self, dict: Id, items: Vec<(Id, Id)>) -> Result<()> {
-        match &mut self.nodes[dict as usize] {
-            Node::Dict(existing) => {
+        match self.node_mut(dict) {
+            Some(Node::Dict(existing)) => {
                 existing.extend(items);
                 Ok(())
             }
-            other => {
-                let kind = other.kind();
+            _ => {
+                let kind = self.node(dict).kind();
                 Err(self.error(format!("SETITEM on a {kind}, not a dict")))
             }
         }
     }
 
-    fn node(&self, id: Id) -> &Node {
-        &self.nodes[id as usize]
+    fn node(&self, id: Id) -> View<'_> {
+        match id & LEAF {
+            0 => View::Node(&self.nodes[id as usize]),
+            _ => View::Leaf(&self.leaves[(id & !LEAF) as usize]),
+        }
     }
 
     fn tuple(&self, id: Id, what: &str) -> Result<&[Id]> {
         match self.node(id) {
-            Node::Tuple(items) => Ok(items),
+            View::Node(Node::Tuple(items)) => Ok(items),
             other => Err(self.error(format!("{what} must be a tuple, not a {}", other.kind()))),
         }
     }
@@ -666,8 +712,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
     /// 2 `bytes`) as bytes, read as latin-1.
     fn text_of(&self, id: Id, what: &str) -> Result<String> {
         match self.node(id) {
-            Node::Leaf(PyValue::Str(s)) => Ok(s.clone()),
-            Node::Leaf(PyValue::Bytes(b)) => Ok(b.iter().map(|&b| char::from(b)).collect()),
+            View::Leaf(PyValue::Str(s)) => Ok(s.clone()),
+            View::Leaf(PyValue::Bytes(b)) => Ok(b.iter().map(|&b| char::from(b)).collect()),
             other => Err(self.error(format!("{what} must be a str, not a {}", other.kind()))),
         }
     }
@@ -676,8 +722,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
     /// `str` of code points below 256 (Python 2 data read with latin1).
     fn bytes_of(&self, id: Id, what: &str) -> Result<Vec<u8>> {
         match self.node(id) {
-            Node::Leaf(PyValue::Bytes(b)) | Node::Leaf(PyValue::ByteArray(b)) => Ok(b.clone()),
-            Node::Leaf(PyValue::Str(s)) => latin1_bytes(s)
+            View::Leaf(PyValue::Bytes(b) | PyValue::ByteArray(b)) => Ok(b.clone()),
+            View::Leaf(PyValue::Str(s)) => latin1_bytes(s)
                 .ok_or_else(|| self.error(format!("{what} holds characters above U+00FF"))),
             other => Err(self.error(format!("{what} must be bytes, not a {}", other.kind()))),
         }
@@ -685,17 +731,17 @@ impl<'o, R: Read> Unpickler<'o, R> {
 
     fn int_of(&self, id: Id, what: &str) -> Result<i64> {
         match self.node(id) {
-            Node::Leaf(PyValue::Int(n)) => Ok(*n),
-            Node::Leaf(PyValue::Bool(b)) => Ok(i64::from(*b)),
+            View::Leaf(PyValue::Int(n)) => Ok(*n),
+            View::Leaf(PyValue::Bool(b)) => Ok(i64::from(*b)),
             other => Err(self.error(format!("{what} must be an int, not a {}", other.kind()))),
         }
     }
 
     fn float_of(&self, id: Id, what: &str) -> Result<f64> {
         match self.node(id) {
-            Node::Leaf(PyValue::Float(x)) => Ok(*x),
-            Node::Leaf(PyValue::Int(n)) => Ok(*n as f64),
-            Node::Leaf(PyValue::Bool(b)) => Ok(f64::from(u8::from(*b))),
+            View::Leaf(PyValue::Float(x)) => Ok(*x),
+            View::Leaf(PyValue::Int(n)) => Ok(*n as f64),
+            View::Leaf(PyValue::Bool(b)) => Ok(f64::from(u8::from(*b))),
             other => Err(self.error(format!("{what} must be a float, not a {}", other.kind()))),
         }
     }
@@ -718,8 +764,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
 
     fn elem_of(&self, id: Id) -> Result<Elem> {
         match self.node(id) {
-            Node::DType(elem) => Ok(elem.clone()),
-            Node::NewDType(_) => {
+            View::Node(Node::DType(elem)) => Ok(elem.clone()),
+            View::Node(Node::NewDType(_)) => {
                 Err(self.error("a dtype is used before its state was set (BUILD)"))
             }
             other => Err(self.error(format!("expected a numpy dtype, not a {}", other.kind()))),
@@ -728,7 +774,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
 
     /// REDUCE: a call, interpreted for the few callables allowed.
     fn reduce(&mut self, callable: Id, args: Id) -> Result<Node> {
-        let Node::Global(global) = *self.node(callable) else {
+        let View::Node(&Node::Global(global)) = self.node(callable) else {
             return Err(self.error(format!(
                 "REDUCE on a {}, which is not callable",
                 self.node(callable).kind()
@@ -738,7 +784,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
         let bad_args = || self.error(format!("unexpected arguments for {global:?}"));
         Ok(match (global, args.as_slice()) {
             (Global::Reconstruct, [class, _shape, _typecode]) => {
-                if !matches!(self.node(*class), Node::Global(Global::NdArray)) {
+                if !matches!(self.node(*class), View::Node(Node::Global(Global::NdArray))) {
                     return Err(self.error(format!(
                         "_reconstruct of a {}: only numpy.ndarray is allowed",
                         self.node(*class).kind()
@@ -791,7 +837,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
             },
             (Global::Set | Global::FrozenSet, [items]) => {
                 let items = match self.node(*items) {
-                    Node::List(items) | Node::Tuple(items) => items.clone(),
+                    View::Node(Node::List(items) | Node::Tuple(items)) => items.clone(),
                     _ => return Err(bad_args()),
                 };
                 match global {
@@ -808,7 +854,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 if !matches!(encoding.as_str(), "latin1" | "latin-1") {
                     return Err(self.error(format!("unsupported encoding {encoding:?}")));
                 }
-                let Node::Leaf(PyValue::Str(text)) = self.node(*text) else {
+                let View::Leaf(PyValue::Str(text)) = self.node(*text) else {
                     return Err(bad_args());
                 };
                 let bytes = latin1_bytes(text)
@@ -835,8 +881,10 @@ impl<'o, R: Read> Unpickler<'o, R> {
     /// `__setstate__` would.
     fn build(&mut self, target: Id, state: Id) -> Result<()> {
         let built = match self.node(target) {
-            Node::NewArray => Node::Array(Box::new(self.array_state(state)?)),
-            Node::NewDType(type_str) => Node::DType(self.dtype_state(type_str, state)?),
+            View::Node(Node::NewArray) => Node::Array(Box::new(self.array_state(state)?)),
+            View::Node(Node::NewDType(type_str)) => {
+                Node::DType(self.dtype_state(type_str, state)?)
+            }
             other => {
                 return Err(self.error(format!(
                     "BUILD on a {}: only numpy arrays and dtypes have state",
@@ -844,7 +892,9 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 )));
             }
         };
-        self.nodes[target as usize] = built;
+        if let Some(node) = self.node_mut(target) {
+            *node = built;
+        }
         Ok(())
     }
 
@@ -865,7 +915,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
         };
         let data = match &elem {
             Elem::Object => match self.node(data) {
-                Node::List(_) => ArrayData::Objects(data),
+                View::Node(Node::List(_)) => ArrayData::Objects(data),
                 other => {
                     return Err(self.error(format!(
                         "an object array's items must be a list, not a {}",
@@ -931,8 +981,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
         }
         let itemsize = self.int_of(items[5], "a dtype's itemsize")?;
         let names = match self.node(items[3]) {
-            Node::Leaf(PyValue::None) => None,
-            Node::Tuple(names) => Some(names.clone()),
+            View::Leaf(PyValue::None) => None,
+            View::Node(Node::Tuple(names)) => Some(names.clone()),
             other => {
                 return Err(self.error(format!(
                     "a dtype's names must be a tuple, not a {}",
@@ -943,7 +993,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
         if let Some(names) = names {
             return self.record_state(&names, items[4], itemsize);
         }
-        if !matches!(self.node(items[2]), Node::Leaf(PyValue::None)) {
+        if !matches!(self.node(items[2]), View::Leaf(PyValue::None)) {
             let [base, shape] = self.tuple(items[2], "a dtype's subarray")? else {
                 return Err(self.error("a dtype's subarray must be (base, shape)"));
             };
@@ -993,7 +1043,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
     }
 
     fn record_state(&self, names: &[Id], fields: Id, itemsize: i64) -> Result<Elem> {
-        let Node::Dict(entries) = self.node(fields) else {
+        let View::Node(Node::Dict(entries)) = self.node(fields) else {
             return Err(self.error("a structured dtype's fields must be a dict"));
         };
         let mut out = Vec::with_capacity(names.len());
@@ -1052,7 +1102,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
             .max_expansion
             .saturating_mul(usize::try_from(consumed).unwrap_or(usize::MAX))
             .saturating_add(1 << 20);
-        Builder::new(self.nodes, top, self.options, limit, consumed).build(top)
+        Builder::new(self.nodes, self.leaves, top, self.options, limit, consumed).build(top)
     }
 }
 
@@ -1062,9 +1112,11 @@ impl<'o, R: Read> Unpickler<'o, R> {
 /// ones are copied (and paid for from the budget).
 struct Builder<'o> {
     nodes: Vec<Node>,
-    /// How many places each node is still used in (children of containers,
-    /// the array items, the root).
+    leaves: Vec<PyValue>,
+    /// How many places each node, and each leaf, is still used in
+    /// (children of containers, the array items, the root).
     uses: Vec<u32>,
+    leaf_uses: Vec<u32>,
     options: &'o PickleOptions,
     /// Bytes of output still allowed.
     budget: usize,
@@ -1099,23 +1151,37 @@ enum Opened {
 impl<'o> Builder<'o> {
     fn new(
         nodes: Vec<Node>,
+        leaves: Vec<PyValue>,
         root: Id,
         options: &'o PickleOptions,
         budget: usize,
         position: u64,
     ) -> Self {
-        let mut uses = vec![0u32; nodes.len()];
-        uses[root as usize] = 1;
-        for child in nodes.iter().flat_map(children) {
-            uses[child as usize] = uses[child as usize].saturating_add(1);
-        }
-        Builder {
+        let mut builder = Builder {
+            uses: vec![0u32; nodes.len()],
+            leaf_uses: vec![0u32; leaves.len()],
             nodes,
-            uses,
+            leaves,
             options,
             budget,
             position,
+        };
+        builder.count_use(root);
+        for index in 0..builder.nodes.len() {
+            // Out and back in, so the counts can change while it is read.
+            let node = std::mem::replace(&mut builder.nodes[index], Node::Moved);
+            children(&node).for_each(|child| builder.count_use(child));
+            builder.nodes[index] = node;
         }
+        builder
+    }
+
+    fn count_use(&mut self, id: Id) {
+        let count = match id & LEAF {
+            0 => &mut self.uses[id as usize],
+            _ => &mut self.leaf_uses[(id & !LEAF) as usize],
+        };
+        *count = count.saturating_add(1);
     }
 
     fn error(&self, reason: impl Into<String>) -> Error {
@@ -1126,7 +1192,14 @@ impl<'o> Builder<'o> {
     }
 
     fn spend(&mut self, bytes: usize) -> Result<()> {
-        let cost = bytes.saturating_add(size_of::<PyValue>());
+        self.spend_many(1, bytes)
+    }
+
+    /// Pays for `count` values holding `bytes` bytes in all.
+    fn spend_many(&mut self, count: usize, bytes: usize) -> Result<()> {
+        let cost = count
+            .saturating_mul(size_of::<PyValue>())
+            .saturating_add(bytes);
         self.budget = self.budget.checked_sub(cost).ok_or_else(|| {
             self.error(format!(
                 "the decoded values would take more than {} times the pickle's size \
@@ -1202,27 +1275,54 @@ impl<'o> Builder<'o> {
         Ok(Some(Err(finish(frame)?)))
     }
 
-    /// The node `id`, moved out of the arena at its last use, else copied.
-    /// A copy of a container uses its children once more.
+    /// The object `id` (a leaf as `Node::Leaf`), moved out of the arena at
+    /// its last use, else copied. A copy of a container uses its children
+    /// once more.
     fn take(&mut self, id: Id) -> Node {
+        if id & LEAF != 0 {
+            let index = (id & !LEAF) as usize;
+            let uses = &mut self.leaf_uses[index];
+            if *uses <= 1 {
+                return Node::Leaf(std::mem::replace(&mut self.leaves[index], PyValue::None));
+            }
+            *uses -= 1;
+            return Node::Leaf(self.leaves[index].clone());
+        }
         let uses = &mut self.uses[id as usize];
         if *uses <= 1 {
             return std::mem::replace(&mut self.nodes[id as usize], Node::Moved);
         }
         *uses -= 1;
         let node = self.nodes[id as usize].clone();
-        for child in children(&node) {
-            self.uses[child as usize] = self.uses[child as usize].saturating_add(1);
-        }
+        children(&node).for_each(|child| self.count_use(child));
         node
+    }
+
+    /// The values of `ids` when they are the leaves from some index to the
+    /// last, in order and each used only here (an object array of plain
+    /// values, as np.save writes it): the leaves' own vector, without a copy.
+    fn leaf_run(&mut self, ids: &[Id]) -> Option<Vec<PyValue>> {
+        let first = *ids.first()?;
+        let start = (first & !LEAF) as usize;
+        let contiguous = first & LEAF != 0
+            && start + ids.len() == self.leaves.len()
+            && ids
+                .iter()
+                .enumerate()
+                .all(|(i, &id)| id == first + i as Id && self.leaf_uses[start + i] == 1);
+        if !contiguous {
+            return None;
+        }
+        let mut values = std::mem::take(&mut self.leaves);
+        // The leaves before the run stay at their indices.
+        self.leaves = values.drain(..start).collect();
+        Some(values)
     }
 
     fn open(&mut self, id: Id) -> Result<Opened> {
         let node = self.take(id);
         let payload = match &node {
-            Node::Leaf(PyValue::BigInt(b) | PyValue::Bytes(b) | PyValue::ByteArray(b)) => b.len(),
-            Node::Leaf(PyValue::Scalar(scalar)) => scalar.bytes.len(),
-            Node::Leaf(PyValue::Str(s)) => s.len(),
+            Node::Leaf(value) => payload_len(value),
             _ => 0,
         };
         self.spend(payload)?;
@@ -1279,6 +1379,15 @@ impl<'o> Builder<'o> {
                         ids.len()
                     )));
                 }
+                if header.order == Order::C
+                    && let Some(values) = self.leaf_run(&ids)
+                {
+                    let payload: usize = values.iter().map(payload_len).sum();
+                    self.spend_many(values.len(), payload)?;
+                    return Ok(Opened::Value(PyValue::Array(Box::new(
+                        NpyArray::from_objects(header, values)?,
+                    ))));
+                }
                 // The list is in C order; the array keeps its memory order.
                 let children = match header.order {
                     Order::C => ids,
@@ -1293,6 +1402,16 @@ impl<'o> Builder<'o> {
             }
             _ => Err(self.error("an array's data does not match its dtype")),
         }
+    }
+}
+
+/// The bytes a leaf holds besides its value (strings, bytes, big ints).
+fn payload_len(value: &PyValue) -> usize {
+    match value {
+        PyValue::BigInt(b) | PyValue::Bytes(b) | PyValue::ByteArray(b) => b.len(),
+        PyValue::Scalar(scalar) => scalar.bytes.len(),
+        PyValue::Str(s) => s.len(),
+        _ => 0,
     }
 }
 
