@@ -140,3 +140,21 @@ fn object_arrays_need_one_value_per_element() {
     let floats = Header::new(DType::parse("<f8").unwrap(), Order::C, vec![1]);
     assert!(NpyArray::from_objects(floats, vec![PyValue::None]).is_err());
 }
+
+/// A value the memo shares is copied to every place that holds it, however
+/// many (past any small counter), and the last place gets it too.
+#[test]
+fn shared_values_reach_every_place_that_holds_them() {
+    for copies in [2usize, 255, 256, 300] {
+        // ["share", then copies - 1 more references to it]
+        let mut body = b"\x80\x04](\x8c\x05share\x94".to_vec();
+        body.extend(b"h\x00".repeat(copies - 1));
+        body.extend(b"e.");
+        let value = pickle::loads(&body, &PickleOptions::default()).unwrap();
+        assert_eq!(
+            value,
+            PyValue::List(vec![PyValue::from("share"); copies]),
+            "{copies}"
+        );
+    }
+}

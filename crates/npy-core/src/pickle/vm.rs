@@ -281,7 +281,8 @@ pub(super) struct Unpickler<'o, R> {
     leaves: Vec<PyValue>,
     stack: Vec<Id>,
     marks: Vec<usize>,
-    memo: Vec<Option<Id>>,
+    /// Memo entries 0, 1, 2, ... as `MEMOIZE` and sequential puts fill them.
+    memo: Vec<Id>,
     /// Memo entries at indices far beyond the dense part (hand-made pickles).
     sparse_memo: HashMap<u32, Id>,
     /// Where the current opcode starts, for messages.
@@ -370,9 +371,9 @@ impl<'o, R: Read> Unpickler<'o, R> {
         let index = u32::try_from(index).map_err(|_| self.error("memo index too large"))?;
         let dense = index as usize;
         if dense < self.memo.len() {
-            self.memo[dense] = Some(id);
+            self.memo[dense] = id;
         } else if dense == self.memo.len() {
-            self.memo.push(Some(id));
+            self.memo.push(id);
         } else {
             self.sparse_memo.insert(index, id);
         }
@@ -384,7 +385,6 @@ impl<'o, R: Read> Unpickler<'o, R> {
             self.memo
                 .get(i as usize)
                 .copied()
-                .flatten()
                 .or_else(|| self.sparse_memo.get(&i).copied())
         });
         let id =
@@ -882,9 +882,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
     fn build(&mut self, target: Id, state: Id) -> Result<()> {
         let built = match self.node(target) {
             View::Node(Node::NewArray) => Node::Array(Box::new(self.array_state(state)?)),
-            View::Node(Node::NewDType(type_str)) => {
-                Node::DType(self.dtype_state(type_str, state)?)
-            }
+            View::Node(Node::NewDType(type_str)) => Node::DType(self.dtype_state(type_str, state)?),
             other => {
                 return Err(self.error(format!(
                     "BUILD on a {}: only numpy arrays and dtypes have state",
@@ -1116,7 +1114,8 @@ struct Builder<'o> {
     /// How many places each node, and each leaf, is still used in
     /// (children of containers, the array items, the root).
     uses: Vec<u32>,
-    leaf_uses: Vec<u32>,
+    /// Saturating at 255: a leaf used that often is copied at every use.
+    leaf_uses: Vec<u8>,
     options: &'o PickleOptions,
     /// Bytes of output still allowed.
     budget: usize,
@@ -1159,7 +1158,7 @@ impl<'o> Builder<'o> {
     ) -> Self {
         let mut builder = Builder {
             uses: vec![0u32; nodes.len()],
-            leaf_uses: vec![0u32; leaves.len()],
+            leaf_uses: vec![0u8; leaves.len()],
             nodes,
             leaves,
             options,
@@ -1177,11 +1176,13 @@ impl<'o> Builder<'o> {
     }
 
     fn count_use(&mut self, id: Id) {
-        let count = match id & LEAF {
-            0 => &mut self.uses[id as usize],
-            _ => &mut self.leaf_uses[(id & !LEAF) as usize],
-        };
-        *count = count.saturating_add(1);
+        match id & LEAF {
+            0 => self.uses[id as usize] = self.uses[id as usize].saturating_add(1),
+            _ => {
+                let count = &mut self.leaf_uses[(id & !LEAF) as usize];
+                *count = count.saturating_add(1);
+            }
+        }
     }
 
     fn error(&self, reason: impl Into<String>) -> Error {
@@ -1285,7 +1286,9 @@ impl<'o> Builder<'o> {
             if *uses <= 1 {
                 return Node::Leaf(std::mem::replace(&mut self.leaves[index], PyValue::None));
             }
-            *uses -= 1;
+            if *uses < u8::MAX {
+                *uses -= 1;
+            }
             return Node::Leaf(self.leaves[index].clone());
         }
         let uses = &mut self.uses[id as usize];
