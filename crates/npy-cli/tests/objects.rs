@@ -238,3 +238,81 @@ fn validate_decodes_the_pickle_to_the_end_of_the_file() {
         assert_exit(&output, 1);
     }
 }
+
+/// Object arrays numpy writes on the spot, holding arrays of every dtype and
+/// random nested values: `show --allow-pickle` prints numpy's `str()`.
+const GENERATE_OBJECTS: &str = r#"
+import json, random, sys, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+out = sys.argv[1]
+rng = random.Random(11)
+arrays = [
+    np.arange(12.0).reshape(3, 4) * 1.1, np.asfortranarray(np.arange(6.0).reshape(2, 3) / 7),
+    np.array([np.nan, -np.inf, 0.0, -0.0, 1e-300, 1e300]), np.arange(5.0, dtype=">f8") / 3,
+    np.linspace(0, 1, 7, dtype=np.float32), np.array([0.1, 1000.5, -2.0], dtype=np.float16),
+    np.arange(-5, 5, dtype=np.int8), np.array([0, 2**64 - 1], dtype=np.uint64),
+    np.arange(2 * 3 * 400).reshape(2, 3, 400), np.array([True, False]),
+    np.array([1 + 2j, -3.5 - 4j]), np.array([b"ab", b"", b"a'b"], dtype="S5"),
+    np.array(["ab", "", "\u00e9t\u00e9"], dtype="U4"),
+    np.array(["2020-01-01T12:34:56", "NaT"], dtype="M8[s]"), np.array([1, -5, "NaT"], dtype="m8[ms]"),
+    np.array([(1, 2.5, b"x")], dtype=[("a", "<i4"), ("b", ">f8"), ("c", "S2")]),
+    np.array(3.25), np.zeros((0, 3)), np.arange(40, dtype=np.float64) * 12345.678,
+]
+def leaf():
+    return rng.choice([None, True, rng.randint(-10**12, 10**12), rng.random() * 10 ** rng.randint(-8, 8),
+                       "t" * rng.randint(0, 30), b"b" * rng.randint(0, 3), (1, "x"), {"k": [1, 2]},
+                       {3, 4}, np.float64(rng.random()), rng.choice(arrays)])
+cases = {
+    "arrays": arrays,
+    "mixed": [leaf() for _ in range(60)],
+    "grid": [[leaf() for _ in range(4)] for _ in range(3)],
+    "big": [leaf() for _ in range(1500)],
+    "lists": [[leaf(), [leaf()]] for _ in range(8)],
+}
+expected = {}
+for name, values in cases.items():
+    a = np.empty(len(values), dtype=object)
+    a[:] = values if name != "grid" else [None] * len(values)
+    if name == "grid":
+        a = np.empty((3, 4), dtype=object)
+        for i in range(3):
+            for j in range(4):
+                a[i, j] = values[i][j]
+    np.save(f"{out}/{name}.npy", a)
+    expected[name] = str(np.load(f"{out}/{name}.npy", allow_pickle=True))
+json.dump(expected, open(f"{out}/expected.json", "w"))
+"#;
+
+#[test]
+#[ignore = "needs numpy: run with NPY_PYTHON set (just interop)"]
+fn show_prints_what_numpy_prints_for_fresh_object_arrays() {
+    let dir = scratch("objects_interop");
+    let python = std::env::var("NPY_PYTHON").expect("NPY_PYTHON names a Python with numpy");
+    let status = std::process::Command::new(python)
+        .args(["-c", GENERATE_OBJECTS])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "the numpy generator failed");
+    let text = std::fs::read_to_string(dir.join("expected.json")).unwrap();
+    let expected: Value = serde_json::from_str(&text).unwrap();
+    let mut failures = Vec::new();
+    for (name, numpy) in expected.as_object().unwrap() {
+        let path = dir.join(format!("{name}.npy"));
+        let output = npy([
+            OsStr::new("show"),
+            OsStr::new("--allow-pickle"),
+            path.as_os_str(),
+        ]);
+        let want = format!("{}\n", numpy.as_str().unwrap());
+        if stdout(&output) != want {
+            failures.push(format!(
+                "{name}:\n--- numpy\n{want}--- npy\n{}{}",
+                stdout(&output),
+                stderr(&output)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
