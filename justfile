@@ -38,3 +38,7 @@ fuzz SECONDS="1800" *TARGETS:
 # Copy tests/fixtures into the fuzz corpora (fuzz/corpus/<target>/, not committed).
 fuzz-seed:
     fuzz/run.sh seed
+
+# `npy render` vs `npy stats` on a 4 GiB float32 array (docs/BENCHMARKS.md, "Pictures").
+bench-render *ARGS:
+    scripts/bench-render.sh {{ARGS}}

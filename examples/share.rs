@@ -1,12 +1,13 @@
-//! One process writes, others read: reader processes map the same file
-//! read-only and see each row the writer stores, as soon as it is written
-//! (all mappings of a file share the page cache; `flush` is for durability).
+//! One process writes, others read, at the same time: every process maps
+//! the file *live* (`OpenOptions::open_live`) and sees the elements as
+//! atomics, so the writer may store while readers load, soundly (a plain
+//! `&[i64]` view of bytes another process writes would be a data race; the
+//! crate refuses to hand one out while a writer maps them). Each store is
+//! seen at once (all mappings of a file share the page cache; `flush` is for
+//! durability).
 //!
-//! The processes follow docs/SAFETY.md: the writer holds the file read-write
-//! and writes a row only while no reader is looking at it; it then tells the
-//! readers (over their stdin) which row to read, and waits for their answers
-//! before writing the next. Readers never hold a view while the writer
-//! writes those bytes.
+//! The writer stores a row (`Release`), then tells the readers (over their
+//! stdin) which row to read; they load it (`Acquire`) and answer.
 //!
 //! ```sh
 //! cargo run --release --example share -- --readers 3 --steps 5
@@ -19,15 +20,17 @@ use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ChildStdout, Stdio};
 use std::time::Instant;
 
+use std::sync::atomic::Ordering;
+
 use anyhow::{Context, Result, bail, ensure};
 use clap::{Parser, Subcommand};
 use npy_core::DType;
-use npy_mmap::CreateOptions;
+use npy_mmap::{CreateOptions, OpenOptions};
 
 const COLS: usize = 4;
 
 /// One process writes rows of an int64 .npy file; reader processes map it
-/// read-only and see each row right after it is written.
+/// live and see each row right after it is written.
 #[derive(Parser)]
 #[command(name = "share")]
 struct Args {
@@ -66,10 +69,12 @@ fn main() -> Result<()> {
     }
 }
 
-/// A reader: map the file read-only once; for each `read N` line on stdin,
-/// look at row N and the rows after it, and answer on stdout.
+/// A reader: map the file live once; for each `read N` line on stdin, load
+/// row N and the rows after it, and answer on stdout.
 fn reader(file: &Path) -> Result<()> {
-    let array = npy_mmap::open(file)?;
+    let array = OpenOptions::new().open_live(file)?;
+    let cells = array.atomics::<i64>()?;
+    let rows = array.shape()[0];
     println!("ready {}", std::process::id());
     for line in std::io::stdin().lock().lines() {
         let line = line?;
@@ -77,14 +82,9 @@ fn reader(file: &Path) -> Result<()> {
             .strip_prefix("read ")
             .context("expected `read N`")?
             .parse()?;
-        // A fresh view per request, dropped before answering: the writer
-        // writes the next row only after every reader answered.
-        let view = array.view::<i64>()?;
-        let row: Vec<i64> = (0..COLS)
-            .map(|col| view.get(&[step, col]).copied().context("row in bounds"))
-            .collect::<Result<_>>()?;
-        let later_rows_empty =
-            (step + 1..view.shape()[0]).all(|r| (0..COLS).all(|c| view.get(&[r, c]) == Some(&0)));
+        let load = |row: usize, col: usize| cells[row * COLS + col].load(Ordering::Acquire);
+        let row: Vec<i64> = (0..COLS).map(|col| load(step, col)).collect();
+        let later_rows_empty = (step + 1..rows).all(|r| (0..COLS).all(|c| load(r, c) == 0));
         println!("row {step} {row:?} later-rows-empty={later_rows_empty}");
     }
     Ok(())
@@ -113,9 +113,11 @@ fn writer(args: &Args) -> Result<()> {
     } else {
         ">i8"
     };
-    let mut array = CreateOptions::new(DType::parse(native_i8)?, [args.steps, COLS])
-        .create(&path)
+    CreateOptions::new(DType::parse(native_i8)?, [args.steps, COLS])
+        .preallocate(&path)
         .with_context(|| format!("creating {}", path.display()))?;
+    let array = OpenOptions::new().open_live(&path)?;
+    let cells = array.atomics::<i64>()?;
     println!(
         "writer {}: created {} int64 {:?}; starting {} readers",
         std::process::id(),
@@ -144,17 +146,14 @@ fn writer(args: &Args) -> Result<()> {
     for reader in &mut readers {
         let ready = reader.answer()?;
         ensure!(ready.starts_with("ready "), "unexpected {ready:?}");
-        println!("  reader {} mapped the file read-only", &ready[6..]);
+        println!("  reader {} mapped the file live", &ready[6..]);
     }
 
     for step in 0..args.steps {
-        {
-            let mut view = array.view_mut::<i64>()?;
-            for (col, value) in row_values(step).into_iter().enumerate() {
-                *view.get_mut(&[step, col]).context("row in bounds")? = value;
-            }
+        for (col, value) in row_values(step).into_iter().enumerate() {
+            cells[step * COLS + col].store(value, Ordering::Release);
         }
-        array.flush_rows(step..step + 1)?;
+        array.flush()?;
         let written = Instant::now();
         for reader in &mut readers {
             writeln!(reader.stdin, "read {step}")?;

@@ -25,15 +25,28 @@ have_numpy() {
         [[ "$("$python_bin" -c 'import numpy; print(numpy.__version__)' 2>/dev/null)" == "$wanted" ]]
 }
 
-if ! have_numpy; then
+# Every other `name==version` pin (matplotlib for the render tests) installed too.
+have_pins() {
+    "$python_bin" - "$requirements" <<'PY' 2>/dev/null
+import importlib.metadata, sys
+for line in open(sys.argv[1]):
+    pin = line.split("#")[0].strip()
+    if pin:
+        name, _, version = pin.partition("==")
+        if importlib.metadata.version(name) != version:
+            sys.exit(1)
+PY
+}
+
+if ! { have_numpy && have_pins; }; then
     if [[ ! -x "$python_bin" ]]; then
         echo "setup-venv: creating $venv" >&2
         "${PYTHON:-python3}" -m venv "$venv" >&2
     fi
     echo "setup-venv: installing numpy==$wanted into $venv" >&2
     "$python_bin" -m pip install --disable-pip-version-check --quiet -r "$requirements" >&2
-    if ! have_numpy; then
-        echo "setup-venv: numpy $wanted is not importable from $python_bin after install" >&2
+    if ! { have_numpy && have_pins; }; then
+        echo "setup-venv: numpy $wanted (or another pin of $requirements) is not importable from $python_bin after install" >&2
         exit 1
     fi
 fi

@@ -7,7 +7,10 @@
 //! environment variable that makes `saver_process_entry_point` save in a loop.
 //!
 //! `.npy` saves go through `npy_mmap::save_slice`, `.npz` saves through
-//! `NpzWriter::create` + `commit`; both write through `npy_mmap::AtomicFile`.
+//! `NpzWriter::create` + `commit`, and overwriting creates and streams
+//! through `CreateOptions::overwrite(true)`; all write through
+//! `npy_mmap::AtomicFile`. (An overwrite used to truncate the old file in
+//! place: a kill then left a 0-byte file.)
 
 #![cfg(unix)]
 
@@ -19,7 +22,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail, ensure};
-use npy_core::{Order, ReadOptions, read_npy};
+use npy_core::{DType, Order, ReadOptions, read_npy};
+use npy_mmap::CreateOptions;
 use npy_mmap::npz::{NpzArchive, NpzWriter};
 use support::TempDir;
 
@@ -32,6 +36,13 @@ const LEN: usize = 1 << 19;
 enum Format {
     Npy,
     Npz,
+    /// `CreateOptions::overwrite(true).create`: version `n` is an empty
+    /// (sparse) array of `n + 1` elements.
+    Create,
+    /// `CreateOptions::overwrite(true).stream`: version `n` is `LEN` rows,
+    /// every one equal to `n`, written in batches (a killed stream leaves a
+    /// new file with fewer rows, all equal to its version).
+    Stream,
 }
 
 impl Format {
@@ -39,6 +50,15 @@ impl Format {
         match self {
             Format::Npy => "npy",
             Format::Npz => "npz",
+            Format::Create => "create",
+            Format::Stream => "stream",
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Format::Npz => "npz",
+            _ => "npy",
         }
     }
 }
@@ -55,6 +75,21 @@ fn save(format: Format, path: &Path, n: u64) -> Result<()> {
             writer.add_slice("a", &data, &[LEN])?;
             writer.commit()?;
         }
+        Format::Create => {
+            CreateOptions::new(DType::parse("<f8")?, [n as usize + 1])
+                .overwrite(true)
+                .create(path)?;
+        }
+        Format::Stream => {
+            let mut writer = CreateOptions::new(DType::parse("<f8")?, [0])
+                .overwrite(true)
+                .stream(path)?;
+            for batch in data.chunks(LEN / 4) {
+                writer.write_rows(batch)?;
+                writer.sync()?;
+            }
+            writer.finish()?;
+        }
     }
     Ok(())
 }
@@ -63,10 +98,17 @@ fn save(format: Format, path: &Path, n: u64) -> Result<()> {
 /// equal; returns that version.
 fn load(format: Format, path: &Path) -> Result<u64> {
     let array = match format {
-        Format::Npy => read_npy(std::fs::File::open(path)?, &ReadOptions::default())?,
         Format::Npz => NpzArchive::open(path)?.load("a")?,
+        _ => read_npy(std::fs::File::open(path)?, &ReadOptions::default())?,
     };
-    ensure!(array.header().shape == [LEN], "{:?}", array.header());
+    let shape = array.header().shape.clone();
+    match format {
+        Format::Create => return Ok(shape[0] as u64 - 1),
+        // A stream killed before its first rows: a new, empty file.
+        Format::Stream if shape == [0] => return Ok(u64::MAX),
+        Format::Stream => ensure!(shape[0] <= LEN, "{shape:?}"),
+        _ => ensure!(shape == [LEN], "{:?}", array.header()),
+    }
     let view = array.view::<f64>()?;
     let values = view.as_slice().context("contiguous")?;
     let first = values[0];
@@ -89,6 +131,8 @@ fn saver_process_entry_point() -> Result<()> {
     let format = match parts.next() {
         Some("npy") => Format::Npy,
         Some("npz") => Format::Npz,
+        Some("create") => Format::Create,
+        Some("stream") => Format::Stream,
         other => bail!("format {other:?}"),
     };
     let path = PathBuf::from(parts.next().context("path")?);
@@ -129,7 +173,7 @@ impl Rng {
 
 fn kill_savers_at_random_points(format: Format) -> Result<()> {
     let dir = TempDir::new(&format!("crash-{}", format.name()));
-    let path = dir.0.join(format!("data.{}", format.name()));
+    let path = dir.0.join(format!("data.{}", format.extension()));
     save(format, &path, 0)?;
     let mut rng = Rng::new();
     let mut committed = 0u64;
@@ -179,6 +223,8 @@ fn kill_savers_at_random_points(format: Format) -> Result<()> {
         let floor = reported.unwrap_or(committed);
         let found =
             load(format, &path).with_context(|| format!("round {round}, delay {delay} ms"))?;
+        // An empty streamed file is the new version, killed before its rows.
+        let found = if found == u64::MAX { floor + 1 } else { found };
         ensure!(
             found == floor || found == floor + 1,
             "round {round}: found version {found}, last reported {floor}"
@@ -191,7 +237,7 @@ fn kill_savers_at_random_points(format: Format) -> Result<()> {
     for entry in std::fs::read_dir(&dir.0)? {
         let name = entry?.file_name().into_string().unwrap();
         ensure!(
-            name == format!("data.{}", format.name()) || name.ends_with(".tmp"),
+            name == format!("data.{}", format.extension()) || name.ends_with(".tmp"),
             "unexpected file {name}"
         );
     }
@@ -206,4 +252,14 @@ fn a_npy_save_killed_at_any_moment_leaves_the_old_or_the_new_file() -> Result<()
 #[test]
 fn a_npz_save_killed_at_any_moment_leaves_the_old_or_the_new_file() -> Result<()> {
     kill_savers_at_random_points(Format::Npz)
+}
+
+#[test]
+fn an_overwriting_create_killed_at_any_moment_leaves_the_old_or_the_new_file() -> Result<()> {
+    kill_savers_at_random_points(Format::Create)
+}
+
+#[test]
+fn an_overwriting_stream_killed_at_any_moment_leaves_the_old_or_the_new_file() -> Result<()> {
+    kill_savers_at_random_points(Format::Stream)
 }

@@ -19,7 +19,9 @@ Examples:
   npy stats big.npy                    count, min, max, mean, std, NaN count
   npy convert in.npy out.npy --order F --byte-order big
   npy pack out.npz a.npy b.npy --compress
-  npy create zeros.npy --dtype '<f8' --shape 1000,1000"
+  npy create zeros.npy --dtype '<f8' --shape 1000,1000
+  npy render big.npy big.png           a heat map (or image, line plot) as PNG
+  npy show --image big.npy             the same picture in the terminal"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -37,6 +39,7 @@ pub enum Command {
     Extract(ExtractArgs),
     Pack(PackArgs),
     Create(CreateArgs),
+    Render(RenderArgs),
 }
 
 /// Show the header of an .npy file, or the members of an .npz archive.
@@ -47,7 +50,7 @@ Examples:
   npy info --json data.npy | jq .shape
   npy info --json archive.npz | jq '.members[].name'")]
 pub struct InfoArgs {
-    /// The .npy or .npz file.
+    /// The .npy or .npz file (`-`: .npy data on standard input).
     pub path: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -65,12 +68,16 @@ Examples:
   npy validate data.npy
   npy validate --max-header-size 200000 *.npy *.npz")]
 pub struct ValidateArgs {
-    /// Files to check.
+    /// Files to check (`-`: .npy data on standard input).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Largest header accepted, in characters (numpy's default is 10000).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub max_header_size: usize,
+    /// Count bytes after the data (which numpy and this library ignore, and
+    /// an interrupted append leaves) as a problem instead of a note.
+    #[arg(long)]
+    pub strict: bool,
     #[command(flatten)]
     pub pickle: PickleArgs,
 }
@@ -108,7 +115,7 @@ Examples:
   npy show archive.npz --member weights
   npy show data.npy --limit 10")]
 pub struct ShowArgs {
-    /// The .npy or .npz file.
+    /// The .npy or .npz file (`-`: .npy data on standard input).
     pub path: PathBuf,
     /// The member of an .npz to show (as numpy's `files` lists it, or with `.npy`).
     #[arg(long, value_name = "NAME")]
@@ -119,6 +126,12 @@ pub struct ShowArgs {
     /// Show at most N rows (applied after --rows).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Print a truecolor picture instead of values (two pixels per character
+    /// cell, as wide as the terminal or --width): see `npy render --help`.
+    #[arg(long, conflicts_with_all = ["rows", "limit"])]
+    pub image: bool,
+    #[command(flatten)]
+    pub picture: crate::render::PictureArgs,
     #[command(flatten)]
     pub pickle: PickleArgs,
 }
@@ -136,7 +149,7 @@ Examples:
   npy stats data.npy
   npy stats --json big.npy")]
 pub struct StatsArgs {
-    /// The .npy file (or .npz with --member).
+    /// The .npy file (or .npz with --member; `-`: .npy data on standard input).
     pub path: PathBuf,
     /// The member of an .npz.
     #[arg(long, value_name = "NAME")]
@@ -245,6 +258,43 @@ pub struct CreateArgs {
     /// Allocate the disk blocks now instead of leaving the file sparse.
     #[arg(long)]
     pub reserve: bool,
+}
+
+/// Draw an array as a PNG: a heat map, an RGB(A) image, a line plot or a histogram.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+What is drawn depends on the array (after --index and --part):
+  2-D numbers            heat map with a colour bar (bool: two colours)
+  (H, W, 3|4) uint8      the RGB(A) image itself, byte for byte (floats in [0, 1] with --rgb)
+  1-D numbers            line plot; min/max envelope per pixel column, so spikes stay visible
+  --hist                 histogram of any numeric array, NaN and inf counts noted
+Big arrays are never loaded: one pass over the mapping reduces them to the
+picture's size (--reduce). The colour range is --vmin/--vmax, or the 2nd and
+98th percentiles of the drawn values. NaN, +inf and -inf get their own colours
+(magenta, lime, cyan), listed under the colour bar.
+
+Examples:
+  npy render field.npy field.png
+  npy render frames.npy frame3.png --index 3,:,:
+  npy render data.npz wave.png --member signal
+  npy render spectrum.npy s.png --part abs --cmap magma --vmin 0 --vmax 10
+  npy render big.npy hist.png --hist --bins 200")]
+pub struct RenderArgs {
+    /// The .npy file (or .npz with --member).
+    pub input: PathBuf,
+    /// The PNG to write (replaced if it exists).
+    pub output: PathBuf,
+    /// The member of an .npz.
+    #[arg(long, value_name = "NAME")]
+    pub member: Option<String>,
+    /// Only the data pixels: no title, axes or colour bar.
+    #[arg(long)]
+    pub bare: bool,
+    /// Print what was drawn (sizes, value range, counts, histogram bins) as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub picture: crate::render::PictureArgs,
 }
 
 /// A shape given on the command line.

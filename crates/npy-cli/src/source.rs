@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read};
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use anyhow::Context;
@@ -20,8 +21,21 @@ pub enum Kind {
 }
 
 /// Looks at the first bytes: a zip local header or empty-zip end record is an npz.
+/// The path that names standard input: `.npy` data can be piped in (an
+/// `.npz` cannot: a zip is read from its end, which a pipe does not have).
+pub const STDIN: &str = "-";
+
+/// Whether `path` names standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN
+}
+
 pub fn sniff(path: &Path) -> anyhow::Result<Kind> {
-    let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    if is_stdin(path) {
+        return Ok(Kind::Npy);
+    }
+    // Never blocks: a FIFO is refused with a clear message, not waited on.
+    let mut file = npy_mmap::open_regular(path, false)?;
     let mut start = [0u8; 4];
     let mut filled = 0;
     while filled < start.len() {
@@ -49,7 +63,24 @@ pub struct NpyFile {
 impl NpyFile {
     /// Opens `path` and parses its header with `options`.
     pub fn open(path: &Path, options: &ParseOptions) -> anyhow::Result<NpyFile> {
-        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        if is_stdin(path) {
+            // The header, then the rest counted as it streams by.
+            let mut stdin = std::io::stdin().lock();
+            let (header, layout) = Header::read_from(&mut stdin, options)
+                .context("standard input is not a valid .npy stream")?;
+            let rest = std::io::copy(&mut stdin, &mut std::io::sink())
+                .context("cannot read standard input")?;
+            return Ok(NpyFile {
+                header,
+                file_size: layout.data_offset as u64 + rest,
+                layout,
+            });
+        }
+        let file = npy_mmap::open_regular(path, false)?;
+        // The shared lock, held while header and size are read: a writer
+        // following the locking rule (an append, a streamed file) is never
+        // seen half-way through a change.
+        lock_shared_saying_so(&file, path)?;
         let file_size = file
             .metadata()
             .with_context(|| format!("cannot read {}", path.display()))?
@@ -69,45 +100,233 @@ impl NpyFile {
     }
 }
 
-/// An array opened for reading its values: the header and the data bytes
-/// (a read-only mapping of an .npy file, or an npz member in memory).
+/// Takes the shared lock, telling the user when it has to wait for it.
+fn lock_shared_saying_so(file: &File, path: &Path) -> anyhow::Result<()> {
+    match file.try_lock_shared() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            eprintln!(
+                "npy: waiting for {}: another process holds its exclusive lock \
+                 (it is appending to or writing the file); Ctrl-C stops",
+                path.display()
+            );
+            file.lock_shared()
+                .with_context(|| format!("cannot lock {}", path.display()))
+        }
+        Err(std::fs::TryLockError::Error(err)) => {
+            Err(err).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+}
+
+/// An array opened for reading its values: the header, and where the data
+/// comes from. Nothing of the data is read at open; every access is bounded
+/// in memory whatever the array's size.
 pub struct OpenedArray {
     pub header: Header,
     data: Data,
 }
 
 enum Data {
-    Mapped(npy_mmap::MappedArray<npy_mmap::ReadOnly>),
-    Owned(npy_core::io::AlignedBytes),
+    /// A read-only mapping of an .npy file. With `holes`, the file is sparse
+    /// and is read through the file instead: touching a hole through the
+    /// mapping on a full filesystem (tmpfs) kills the process with SIGBUS.
+    Mapped {
+        array: npy_mmap::MappedArray<npy_mmap::ReadOnly>,
+        holes: bool,
+    },
+    /// An array read whole from standard input (a pipe can be read once).
+    Owned(npy_core::NpyArray),
+    /// A member of an .npz archive, streamed (inflated as it is read) from
+    /// its start on every pass: it is never held whole in memory.
+    Member { archive: Archive, key: String },
 }
+
+/// The archive type the CLI reads.
+pub type Archive = npy_mmap::npz::NpzArchive<BufReader<File>>;
+
+/// Bytes read at a time from a file with holes or a member stream.
+const READ_CHUNK: usize = 4 << 20;
 
 impl OpenedArray {
     /// Maps the .npy file at `path` read-only (refusing files shorter than
     /// their header promises); `advice` tells the kernel how it will be read.
     pub fn map(path: &Path, advice: npy_mmap::Advice) -> anyhow::Result<OpenedArray> {
-        let mapped = npy_mmap::OpenOptions::new()
-            .max_header_size(INSPECT_MAX_HEADER)
-            .advice(advice)
-            .open::<npy_mmap::ReadOnly>(path)?;
+        let mut options = npy_mmap::OpenOptions::new();
+        options.max_header_size(INSPECT_MAX_HEADER).advice(advice);
+        let opened = options
+            .locking(npy_mmap::Locking::NonBlocking)
+            .open::<npy_mmap::ReadOnly>(path);
+        let array = match opened {
+            // A writer maps these bytes (or is changing the file): say so,
+            // then wait for it.
+            Err(npy_mmap::Error::Locked { .. }) => {
+                eprintln!(
+                    "npy: waiting for {}: another process is writing it (a read-write \
+                     or live mapping, or an append); Ctrl-C stops",
+                    path.display()
+                );
+                options
+                    .locking(npy_mmap::Locking::Blocking)
+                    .open::<npy_mmap::ReadOnly>(path)?
+            }
+            other => other?,
+        };
+        let holes = array.has_holes()?;
         Ok(OpenedArray {
-            header: mapped.header().clone(),
-            data: Data::Mapped(mapped),
+            header: array.header().clone(),
+            data: Data::Mapped { array, holes },
         })
     }
 
-    /// An array whose data is already in memory (exactly `header.data_len()` bytes).
-    pub fn owned(header: Header, data: npy_core::io::AlignedBytes) -> OpenedArray {
+    /// An array already read into memory.
+    pub fn from_array(array: npy_core::NpyArray) -> OpenedArray {
         OpenedArray {
-            header,
-            data: Data::Owned(data),
+            header: array.header().clone(),
+            data: Data::Owned(array),
         }
     }
 
-    /// The data bytes, in the header's memory order.
-    pub fn data(&self) -> &[u8] {
-        match &self.data {
-            Data::Mapped(mapped) => mapped.bytes(),
-            Data::Owned(bytes) => bytes,
+    /// The `.npy` stream on standard input, read into memory (as
+    /// `np.load(sys.stdin.buffer)` does: only a stream's own bytes are held).
+    pub fn stdin() -> anyhow::Result<OpenedArray> {
+        let options = npy_core::ReadOptions {
+            parse: ParseOptions {
+                max_header_size: INSPECT_MAX_HEADER,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let array = npy_core::read_npy(std::io::stdin().lock(), &options)
+            .context("standard input is not a valid .npy stream")?;
+        Ok(OpenedArray::from_array(array))
+    }
+
+    /// The `.npy` member `key` of `archive` (whose header has been read).
+    pub fn member(archive: Archive, key: String, header: Header) -> OpenedArray {
+        OpenedArray {
+            header,
+            data: Data::Member { archive, key },
         }
+    }
+
+    /// The data bytes in the header's memory order, when they can be touched
+    /// directly: a mapping of a file without holes, or data in memory.
+    pub fn contiguous(&self) -> Option<&[u8]> {
+        match &self.data {
+            Data::Mapped {
+                array,
+                holes: false,
+            } => Some(array.bytes()),
+            Data::Owned(array) => Some(array.data()),
+            _ => None,
+        }
+    }
+
+    /// Calls `visit` with the data in memory order, `chunk_bytes` at a time
+    /// (the last chunk may be shorter; a multiple of the item size keeps
+    /// elements whole), until the data ends or `visit` breaks.
+    pub fn for_each_chunk(
+        &mut self,
+        chunk_bytes: usize,
+        mut visit: impl FnMut(&[u8]) -> anyhow::Result<ControlFlow<()>>,
+    ) -> anyhow::Result<()> {
+        let chunk_bytes = chunk_bytes.max(1);
+        type Visit<'v> = dyn FnMut(&[u8]) -> anyhow::Result<ControlFlow<()>> + 'v;
+        let in_memory = |data: &[u8], visit: &mut Visit<'_>| {
+            for chunk in data.chunks(chunk_bytes) {
+                if visit(chunk)?.is_break() {
+                    break;
+                }
+            }
+            anyhow::Ok(())
+        };
+        match &mut self.data {
+            Data::Mapped {
+                array,
+                holes: false,
+            } => in_memory(array.bytes(), &mut visit)?,
+            Data::Owned(array) => in_memory(array.data(), &mut visit)?,
+            Data::Mapped { array, holes: true } => {
+                let len = array.bytes().len();
+                let mut buffer = vec![0u8; chunk_bytes.min(len)];
+                let mut done = 0;
+                while done < len {
+                    let chunk = &mut buffer[..chunk_bytes.min(len - done)];
+                    array.read_bytes_at(done, chunk)?;
+                    done += chunk.len();
+                    if visit(chunk)?.is_break() {
+                        break;
+                    }
+                }
+            }
+            Data::Member { archive, key } => {
+                let mut reader = archive.reader(key)?;
+                let (_, layout) = Header::read_from(
+                    &mut reader,
+                    &ParseOptions {
+                        max_header_size: INSPECT_MAX_HEADER,
+                        ..Default::default()
+                    },
+                )?;
+                let len = layout.data_len;
+                let mut buffer = vec![0u8; chunk_bytes.min(len)];
+                let mut done = 0;
+                while done < len {
+                    let chunk = &mut buffer[..chunk_bytes.min(len - done)];
+                    reader
+                        .read_exact(chunk)
+                        .with_context(|| format!("member '{key}' ends before its data does"))?;
+                    done += chunk.len();
+                    if visit(chunk)?.is_break() {
+                        return Ok(());
+                    }
+                }
+                // The CRC-32 is checked when the stream is read to its end.
+                std::io::copy(&mut reader, &mut std::io::sink())
+                    .with_context(|| format!("member '{key}'"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The `width` bytes at each byte offset of the data in `offsets` (any
+    /// order), one after another in the order of `offsets`. Reads only what
+    /// is needed from a mapping; from a file with holes or a member stream,
+    /// one forward pass that stops after the last offset.
+    pub fn gather(&mut self, offsets: &[usize], width: usize) -> anyhow::Result<Vec<u8>> {
+        let mut out = vec![0u8; offsets.len() * width];
+        if let Some(data) = self.contiguous() {
+            for (slot, &offset) in out.chunks_exact_mut(width.max(1)).zip(offsets) {
+                slot.copy_from_slice(&data[offset..offset + width]);
+            }
+            return Ok(out);
+        }
+        let mut order: Vec<usize> = (0..offsets.len()).collect();
+        order.sort_unstable_by_key(|&i| offsets[i]);
+        let mut next = 0;
+        let mut chunk_start = 0;
+        // Chunks hold whole elements: every offset is a multiple of the width.
+        let chunk_bytes = (READ_CHUNK / width.max(1)).max(1) * width.max(1);
+        self.for_each_chunk(chunk_bytes, |chunk| {
+            let chunk_end = chunk_start + chunk.len();
+            while let Some(&i) = order.get(next) {
+                let offset = offsets[i];
+                if offset + width > chunk_end {
+                    break;
+                }
+                let from = offset - chunk_start;
+                out[i * width..(i + 1) * width].copy_from_slice(&chunk[from..from + width]);
+                next += 1;
+            }
+            chunk_start = chunk_end;
+            Ok(if next == order.len() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            })
+        })?;
+        anyhow::ensure!(next == order.len(), "the data ended before element {next}");
+        Ok(out)
     }
 }

@@ -4,8 +4,8 @@ mod common;
 
 use common::{assert_exit, npy, scratch, stderr, stdout};
 
-const SUBCOMMANDS: [&str; 9] = [
-    "info", "validate", "show", "stats", "convert", "ls", "extract", "pack", "create",
+const SUBCOMMANDS: [&str; 10] = [
+    "info", "validate", "show", "stats", "convert", "ls", "extract", "pack", "create", "render",
 ];
 
 #[test]

@@ -60,7 +60,10 @@ pub enum Error {
     },
 
     /// The header text is not a Python literal this crate reads.
-    #[error("Cannot parse header: {header} ({reason} at character {position})")]
+    #[error(
+        "Cannot parse header: {} ({reason} at character {position})",
+        quoted(header)
+    )]
     CannotParseHeader {
         /// The header text, as a Python string literal.
         header: String,
@@ -71,14 +74,14 @@ pub enum Error {
     },
 
     /// The header literal is not a dict.
-    #[error("Header is not a dictionary: {found}")]
+    #[error("Header is not a dictionary: {}", quoted(found))]
     HeaderNotDict {
         /// The value found, as Python would print it.
         found: String,
     },
 
     /// The header dict does not hold exactly `descr`, `fortran_order` and `shape`.
-    #[error("Header does not contain the correct keys: {keys}")]
+    #[error("Header does not contain the correct keys: {}", quoted(keys))]
     WrongKeys {
         /// The sorted key list, as Python would print it.
         keys: String,
@@ -86,28 +89,28 @@ pub enum Error {
 
     /// A header key appears twice (NumPy silently keeps the last; we refuse
     /// because two readers could disagree about what the file holds).
-    #[error("Header contains the key {key} more than once")]
+    #[error("Header contains the key {} more than once", quoted(key))]
     DuplicateKey {
         /// The key, as a Python string literal.
         key: String,
     },
 
     /// `shape` is not a tuple of non-negative integers.
-    #[error("shape is not valid: {found}")]
+    #[error("shape is not valid: {}", quoted(found))]
     InvalidShape {
         /// The value found, as Python would print it.
         found: String,
     },
 
     /// `fortran_order` is not `True` or `False`.
-    #[error("fortran_order is not a valid bool: {found}")]
+    #[error("fortran_order is not a valid bool: {}", quoted(found))]
     InvalidFortranOrder {
         /// The value found, as Python would print it.
         found: String,
     },
 
     /// The `descr` of a header does not describe a dtype.
-    #[error("descr is not a valid dtype descriptor: {descr} ({source})")]
+    #[error("descr is not a valid dtype descriptor: {} ({source})", quoted(descr))]
     InvalidDescr {
         /// The descr, as Python would print it.
         descr: String,
@@ -116,14 +119,14 @@ pub enum Error {
     },
 
     /// A type string that is not a known dtype.
-    #[error("data type {name} not understood")]
+    #[error("data type {} not understood", quoted(name))]
     DTypeNotUnderstood {
         /// The type string, as a Python string literal.
         name: String,
     },
 
     /// A structured or subarray descr that is malformed.
-    #[error("invalid dtype: {reason}")]
+    #[error("invalid dtype: {}", quoted(reason))]
     InvalidDType {
         /// What is wrong.
         reason: String,
@@ -264,6 +267,18 @@ pub enum Error {
         /// Index in memory order of the first invalid element.
         index: usize,
     },
+    /// The header describes more data than the reader allows.
+    #[error(
+        "the array data is {len} bytes, more than the {max} bytes allowed \
+         (ReadOptions::max_data_len)"
+    )]
+    DataTooLarge {
+        /// Bytes of data the header describes.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+
     /// The data does not have the number of bytes the header describes.
     #[error("array data has {actual} bytes, but the header describes {expected}")]
     DataLength {
@@ -313,3 +328,22 @@ impl Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Characters of header text an error message quotes; the rest is summarised.
+/// A header may be megabytes long (`max_header_size` can be raised), and a
+/// message that repeats it helps nobody.
+pub(crate) const QUOTE_LIMIT: usize = 200;
+
+/// `text` if it is short, else its first [`QUOTE_LIMIT`] characters and a
+/// note of how long it was: the one place messages are kept readable.
+fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(QUOTE_LIMIT) {
+        None => text.into(),
+        Some((cut, _)) => format!(
+            "{}... ({} characters in all)",
+            &text[..cut],
+            text.chars().count()
+        )
+        .into(),
+    }
+}

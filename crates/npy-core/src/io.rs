@@ -181,6 +181,26 @@ pub struct ReadOptions {
     /// How the pickle of an object array is decoded (numpy's `encoding`,
     /// and limits); used only with [`ParseOptions::allow_pickle`].
     pub pickle: PickleOptions,
+    /// Refuse arrays whose data is longer than this many bytes, before
+    /// anything is allocated or read ([`Error::DataTooLarge`]). `None` (the
+    /// default) takes any size the header describes; set it where the
+    /// input is untrusted and small enough to hold, e.g. a deflated npz
+    /// member that may inflate 1000:1.
+    pub max_data_len: Option<usize>,
+}
+
+impl ReadOptions {
+    /// Checks the data length a header describes against
+    /// [`max_data_len`](Self::max_data_len).
+    pub fn check_data_len(&self, layout: &Layout) -> Result<()> {
+        match self.max_data_len {
+            Some(max) if layout.data_len > max => Err(Error::DataTooLarge {
+                len: layout.data_len,
+                max,
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// An array read from a stream: header, file layout and the data in an
@@ -374,8 +394,9 @@ fn converter(dtype: &DType, to: Option<ByteOrder>) -> (Option<ByteOrderConverter
 /// [`Error::TruncatedData`] when the stream ends early.
 pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArray> {
     let (mut header, layout) = Header::read_from(&mut reader, &options.parse)?;
+    options.check_data_len(&layout)?;
     if header.dtype == DType::Object {
-        return read_objects(reader, &header, layout, &options.pickle);
+        return read_objects(reader, &header, layout, options);
     }
     let expected = layout.data_len;
     let (converter, swaps) = converter(
@@ -440,9 +461,27 @@ pub fn read_objects<R: Read>(
     reader: R,
     header: &Header,
     layout: Layout,
-    options: &PickleOptions,
+    options: &ReadOptions,
 ) -> Result<NpyArray> {
-    let (value, len) = crate::pickle::unpickle(reader, options)?;
+    // ReadOptions::max_data_len bounds the pickle's bytes: one more than
+    // allowed is read at most.
+    let mut limited = reader.take(options.max_data_len.map_or(u64::MAX, |max| max as u64 + 1));
+    let decoded = crate::pickle::unpickle(&mut limited, &options.pickle);
+    let too_large = |len: usize| match options.max_data_len {
+        Some(max) if len > max => Some(Error::DataTooLarge { len, max }),
+        _ => None,
+    };
+    let (value, len) = match decoded {
+        Ok((value, len)) => (value, usize::try_from(len).unwrap_or(usize::MAX)),
+        Err(error) if limited.limit() == 0 => {
+            let max = options.max_data_len.unwrap_or(usize::MAX);
+            return Err(too_large(max.saturating_add(1)).unwrap_or(error));
+        }
+        Err(error) => return Err(error),
+    };
+    if let Some(error) = too_large(len) {
+        return Err(error);
+    }
     let mismatch = |found: String| Error::Unpickling {
         position: 0,
         reason: format!(
@@ -462,7 +501,7 @@ pub fn read_objects<R: Read>(
         )));
     }
     array.layout = Layout {
-        data_len: usize::try_from(len).unwrap_or(usize::MAX),
+        data_len: len,
         ..layout
     };
     Ok(array)

@@ -51,7 +51,7 @@ pub use record::{FieldRef, RecordRef, RecordView};
 pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_array, write_npy, write_slice};
 pub use pyrepr::shape_repr;
 pub use value::Value;
-pub use view::{ArrayView, ArrayViewMut};
+pub use view::{ArrayView, ArrayViewMut, ElementLocator};
 
 #[cfg(feature = "derive")]
 pub use ext::derive::NpyRecord;

@@ -45,6 +45,52 @@ pub(crate) struct Geometry {
     span: usize,
 }
 
+/// Where each element of an array lies in its data, without the data: the
+/// geometry every view uses, for readers that fetch elements themselves (a
+/// stream read forward, or `pread` of a sparse file).
+///
+/// ```
+/// use npy_core::{DType, ElementLocator, Header, Order};
+/// let header = Header::new(DType::parse("<i4")?, Order::Fortran, vec![2, 3]);
+/// let locator = ElementLocator::new(&header)?;
+/// assert_eq!(locator.byte_offset(&[1, 2]), Some((1 + 2 * 2) * 4));
+/// assert_eq!(locator.byte_offset(&[2, 0]), None);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElementLocator<'d> {
+    geometry: Geometry,
+    element: &'d DType,
+}
+
+impl<'d> ElementLocator<'d> {
+    /// The geometry of the array `header` describes (a subarray dtype's
+    /// dimensions appended to the shape, as views and numpy do).
+    pub fn new(header: &'d Header) -> Result<Self> {
+        let (geometry, element) = Geometry::new(&header.dtype, &header.shape, header.order)?;
+        Ok(ElementLocator { geometry, element })
+    }
+
+    /// The logical shape: the header's, plus any subarray dimensions.
+    pub fn shape(&self) -> &[usize] {
+        self.geometry.shape()
+    }
+
+    /// The dtype of one element (the subarray's base for a subarray dtype).
+    pub fn element(&self) -> &'d DType {
+        self.element
+    }
+
+    /// Byte offset in the data of the element at a logical index, or `None`
+    /// when the index is out of bounds.
+    pub fn byte_offset(&self, index: &[usize]) -> Option<usize> {
+        // In bounds, offset × itemsize < the data length, which fits.
+        self.geometry
+            .offset(index)
+            .map(|offset| offset * self.element.itemsize())
+    }
+}
+
 impl Geometry {
     /// The geometry of an array of `dtype` with the header's `shape`/`order`,
     /// and the element dtype: subarray dimensions are appended to the shape

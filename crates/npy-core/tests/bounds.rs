@@ -215,3 +215,27 @@ fn a_string_of_a_million_quotes() {
     assert_eq!(read, 12);
     assert!(cost.peak_bytes < 4 << 10, "{cost:?}");
 }
+
+#[test]
+fn errors_quote_a_huge_header_briefly() {
+    // 16 MB of header text, refused for what it is; the message names the
+    // problem and the header's size, not all of it.
+    let long = "x".repeat(16 << 20);
+    let cases = [
+        format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({long}, ), }}"),
+        format!("{{'descr': '{long}', 'fortran_order': False, 'shape': (3,), }}"),
+        format!("['{long}']"),
+        format!("{{'descr': '<f8', 'fortran_order': False, 'shape': (3,), '{long}': 1}}"),
+    ];
+    for text in cases {
+        let error = Header::parse(&v3(&text), &unlimited()).unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.len() < 1000,
+            "{} bytes: {}",
+            message.len(),
+            &message[..200]
+        );
+        assert!(message.contains("characters in all"), "{message}");
+    }
+}

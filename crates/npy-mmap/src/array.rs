@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RecordView};
 
 use crate::error::{Error, Result, io_error};
+use crate::lock::{Access, DataLock};
 use crate::mode::{Mode, ReadWrite, Writable};
-use crate::sys::{Storage, StorageMut};
+use crate::open::MapRequest;
+use crate::sys::{self, Storage, StorageMut};
 
 /// A hint to the kernel about how the mapped bytes will be accessed
 /// (`madvise`). Hints never change what the bytes are.
@@ -45,8 +47,11 @@ pub enum Advice {
 /// and [`bytes_mut`](Self::bytes_mut). Writing methods exist only for the
 /// writable modes, flushing only for [`ReadWrite`].
 ///
-/// The file stays open and holds a shared advisory lock (unless opened with
-/// [`Locking::Disabled`](crate::Locking)) until the value is dropped.
+/// The file stays open and holds its locks until the value is dropped: the
+/// structure lock shared, and the data lock of the mapped bytes (see
+/// [`Locking`](crate::Locking) and docs/SAFETY.md): while it lives, no other
+/// mapping made through this crate, in any process, can write bytes this
+/// one views, or view bytes this one writes.
 #[derive(Debug)]
 pub struct MappedArray<M: Mode = crate::ReadOnly> {
     // Field order is drop order: unmap before the file (and its lock) goes.
@@ -55,6 +60,9 @@ pub struct MappedArray<M: Mode = crate::ReadOnly> {
     // open for its lock, and used only to start writeback.
     map: M::Map,
     file: File,
+    /// After the file: the registry forgets the range only once the file,
+    /// and with it the lock other processes see, is closed.
+    _lock: DataLock,
     path: PathBuf,
     header: Header,
     layout: Layout,
@@ -88,18 +96,51 @@ fn row_geometry(header: &Header) -> (Option<usize>, usize, usize) {
     (Some(axis), rows, row_bytes)
 }
 
-impl<M: Mode> MappedArray<M> {
-    /// Maps the data (or a window of it) of an open, locked file whose
-    /// header has been parsed.
-    pub(crate) fn map(
-        file: File,
+/// What part of a file's data a mapping covers.
+#[derive(Clone, Debug)]
+pub(crate) struct Window {
+    /// The rows mapped, in the file's numbering.
+    pub(crate) rows: Range<usize>,
+    pub(crate) row_bytes: usize,
+    /// The mapped shape (the file's, with the row axis cut to the window).
+    pub(crate) shape: Vec<usize>,
+    /// The bytes of the file mapped.
+    pub(crate) bytes: Range<u64>,
+}
+
+impl Window {
+    /// The window `request` asks for of an open file whose structure lock is
+    /// held, and the data lock of its bytes for `access`.
+    pub(crate) fn lock(
+        file: &File,
         path: &Path,
-        header: Header,
-        layout: Layout,
+        header: &Header,
+        layout: &Layout,
+        request: &MapRequest,
+        access: Access,
+    ) -> Result<(Window, DataLock)> {
+        let meta = file.metadata().map_err(io_error("stat", path))?;
+        let window = Window::new(path, header, layout, meta.len(), request.window.clone())?;
+        let lock = DataLock::acquire(
+            file,
+            path,
+            &meta,
+            window.bytes.clone(),
+            access,
+            request.locks,
+        )?;
+        Ok((window, lock))
+    }
+
+    /// The window `rows` (all rows when `None`) of the file's data, checked
+    /// against the header and the file's length.
+    fn new(
+        path: &Path,
+        header: &Header,
+        layout: &Layout,
         file_len: u64,
-        window: Option<Range<usize>>,
-        advice: Option<Advice>,
-    ) -> Result<MappedArray<M>> {
+        rows: Option<Range<usize>>,
+    ) -> Result<Window> {
         let data_end = layout.data_end() as u64;
         if file_len < data_end {
             return Err(Error::FileTooShort {
@@ -110,8 +151,8 @@ impl<M: Mode> MappedArray<M> {
                 data_len: layout.data_len,
             });
         }
-        let (axis, total_rows, row_bytes) = row_geometry(&header);
-        let (rows, shape) = match (window, axis) {
+        let (axis, total_rows, row_bytes) = row_geometry(header);
+        let (rows, shape) = match (rows, axis) {
             (None, _) => (0..total_rows, header.shape.clone()),
             (Some(_), None) => return Err(Error::NoRows),
             (Some(rows), Some(axis)) => {
@@ -135,19 +176,42 @@ impl<M: Mode> MappedArray<M> {
             layout.data_len
         };
         let offset = (layout.data_offset + start) as u64;
-        let map = M::Map::map(&file, offset, len).map_err(io_error("map", path))?;
+        Ok(Window {
+            rows,
+            row_bytes,
+            shape,
+            bytes: offset..offset + len as u64,
+        })
+    }
+}
+
+impl<M: Mode> MappedArray<M> {
+    /// Maps the data (or a window of it) of an open file whose header has
+    /// been parsed and whose structure lock is held shared: takes the data
+    /// lock of the mapped bytes first.
+    pub(crate) fn map(
+        file: File,
+        path: &Path,
+        header: Header,
+        layout: Layout,
+        request: &MapRequest,
+    ) -> Result<MappedArray<M>> {
+        let (window, lock) = Window::lock(&file, path, &header, &layout, request, M::ACCESS)?;
+        let file_len = lock.file_len();
+        let map = sys::map_data::<M::Map>(&file, &lock).map_err(io_error("map", path))?;
         let array = MappedArray {
             map,
             file,
+            _lock: lock,
             path: path.to_path_buf(),
             header,
             layout,
             file_len,
-            rows,
-            row_bytes,
-            shape,
+            rows: window.rows,
+            row_bytes: window.row_bytes,
+            shape: window.shape,
         };
-        if let Some(advice) = advice {
+        if let Some(advice) = request.advice {
             array.advise(advice)?;
         }
         Ok(array)
@@ -286,6 +350,62 @@ impl<M: Mode> MappedArray<M> {
             });
         }
         Ok(())
+    }
+
+    /// Whether the mapped data has holes: ranges of a sparse file with no
+    /// disk blocks behind them (a file made by
+    /// [`CreateOptions::create`](crate::CreateOptions::create) whose rows
+    /// were never all written).
+    ///
+    /// Holes read as zeros, but through a mapping a read of a hole needs a
+    /// page, and on a full filesystem that has none to give (tmpfs, which
+    /// allocates memory even to read a hole) the kernel kills the reading
+    /// process with SIGBUS. [`read_bytes_at`](Self::read_bytes_at) reads
+    /// through the file instead, where a hole is plain zeros and a full disk
+    /// cannot hurt. One `lseek(SEEK_HOLE)`; filesystems that cannot tell
+    /// report no holes.
+    pub fn has_holes(&self) -> Result<bool> {
+        // Where rustix offers SEEK_HOLE.
+        #[cfg(any(
+            target_os = "linux",
+            target_os = "android",
+            target_os = "freebsd",
+            target_vendor = "apple"
+        ))]
+        {
+            let start = self.map_offset();
+            let end = start + self.bytes().len() as u64;
+            if start == end {
+                return Ok(false);
+            }
+            match rustix::fs::seek(&self.file, rustix::fs::SeekFrom::Hole(start)) {
+                Ok(hole) => Ok(hole < end),
+                // Not supported here: assume the data is all there.
+                Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOTSUP) => Ok(false),
+                Err(errno) => Err(io_error("look for holes in", &self.path)(errno.into())),
+            }
+        }
+        #[cfg(not(any(
+            target_os = "linux",
+            target_os = "android",
+            target_os = "freebsd",
+            target_vendor = "apple"
+        )))]
+        Ok(false)
+    }
+
+    /// Reads `buf.len()` bytes of the data, starting `offset` bytes into
+    /// [`bytes`](Self::bytes), through the file (`pread`) rather than the
+    /// mapping: for files with holes (see [`has_holes`](Self::has_holes)).
+    pub fn read_bytes_at(&self, offset: usize, buf: &mut [u8]) -> Result<()> {
+        let range = offset..offset.saturating_add(buf.len());
+        self.check_byte_range(&range)?;
+        let at = self.map_offset() + offset as u64;
+        #[cfg(unix)]
+        let read = std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, at);
+        #[cfg(windows)]
+        let read = read_exact_at_windows(&self.file, buf, at);
+        read.map_err(io_error("read", &self.path))
     }
 
     /// Where the mapping starts in the file.
@@ -431,6 +551,7 @@ impl MappedArray<ReadWrite> {
     ///     }
     ///     Ok(())
     /// })?;
+    /// drop(part); // a plain reader may not view bytes a writer still maps
     /// assert_eq!(npy_mmap::open(&path)?.view::<f64>()?.get(&[999, 3]), Some(&3999.0));
     /// # std::fs::remove_dir_all(&dir).unwrap();
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -474,4 +595,19 @@ impl MappedArray<ReadWrite> {
             .start_flush_range(&self.file, self.map_offset(), range.start, range.len())
             .map_err(io_error("flush", &self.path))
     }
+}
+
+#[cfg(windows)]
+fn read_exact_at_windows(file: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
 }

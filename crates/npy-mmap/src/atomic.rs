@@ -2,68 +2,162 @@
 //! rename over the destination.
 //!
 //! Used by every "save to a path" in this crate ([`save`](crate::save),
-//! [`NpzWriter::create`](crate::npz::NpzWriter::create)), so that a crash at
-//! any moment leaves either the old file or the new one at the destination,
-//! and a reader that mapped the old file keeps an intact copy (its inode is
-//! never truncated or rewritten).
+//! [`NpzWriter::create`](crate::npz::NpzWriter::create),
+//! [`CreateOptions::overwrite`](crate::CreateOptions::overwrite)) and by the
+//! CLI's `convert` and `extract`, so that a crash at any moment leaves
+//! either the old file or the new one at the destination, and a reader that
+//! mapped the old file keeps an intact copy (its inode is never truncated or
+//! rewritten).
+//!
+//! The directory is held open (a `cap-std` directory handle) from creation
+//! to commit, and the temporary and the destination are named relative to
+//! it, so nothing is ever written outside it: the temporary is created
+//! exclusively (`O_EXCL` never follows a symbolic link), and the rename
+//! replaces whatever name is at the destination, a symbolic link included,
+//! without following it.
 
-use std::fs::{self, File, OpenOptions};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::hash::{BuildHasher, Hasher};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::{Component, Path, PathBuf};
+
+use cap_fs_ext::DirExt;
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions};
+
+use crate::error::{Error, Result, io_error};
+
+/// Attempts at a fresh temporary name before giving up (each name is random,
+/// so a clash means someone is planting names on purpose).
+const NAME_ATTEMPTS: usize = 64;
 
 /// A file written under a temporary name in its destination's directory and
 /// renamed over the destination by [`commit`](AtomicFile::commit), so a crash
 /// never leaves a half-written file there and readers that mapped the old
-/// file keep an intact copy. Dropped uncommitted, it removes itself.
+/// file keep an intact copy. Dropped uncommitted, or when `commit` fails
+/// before the rename, it removes itself.
+///
+/// Replacing an existing file keeps its permission bits (and, where the
+/// system allows, its owner and group), as `np.save` does by writing in
+/// place; an existing file this process may not write is refused with the
+/// system's "permission denied", as `np.save` would be.
 #[derive(Debug)]
 pub struct AtomicFile {
+    /// `None` only once [`commit_file`](Self::commit_file) has taken it.
     file: Option<BufWriter<File>>,
+    /// The destination's directory, held open until the commit.
+    dir: Dir,
+    temp_name: OsString,
+    dest_name: OsString,
+    /// For messages: the temporary's and the destination's paths.
     temp: PathBuf,
     dest: PathBuf,
+    /// Set once the rename has happened: from then on the temporary name is gone.
+    renamed: bool,
 }
 
 impl AtomicFile {
     /// Creates the temporary file next to `dest`.
+    ///
+    /// The directory part of `dest` is opened as given (symbolic links in it
+    /// are the caller's choice); the file name itself is replaced, never
+    /// followed.
     pub fn create(dest: impl AsRef<Path>) -> io::Result<Self> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let dest = dest.as_ref().to_path_buf();
-        let file_name = dest.file_name().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} does not name a file", dest.display()),
-            )
-        })?;
-        let dir = match dest.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => PathBuf::from("."),
+        let dest = dest.as_ref();
+        let file_name = final_name(dest)?;
+        let parent = match dest.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
         };
-        loop {
-            let mut temp_name = std::ffi::OsString::from(".");
-            temp_name.push(file_name);
-            temp_name.push(format!(
-                ".{}.{}.tmp",
-                std::process::id(),
-                COUNTER.fetch_add(1, Ordering::Relaxed)
-            ));
-            let temp = dir.join(temp_name);
-            match OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&temp)
-            {
-                Ok(file) => {
-                    return Ok(AtomicFile {
-                        file: Some(BufWriter::with_capacity(1 << 20, file)),
-                        temp,
-                        dest,
-                    });
+        let dir = Dir::open_ambient_dir(parent, ambient_authority())?;
+        Self::create_in_dir(dir, file_name.to_os_string(), dest.to_path_buf())
+    }
+
+    /// Creates the temporary file for `folder/relative` without ever
+    /// leaving `folder`: `relative` may name subfolders (created as
+    /// needed), but a `..`, an absolute path or a symbolic link anywhere
+    /// below `folder` is refused. `folder` itself is opened as given.
+    ///
+    /// This is how archive members are extracted: a member name, or a link
+    /// planted in the destination folder, can never make a write land
+    /// elsewhere.
+    pub fn create_within(folder: impl AsRef<Path>, relative: impl AsRef<Path>) -> io::Result<Self> {
+        let folder = folder.as_ref();
+        let relative = relative.as_ref();
+        let file_name = final_name(relative)?;
+        let mut dir = Dir::open_ambient_dir(folder, ambient_authority())?;
+        let mut components = relative.components().peekable();
+        while let Some(component) = components.next() {
+            if components.peek().is_none() {
+                break; // the file name, checked by `final_name`
+            }
+            let name = match component {
+                Component::Normal(name) => name,
+                Component::CurDir => continue,
+                _ => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("{} leads outside {}", relative.display(), folder.display()),
+                    ));
                 }
-                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+            };
+            match dir.create_dir(name) {
+                Ok(()) => {}
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(error) => return Err(error),
             }
+            dir = dir
+                .open_dir_nofollow(name)
+                .map_err(|error| refuse_link(&dir, name, error, &folder.join(relative)))?;
         }
+        Self::create_in_dir(dir, file_name.to_os_string(), folder.join(relative))
+    }
+
+    fn create_in_dir(dir: Dir, dest_name: OsString, dest: PathBuf) -> io::Result<Self> {
+        let existing = existing_file(&dir, &dest_name, &dest)?;
+        let random = std::collections::hash_map::RandomState::new();
+        for _ in 0..NAME_ATTEMPTS {
+            let mut hasher = random.build_hasher();
+            hasher.write_u32(std::process::id());
+            let mut temp_name = OsString::from(".");
+            temp_name.push(&dest_name);
+            temp_name.push(format!(".{:016x}.tmp", hasher.finish()));
+            let mut options = OpenOptions::new();
+            options.read(true).write(true).create_new(true);
+            #[cfg(unix)]
+            if existing.is_some() {
+                // Private until it has the old file's mode.
+                cap_std::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            }
+            let file = match dir.open_with(&temp_name, &options) {
+                Ok(file) => file.into_std(),
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(error) => return Err(error),
+            };
+            let temp = dest.with_file_name(&temp_name);
+            let atomic = AtomicFile {
+                file: Some(BufWriter::with_capacity(1 << 20, file)),
+                dir,
+                temp_name,
+                dest_name,
+                temp,
+                dest,
+                renamed: false,
+            };
+            if let Some(existing) = existing {
+                // On error `atomic` drops and removes the temporary.
+                existing.apply_to(atomic.file()?)?;
+            }
+            return Ok(atomic);
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "no free temporary name beside {} after {NAME_ATTEMPTS} random tries",
+                dest.display()
+            ),
+        ))
     }
 
     /// The temporary path being written.
@@ -76,57 +170,263 @@ impl AtomicFile {
         &self.dest
     }
 
-    fn file(&mut self) -> io::Result<&mut BufWriter<File>> {
-        self.file
-            .as_mut()
-            .ok_or_else(|| io::Error::other("the file was already committed"))
-    }
-
     /// Flushes and syncs the file, renames it over the destination and syncs
     /// the directory.
-    pub fn commit(mut self) -> io::Result<()> {
-        let file = self
-            .file
-            .take()
-            .ok_or_else(|| io::Error::other("the file was already committed"))?;
-        let file = file.into_inner().map_err(|error| error.into_error())?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&self.temp, &self.dest)?;
+    ///
+    /// Until the rename succeeds the destination is untouched and a failure
+    /// removes the temporary file. If only the final directory sync fails,
+    /// the new file *is* in place but may not survive a power loss: that is
+    /// [`Error::NotDurable`], distinct from every failure that left the old
+    /// file.
+    pub fn commit(self) -> Result<()> {
+        self.commit_file().map(drop)
+    }
+
+    /// [`commit`](Self::commit), handing back the file (unbuffered, still
+    /// open with any lock taken on it) for callers that go on using it.
+    pub(crate) fn commit_file(mut self) -> Result<File> {
+        let temp = self.temp.clone();
+        let writer = self.writer().map_err(io_error("write", &temp))?;
+        writer.flush().map_err(io_error("write", &temp))?;
+        sync_file(writer.get_ref()).map_err(io_error("sync", &temp))?;
+        self.dir
+            .rename(&self.temp_name, &self.dir, &self.dest_name)
+            .map_err(io_error("rename a temporary file over", &self.dest))?;
+        self.renamed = true;
+        sync_dir(&self.dir).map_err(|source| Error::NotDurable {
+            path: self.dest.clone(),
+            source,
+        })?;
+        let writer = self.file.take().ok_or_else(already_committed);
+        let writer = writer.map_err(io_error("write", &self.temp))?;
+        // Flushed above: nothing is left in the buffer.
+        Ok(writer.into_parts().0)
+    }
+
+    /// The open temporary file (for locking and sizing it).
+    pub(crate) fn file(&self) -> io::Result<&File> {
+        self.file
+            .as_ref()
+            .map(BufWriter::get_ref)
+            .ok_or_else(already_committed)
+    }
+
+    fn writer(&mut self) -> io::Result<&mut BufWriter<File>> {
+        self.file.as_mut().ok_or_else(already_committed)
+    }
+}
+
+fn already_committed() -> io::Error {
+    io::Error::other("the file was already committed")
+}
+
+/// The last component of `path`, which must be a plain file name.
+fn final_name(path: &Path) -> io::Result<&OsStr> {
+    match path.components().next_back() {
+        Some(Component::Normal(name)) => Ok(name),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} does not name a file", path.display()),
+        )),
+    }
+}
+
+/// Explains a refused `open_dir_nofollow`: a symbolic link is named as one.
+fn refuse_link(dir: &Dir, name: &OsStr, error: io::Error, dest: &Path) -> io::Error {
+    match dir.symlink_metadata(name) {
+        Ok(meta) if meta.file_type().is_symlink() => io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "refusing to follow the symbolic link {:?} on the way to {}",
+                name,
+                dest.display()
+            ),
+        ),
+        _ => error,
+    }
+}
+
+/// What is kept of the file being replaced.
+#[derive(Clone, Copy, Debug)]
+struct Existing {
+    #[cfg(unix)]
+    mode: u32,
+    #[cfg(unix)]
+    uid: u32,
+    #[cfg(unix)]
+    gid: u32,
+}
+
+impl Existing {
+    /// Gives the temporary the old file's owner (where allowed) and mode.
+    fn apply_to(&self, file: &File) -> io::Result<()> {
         #[cfg(unix)]
-        if let Some(parent) = self.dest.parent() {
-            let dir = if parent.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                parent
-            };
-            File::open(dir)?.sync_all()?;
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // Changing the owner needs privileges a normal user lacks for
+            // someone else's file; the group alone may still be allowed.
+            if std::os::unix::fs::fchown(file, Some(self.uid), Some(self.gid)).is_err() {
+                let _ = std::os::unix::fs::fchown(file, None, Some(self.gid));
+            }
+            // After chown, which clears set-id bits.
+            file.set_permissions(std::fs::Permissions::from_mode(self.mode & 0o7777))?;
         }
+        #[cfg(not(unix))]
+        let _ = file;
         Ok(())
     }
 }
 
+/// The regular file at `name`, if there is one: what to keep of it, after
+/// checking that this process may write it (as `np.save` must). A symbolic
+/// link is replaced, not followed, so nothing of its target is kept.
+fn existing_file(dir: &Dir, name: &OsStr, dest: &Path) -> io::Result<Option<Existing>> {
+    let meta = match dir.symlink_metadata(name) {
+        Ok(meta) => meta,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            format!("{} is a directory", dest.display()),
+        ));
+    }
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    // Opening for writing (no truncation, no creation) asks the system the
+    // question np.save's open asks.
+    let mut options = OpenOptions::new();
+    options.write(true);
+    cap_fs_ext::OpenOptionsFollowExt::follow(&mut options, cap_fs_ext::FollowSymlinks::No);
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    dir.open_with(name, &options)?;
+    #[cfg(unix)]
+    {
+        use cap_std::fs::MetadataExt;
+        Ok(Some(Existing {
+            mode: meta.mode(),
+            uid: meta.uid(),
+            gid: meta.gid(),
+        }))
+    }
+    #[cfg(not(unix))]
+    Ok(Some(Existing {}))
+}
+
+/// Syncs the temporary's data and metadata to disk.
+fn sync_file(file: &File) -> io::Result<()> {
+    #[cfg(test)]
+    tests::injected(tests::Step::FileSync)?;
+    file.sync_all()
+}
+
+/// Syncs a directory's entries (the rename) to disk.
+fn sync_dir(dir: &Dir) -> io::Result<()> {
+    #[cfg(test)]
+    tests::injected(tests::Step::DirSync)?;
+    // Through a descriptor opened for reading: the handle cap-std keeps may
+    // be an `O_PATH` one, which fsync refuses.
+    #[cfg(unix)]
+    dir.open(".")?.into_std().sync_all()?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if self.file.take().is_some() {
+        if !self.renamed {
             // Best effort: an uncommitted temporary file is garbage.
-            let _ = fs::remove_file(&self.temp);
+            let _ = self.dir.remove_file(&self.temp_name);
         }
     }
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.file()?.write(buf)
+        self.writer()?.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.file()?.flush()
+        self.writer()?.flush()
     }
 }
 
 impl Seek for AtomicFile {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        self.file()?.seek(pos)
+        self.writer()?.seek(pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    /// The commit steps a test can make fail.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum Step {
+        FileSync,
+        DirSync,
+    }
+
+    thread_local! {
+        /// Fault injection: this thread's next commit fails at this step with EIO.
+        static FAIL_AT: Cell<Option<Step>> = const { Cell::new(None) };
+    }
+
+    pub(super) fn injected(step: Step) -> io::Result<()> {
+        if FAIL_AT.with(|fail| fail.get()) == Some(step) {
+            return Err(io::Error::from_raw_os_error(5)); // EIO
+        }
+        Ok(())
+    }
+
+    /// Replaces `old` in a fresh folder, failing at `step`; returns the
+    /// error, the folder and what it then holds.
+    fn commit_failing_at(step: Step, tag: &str) -> (Error, PathBuf, Vec<std::ffi::OsString>) {
+        let dir = std::env::temp_dir().join(format!("npy-atomic-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let dest = dir.join("a.bin");
+        std::fs::write(&dest, b"old").unwrap();
+        let mut file = AtomicFile::create(&dest).unwrap();
+        file.write_all(b"new").unwrap();
+        FAIL_AT.with(|fail| fail.set(Some(step)));
+        let error = file.commit().unwrap_err();
+        FAIL_AT.with(|fail| fail.set(None));
+        let names = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        (error, dir, names)
+    }
+
+    #[test]
+    fn a_failed_directory_sync_is_not_durable_but_replaced() {
+        let (error, dir, names) = commit_failing_at(Step::DirSync, "dir-sync");
+        assert!(matches!(error, Error::NotDurable { .. }), "{error:?}");
+        assert!(error.to_string().contains("replaced"), "{error}");
+        // The new file is in place and no temporary is left.
+        assert_eq!(std::fs::read(dir.join("a.bin")).unwrap(), b"new");
+        assert_eq!(names, ["a.bin"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_file_sync_keeps_the_old_file_and_no_temporary() {
+        let (error, dir, names) = commit_failing_at(Step::FileSync, "file-sync");
+        assert!(
+            matches!(error, Error::Io { action: "sync", .. }),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("Input/output error"), "{error}");
+        assert_eq!(std::fs::read(dir.join("a.bin")).unwrap(), b"old");
+        assert_eq!(names, ["a.bin"]);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -7,8 +7,9 @@ use std::path::Path;
 use npy_core::{DType, Header, Layout, Order, ParseOptions, Version};
 
 use crate::error::{Error, Result, io_error};
-use crate::open::{lock_exclusive, lock_shared, read_header};
-use crate::{Advice, Locking, MappedArray, ReadWrite};
+use crate::lock::{Locking, Locks, lock_exclusive, lock_shared};
+use crate::open::{MapRequest, read_header};
+use crate::{Advice, AtomicFile, MappedArray, ReadWrite};
 
 /// Options for creating an `.npy` file (numpy's `open_memmap(mode="w+")`).
 ///
@@ -72,13 +73,15 @@ impl CreateOptions {
         self
     }
 
-    /// Replaces an existing file (after taking its exclusive lock, so no
-    /// process following the locking rule has it mapped). Off by default:
-    /// creating over an existing file is an [`Error::AlreadyExists`].
+    /// Replaces an existing file. Off by default: creating over an existing
+    /// file is an [`Error::AlreadyExists`].
     ///
-    /// Waiting for the lock waits for *every* mapping of the file to be
-    /// dropped, this process's own included; with
-    /// [`Locking::NonBlocking`] a mapped file is an [`Error::Locked`] instead.
+    /// The new file is written whole under a temporary name beside the old
+    /// one (header, size, reserved blocks) and renamed over it, like every
+    /// save of this crate: at every moment the path holds the old file or the
+    /// new one, a full disk leaves the old file untouched, and processes that
+    /// have the old file mapped keep reading it (they are not waited for).
+    /// The old file's permission bits are kept.
     pub fn overwrite(&mut self, overwrite: bool) -> &mut CreateOptions {
         self.overwrite = overwrite;
         self
@@ -111,16 +114,13 @@ impl CreateOptions {
     /// Creates the file and maps all of it read-write.
     pub fn create(&self, path: impl AsRef<Path>) -> Result<MappedArray<ReadWrite>> {
         let path = path.as_ref();
-        let (file, layout, file_len) = self.write_file(path)?;
-        MappedArray::map(
-            file,
-            path,
-            self.header.clone(),
-            layout,
-            file_len,
-            None,
-            self.advice,
-        )
+        let (file, layout) = self.write_file(path)?;
+        let request = MapRequest {
+            window: None,
+            advice: self.advice,
+            locks: self.locks(),
+        };
+        MappedArray::map(file, path, self.header.clone(), layout, &request)
     }
 
     /// Creates the file without mapping it, and releases it: for a parent
@@ -147,17 +147,15 @@ impl CreateOptions {
 
     /// Writes header and length under the exclusive lock, then holds the
     /// shared lock; returns the open file, the layout and the file length.
-    fn write_file(&self, path: &Path) -> Result<(File, Layout, u64)> {
+    fn write_file(&self, path: &Path) -> Result<(File, Layout)> {
         let (file, header_bytes, file_len) = self.write_exclusive(path)?;
 
         // std offers no lock downgrade, and `flock` itself converts by
         // unlocking first; so there is a moment without a lock. Whatever
         // another process did in that moment, we check below that the file
         // is still the one we wrote before mapping it.
-        if self.locking != Locking::Disabled {
-            file.unlock().map_err(io_error("unlock", path))?;
-            lock_shared(&file, path, self.locking)?;
-        }
+        file.unlock().map_err(io_error("unlock", path))?;
+        lock_shared(&file, path, self.locks())?;
         let parse = ParseOptions {
             max_header_size: header_bytes
                 .len()
@@ -172,7 +170,11 @@ impl CreateOptions {
                 path: path.to_path_buf(),
             });
         }
-        Ok((file, layout, file_len))
+        Ok((file, layout))
+    }
+
+    fn locks(&self) -> Locks {
+        Locks::Take(self.locking)
     }
 
     /// Creates the file, takes the exclusive lock and writes the header and
@@ -200,37 +202,42 @@ impl CreateOptions {
         // data_len fits isize (npy-core checks), so the sum fits u64.
         let file_len = header_bytes.len() as u64 + data_len as u64;
 
-        let mut options = std::fs::OpenOptions::new();
-        options.read(true).write(true);
         if self.overwrite {
-            // Not `truncate(true)`: truncating comes after the lock is held.
-            options.create(true);
-        } else {
-            options.create_new(true);
+            // The new file is made whole under a temporary name and renamed
+            // over the old one: a crash, a full disk or a failed write at any
+            // moment leaves the old file or the new one, never a truncated
+            // file; processes that mapped the old file keep their copy.
+            let temp =
+                AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
+            let file = temp
+                .file()
+                .map_err(io_error("create a temporary file for", path))?;
+            // Nobody else knows the temporary's name: this never waits.
+            lock_exclusive(file, path, self.locks())?;
+            self.write_locked(file, path, &header_bytes, file_len)?;
+            // On any error above `temp` drops and removes itself.
+            let file = temp.commit_file()?;
+            return Ok((file, header_bytes, file_len));
         }
-        let file = options.open(path).map_err(|source| {
-            if source.kind() == std::io::ErrorKind::AlreadyExists {
-                Error::AlreadyExists {
-                    path: path.to_path_buf(),
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|source| {
+                if source.kind() == std::io::ErrorKind::AlreadyExists {
+                    Error::AlreadyExists {
+                        path: path.to_path_buf(),
+                    }
+                } else {
+                    io_error("create", path)(source)
                 }
-            } else {
-                io_error("create", path)(source)
-            }
-        })?;
-
-        if let Err(error) = lock_exclusive(&file, path, self.locking) {
-            // Someone else's file is left alone; a file we just made is ours.
-            if !self.overwrite {
-                drop(std::fs::remove_file(path));
-            }
-            return Err(error);
-        }
-        if let Err(error) = self.write_locked(&file, path, &header_bytes, file_len) {
-            // Leave nothing half-made behind. The exclusive lock is still
-            // held, so no cooperating process is using the file.
-            drop(std::fs::remove_file(path));
-            return Err(error);
-        }
+            })?;
+        // A file we just made is ours to remove on failure.
+        let created = RemoveOnError { path, armed: true };
+        lock_exclusive(&file, path, self.locks())?;
+        self.write_locked(&file, path, &header_bytes, file_len)?;
+        created.disarm();
         Ok((file, header_bytes, file_len))
     }
 
@@ -241,9 +248,6 @@ impl CreateOptions {
         header_bytes: &[u8],
         file_len: u64,
     ) -> Result<()> {
-        if self.overwrite {
-            file.set_len(0).map_err(io_error("truncate", path))?;
-        }
         file.write_all(header_bytes)
             .map_err(io_error("write the header of", path))?;
         if self.reserve {
@@ -256,5 +260,27 @@ impl CreateOptions {
         file.seek(SeekFrom::Start(0))
             .map_err(io_error("seek in", path))?;
         Ok(())
+    }
+}
+
+/// Removes a file this call created, unless the call succeeded.
+struct RemoveOnError<'a> {
+    path: &'a Path,
+    armed: bool,
+}
+
+impl RemoveOnError<'_> {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for RemoveOnError<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            // Leave nothing half-made behind; the exclusive lock (if it was
+            // taken) is still held, so no cooperating process uses the file.
+            drop(std::fs::remove_file(self.path));
+        }
     }
 }

@@ -19,6 +19,48 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// The new file replaced the old one, but syncing the directory
+    /// afterwards failed: the replacement may not survive a power loss.
+    /// (Every other error of a save leaves the old file in place.)
+    #[error(
+        "{}: replaced with the new file, but its durability is unknown: \
+         syncing the directory after the rename failed: {source}",
+        path.display()
+    )]
+    NotDurable {
+        /// The destination.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+
+    /// The path names something other than a regular file (a FIFO, a
+    /// directory, a device), which cannot be mapped or grown in place.
+    #[error(
+        "{}: is {kind}, not a regular file; only regular files can be mapped or appended to \
+         (read a pipe as a stream, e.g. with npy_core::read_npy)",
+        path.display()
+    )]
+    NotARegularFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead ("a FIFO", "a directory", ...).
+        kind: &'static str,
+    },
+
+    /// The file at the path was replaced (renamed over, or removed) by
+    /// another process after it was opened: writing on would change a file
+    /// nobody can reach any more.
+    #[error(
+        "{}: the file was replaced or removed by another process since it was opened; \
+         open it again",
+        path.display()
+    )]
+    Replaced {
+        /// The path.
+        path: PathBuf,
+    },
+
     /// The file is not a valid `.npy` file: its header is malformed, or (for
     /// [`load`](crate::load)) its data is shorter than the header says.
     #[error("{}: {source}", path.display())]
@@ -56,12 +98,45 @@ pub enum Error {
         data_len: usize,
     },
 
-    /// Another process holds a conflicting lock and non-blocking locking
-    /// was asked for.
+    /// Another process holds a conflicting lock (on the file's structure,
+    /// or on bytes this mapping needs) and non-blocking locking was asked for.
     #[error("{}: file is locked by another process", path.display())]
     Locked {
         /// The file.
         path: PathBuf,
+    },
+
+    /// This process already maps bytes of the file in a way the new
+    /// mapping (or change) conflicts with. Waiting could never end (the
+    /// holder is this process), so this is an error whatever the locking.
+    #[error(
+        "{}: {wanted} conflicts with {held} of the same bytes that this process holds; \
+         drop that one first",
+        path.display()
+    )]
+    Conflict {
+        /// The file.
+        path: PathBuf,
+        /// What was asked for ("a read-write mapping", ...).
+        wanted: &'static str,
+        /// What this process holds ("a read-only mapping", ...).
+        held: &'static str,
+    },
+
+    /// A live mapping's element type does not fit its data (kind, size,
+    /// byte order or alignment).
+    #[error(
+        "{}: live data of dtype {dtype} cannot be viewed as {rust_type}: atomic views need \
+         the same kind and size, native byte order and aligned data",
+        path.display()
+    )]
+    LiveType {
+        /// The file.
+        path: PathBuf,
+        /// The file's dtype, as numpy writes it.
+        dtype: String,
+        /// The element type asked for.
+        rust_type: &'static str,
     },
 
     /// Creating would replace an existing file, and overwriting was not asked for.

@@ -60,9 +60,10 @@ use std::path::{Path, PathBuf};
 use npy_core::{ArrayView, Element, Header, Layout, Order, ParseOptions};
 use zerocopy::IntoBytes;
 
+use crate::CreateOptions;
 use crate::error::{Error, Result, io_error};
-use crate::open::{lock_exclusive, lock_shared, read_header};
-use crate::{CreateOptions, Locking};
+use crate::lock::{ExclusiveLock, Locking, Locks, lock_shared};
+use crate::open::{open_regular, read_header, still_at_path};
 
 /// The growth axis of `header` and the bytes of one row along it.
 fn growth_axis(header: &Header, path: &Path) -> Result<(usize, usize)> {
@@ -152,32 +153,6 @@ fn check_growable(
     Ok(growth)
 }
 
-/// The exclusive lock for the duration of one append; released on drop.
-struct ExclusiveLock<'a> {
-    file: &'a File,
-    locked: bool,
-}
-
-impl<'a> ExclusiveLock<'a> {
-    fn take(file: &'a File, path: &Path, locking: Locking) -> Result<ExclusiveLock<'a>> {
-        lock_exclusive(file, path, locking)?;
-        Ok(ExclusiveLock {
-            file,
-            locked: locking != Locking::Disabled,
-        })
-    }
-}
-
-impl Drop for ExclusiveLock<'_> {
-    fn drop(&mut self) {
-        if self.locked {
-            // Closing the file would release it too; an error here leaves
-            // nothing to undo.
-            drop(self.file.unlock());
-        }
-    }
-}
-
 /// Appends rows to an existing `.npy` file in place (see the [module
 /// docs](self)).
 ///
@@ -211,17 +186,11 @@ impl Appender {
     /// Opens `path` for appending, taking locks as `locking` says.
     pub fn open_with(path: impl AsRef<Path>, locking: Locking) -> Result<Appender> {
         let path = path.as_ref();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(io_error("open", path))?;
-        lock_shared(&file, path, locking)?;
+        let file = open_regular(path, true)?;
+        lock_shared(&file, path, Locks::Take(locking))?;
         let (header, layout) = read_header(&file, path, &ParseOptions::default())?;
         let (axis, row_bytes) = check_growable(&file, path, &header, &layout)?;
-        if locking != Locking::Disabled {
-            file.unlock().map_err(io_error("unlock", path))?;
-        }
+        file.unlock().map_err(io_error("unlock", path))?;
         Ok(Appender {
             file,
             path: path.to_path_buf(),
@@ -280,7 +249,14 @@ impl Appender {
     pub fn append_bytes(&mut self, bytes: &[u8]) -> Result<usize> {
         let added = self.whole_rows(bytes.len())?;
         let path = self.path.as_path();
-        let _lock = ExclusiveLock::take(&self.file, path, self.locking)?;
+        let _lock = ExclusiveLock::take(&self.file, path, Locks::Take(self.locking))?;
+        // A save or an overwriting create renames a new file over the path:
+        // appending to the old inode would succeed and reach nobody.
+        if !still_at_path(&self.file, path)? {
+            return Err(Error::Replaced {
+                path: path.to_path_buf(),
+            });
+        }
 
         // Another appender may have grown the file since we last looked.
         (&self.file)

@@ -81,14 +81,39 @@
 //! | `rayon` | `MappedArray::par_rows_mut`: fill a mapping's rows from rayon's threads |
 //! | `ndarray` | `NpzWriter::add_ndarray`, and npy-core's `ndarray` views (`view.to_ndarray()`) |
 //!
-//! ## Safety
+//! ## Sharing, soundly
 //!
-//! All `unsafe` code of the project sits in one private module (creating the
-//! maps). What is and is not safe when several processes share a file, and
-//! what this crate does about it, is in `docs/SAFETY.md`; in short: every
-//! function here takes an advisory lock (exclusive to change a file's
-//! structure, shared while mapped), and processes that write the same file
-//! at once must write disjoint bytes.
+//! A plain view (`&[T]`, [`view`](MappedArray::view), [`bytes`](MappedArray::bytes))
+//! of some bytes exists only while nothing else that uses this crate can
+//! write them: every mapping takes a lock on exactly its bytes (a registry
+//! within the process, byte-range locks across processes on Linux), so a
+//! read-write mapping excludes readers of the same rows, while workers with
+//! disjoint [`window`](OpenOptions::window)s still fill in parallel. A
+//! conflict with this process's own mapping is [`Error::Conflict`] at once;
+//! with another process's, a wait (or [`Error::Locked`]). For a writer and
+//! readers *at the same time*, map the file live: elements are atomics.
+//!
+//! ```
+//! # use npy_core::DType;
+//! # use std::sync::atomic::Ordering;
+//! # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-share-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let path = dir.join("counts.npy");
+//! npy_mmap::CreateOptions::new(DType::parse("<u8")?, [4])
+//!     .preallocate(&path)?;
+//! let writer = npy_mmap::open_rw(&path)?;
+//! assert!(npy_mmap::open(&path).is_err()); // would alias the writer's bytes
+//! drop(writer);
+//! let live = npy_mmap::OpenOptions::new().open_live(&path)?; // in any process
+//! live.atomics::<u64>()?[2].fetch_add(1, Ordering::Relaxed);
+//! # drop(live); std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! All `unsafe` code of the project sits in one private module. What is
+//! proven by the crate, what by locks, and what remains your promise
+//! (programs that take no lock, such as numpy, must not change a mapped
+//! file) is in `docs/SAFETY.md`.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
@@ -97,7 +122,9 @@ mod atomic;
 mod create;
 mod error;
 pub mod grow;
+pub mod live;
 mod load;
+mod lock;
 pub mod mode;
 mod open;
 mod save;
@@ -116,9 +143,11 @@ pub use atomic::AtomicFile;
 pub use create::CreateOptions;
 pub use error::{Error, Result};
 pub use grow::{Appender, RowWriter};
+pub use live::{AtomicF32, AtomicF64, LiveArray, LiveElement};
 pub use load::{load, load_with};
+pub use lock::Locking;
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
-pub use open::{Locking, OpenOptions};
+pub use open::{OpenOptions, open_regular};
 pub use save::{save, save_array, save_slice};
 
 use std::path::Path;

@@ -7,9 +7,9 @@ use std::path::Path;
 use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, read_data, read_objects};
 use npy_core::{ByteOrder, DType, Header, Layout};
 
-use crate::Locking;
 use crate::error::{Error, Result, io_error};
-use crate::open::{lock_shared, read_header};
+use crate::lock::{Locking, Locks, lock_shared};
+use crate::open::read_header;
 use crate::sys::AnonymousMemory;
 
 /// Reads the array in `path` into memory (numpy's `np.load(path)`), with
@@ -65,10 +65,10 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
         path: path.to_path_buf(),
         source,
     };
-    let mut file = std::fs::File::open(path).map_err(io_error("open", path))?;
+    let mut file = crate::open::open_regular(path, false)?;
     // Held while reading: no process following the locking rule changes
     // the file's structure under the read.
-    lock_shared(&file, path, Locking::Blocking)?;
+    lock_shared(&file, path, Locks::Take(Locking::Blocking))?;
     let (header, layout) = read_header(&file, path, &options.parse).map_err(|e| match e {
         // Loading (not mapping) says what np.load says: allow_pickle is off.
         Error::ObjectDType { path } => Error::Header {
@@ -80,6 +80,7 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
     if header.dtype == DType::Object {
         return load_objects(file, path, &header, layout, options);
     }
+    options.check_data_len(&layout).map_err(file_error)?;
     let file_len = file.metadata().map_err(io_error("stat", path))?.len();
     let available = file_len.saturating_sub(layout.data_offset as u64);
     if available < layout.data_len as u64 {
@@ -108,18 +109,14 @@ fn load_objects(
 ) -> Result<NpyArray> {
     file.seek(SeekFrom::Start(layout.data_offset as u64))
         .map_err(io_error("read", path))?;
-    read_objects(
-        std::io::BufReader::new(file),
-        header,
-        layout,
-        &options.pickle,
-    )
-    .map_err(|source| match source {
-        npy_core::Error::Io(source) => io_error("read", path)(source),
-        source => Error::Header {
-            path: path.to_path_buf(),
-            source,
-        },
+    read_objects(std::io::BufReader::new(file), header, layout, options).map_err(|source| {
+        match source {
+            npy_core::Error::Io(source) => io_error("read", path)(source),
+            source => Error::Header {
+                path: path.to_path_buf(),
+                source,
+            },
+        }
     })
 }
 

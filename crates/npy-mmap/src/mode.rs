@@ -32,6 +32,7 @@
 //! # Ok(()) }
 //! ```
 
+use crate::lock::Access;
 use crate::sys::{PrivateMap, ReadOnlyMap, SharedMap, Storage, StorageMut};
 
 mod sealed {
@@ -47,6 +48,10 @@ pub trait Mode: sealed::Sealed + Send + Sync + 'static {
 
     /// numpy's name for this mode (`"r"`, `"r+"` or `"c"`).
     const NUMPY_MODE: &'static str;
+
+    /// The data lock this mode's views need.
+    #[doc(hidden)]
+    const ACCESS: Access;
 }
 
 /// A mode whose bytes can be changed in memory: [`ReadWrite`] and
@@ -72,16 +77,20 @@ impl sealed::Sealed for CopyOnWrite {}
 impl Mode for ReadOnly {
     type Map = ReadOnlyMap;
     const NUMPY_MODE: &'static str = "r";
+    const ACCESS: Access = Access::Read;
 }
 
 impl Mode for ReadWrite {
     type Map = SharedMap;
     const NUMPY_MODE: &'static str = "r+";
+    const ACCESS: Access = Access::Write;
 }
 
 impl Mode for CopyOnWrite {
     type Map = PrivateMap;
     const NUMPY_MODE: &'static str = "c";
+    // Its unwritten pages show the file: other writers must stay away.
+    const ACCESS: Access = Access::Read;
 }
 
 impl Writable for ReadWrite {}

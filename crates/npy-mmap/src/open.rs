@@ -7,27 +7,9 @@ use std::path::Path;
 use npy_core::{Header, Layout, ParseOptions};
 
 use crate::error::{Error, Result, io_error};
+use crate::lock::{Locking, Locks, lock_shared};
 use crate::sys::Storage;
-use crate::{Advice, MappedArray, Mode};
-
-/// How to take the advisory lock that protects a file's structure.
-///
-/// The rule (docs/SAFETY.md): changing a file's structure (its header or its
-/// length) takes the exclusive lock; mapping its data holds the shared lock
-/// for as long as the mapping lives. Locks are advisory (`flock` on Unix,
-/// `LockFileEx` on Windows): they bind processes that take them, which every
-/// function of this crate does unless told [`Locking::Disabled`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Locking {
-    /// Wait until the lock can be taken.
-    #[default]
-    Blocking,
-    /// Fail at once with [`Error::Locked`] when another process holds a
-    /// conflicting lock.
-    NonBlocking,
-    /// Take no lock (the caller coordinates access some other way).
-    Disabled,
-}
+use crate::{Advice, LiveArray, MappedArray, Mode};
 
 /// Options for opening an existing `.npy` file as a memory map.
 ///
@@ -47,7 +29,7 @@ pub struct OpenOptions {
     parse: ParseOptions,
     advice: Option<Advice>,
     window: Option<Range<usize>>,
-    locking: Locking,
+    locks: Locks,
 }
 
 impl OpenOptions {
@@ -78,9 +60,31 @@ impl OpenOptions {
         self
     }
 
-    /// How to take the shared lock held while the file is mapped.
+    /// How to wait for locks other processes hold (see [`Locking`]): the
+    /// structure lock (shared while mapped) and the data lock of the mapped
+    /// bytes. Conflicts with this process's own mappings always fail at
+    /// once ([`Error::Conflict`]).
     pub fn locking(&mut self, locking: Locking) -> &mut OpenOptions {
-        self.locking = locking;
+        self.locks = Locks::Take(locking);
+        self
+    }
+
+    /// Takes no lock at all: the mapping neither waits for nor excludes
+    /// anyone (what numpy's `np.load(mmap_mode=...)` does).
+    ///
+    /// # Safety
+    ///
+    /// While the mapping lives, no process (this one included, through
+    /// another mapping or a `write` on the file) may write the mapped bytes
+    /// — or, for a read-write mapping, read them through another mapping —
+    /// and none may shrink the file. Breaking the first is undefined
+    /// behaviour (a data race on memory the views borrow); breaking the
+    /// second kills the process with SIGBUS. Nothing checks this: it is the
+    /// promise `memmap2`'s `Mmap::map` asks for.
+    // Declares the caller's promise; the body does nothing unsafe.
+    #[allow(unsafe_code)]
+    pub unsafe fn ignore_locks(&mut self) -> &mut OpenOptions {
+        self.locks = Locks::Ignore;
         self
     }
 
@@ -92,50 +96,115 @@ impl OpenOptions {
     /// (preamble, then header), `fstat`, one `mmap`. No array data is read.
     pub fn open<M: Mode>(&self, path: impl AsRef<Path>) -> Result<MappedArray<M>> {
         let path = path.as_ref();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(M::Map::NEEDS_WRITE_ACCESS)
-            .open(path)
-            .map_err(io_error("open", path))?;
-        lock_shared(&file, path, self.locking)?;
+        let (file, header, layout) = self.open_locked(path, M::Map::NEEDS_WRITE_ACCESS)?;
+        MappedArray::map(file, path, header, layout, &self.request())
+    }
+
+    /// Opens `path` for live sharing: a writer and readers (threads or
+    /// processes) use the same rows at the same time, through atomic element
+    /// views. See [`LiveArray`].
+    pub fn open_live(&self, path: impl AsRef<Path>) -> Result<LiveArray> {
+        let path = path.as_ref();
+        let (file, header, layout) = self.open_locked(path, true)?;
+        LiveArray::map(file, path, header, layout, &self.request())
+    }
+
+    /// Opens the file, takes the structure lock shared and reads the header.
+    fn open_locked(&self, path: &Path, write: bool) -> Result<(File, Header, Layout)> {
+        let file = open_regular(path, write)?;
+        lock_shared(&file, path, self.locks)?;
         let (header, layout) = read_header(&file, path, &self.parse)?;
-        let file_len = file.metadata().map_err(io_error("stat", path))?.len();
-        MappedArray::map(
-            file,
-            path,
-            header,
-            layout,
-            file_len,
-            self.window.clone(),
-            self.advice,
-        )
+        Ok((file, header, layout))
+    }
+
+    fn request(&self) -> MapRequest {
+        MapRequest {
+            window: self.window.clone(),
+            advice: self.advice,
+            locks: self.locks,
+        }
     }
 }
 
-/// Takes the shared lock as `locking` says.
-pub(crate) fn lock_shared(file: &File, path: &Path, locking: Locking) -> Result<()> {
-    match locking {
-        Locking::Blocking => file.lock_shared().map_err(io_error("lock", path)),
-        Locking::NonBlocking => file.try_lock_shared().map_err(|e| lock_error(e, path)),
-        Locking::Disabled => Ok(()),
-    }
+/// What a mapping is asked for beyond the file: the rows, the kernel hint,
+/// how to lock. Shared by opening and creating.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MapRequest {
+    pub(crate) window: Option<Range<usize>>,
+    pub(crate) advice: Option<Advice>,
+    pub(crate) locks: Locks,
 }
 
-/// Takes the exclusive lock as `locking` says.
-pub(crate) fn lock_exclusive(file: &File, path: &Path, locking: Locking) -> Result<()> {
-    match locking {
-        Locking::Blocking => file.lock().map_err(io_error("lock", path)),
-        Locking::NonBlocking => file.try_lock().map_err(|e| lock_error(e, path)),
-        Locking::Disabled => Ok(()),
+/// Opens an existing regular file for reading (and writing, if `write`),
+/// refusing anything else with [`Error::NotARegularFile`]: what every opener
+/// of this crate does first, for callers that read files themselves.
+///
+/// The open itself does not block: opening a FIFO for reading would wait for
+/// a writer forever, so the file is opened with `O_NONBLOCK` and its type is
+/// checked before anything else. (For a regular file the flag changes
+/// nothing: reads and writes of regular files never return `EAGAIN`.)
+pub fn open_regular(path: &Path, write: bool) -> Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(write);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).map_err(io_error("open", path))?;
+    let file_type = file.metadata().map_err(io_error("stat", path))?.file_type();
+    if file_type.is_file() {
+        return Ok(file);
     }
+    let kind = if file_type.is_dir() {
+        "a directory"
+    } else {
+        unix_kind(&file_type).unwrap_or("not a regular file")
+    };
+    Err(Error::NotARegularFile {
+        path: path.to_path_buf(),
+        kind,
+    })
 }
 
-fn lock_error(error: std::fs::TryLockError, path: &Path) -> Error {
-    match error {
-        std::fs::TryLockError::WouldBlock => Error::Locked {
-            path: path.to_path_buf(),
-        },
-        std::fs::TryLockError::Error(source) => io_error("lock", path)(source),
+#[cfg(unix)]
+fn unix_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    Some(if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else {
+        return None;
+    })
+}
+
+#[cfg(not(unix))]
+fn unix_kind(_: &std::fs::FileType) -> Option<&'static str> {
+    None
+}
+
+/// Whether `path` still names the open `file` (not a file renamed over it,
+/// nor nothing at all).
+pub(crate) fn still_at_path(file: &File, path: &Path) -> Result<bool> {
+    let now = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(io_error("stat", path)(error)),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let open = file.metadata().map_err(io_error("stat", path))?;
+        Ok(open.dev() == now.dev() && open.ino() == now.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        // Windows refuses to rename over or delete a file that is open
+        // without FILE_SHARE_DELETE, which std does not ask for.
+        let _ = (file, now);
+        Ok(true)
     }
 }
 

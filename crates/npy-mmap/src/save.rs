@@ -13,7 +13,7 @@ use std::path::Path;
 use npy_core::{Element, Header, NpyArray, Order, write_array, write_npy, write_slice};
 
 use crate::error::io_error;
-use crate::{AtomicFile, Result};
+use crate::{AtomicFile, Error, Result};
 
 /// Writes `data` under `header` to `path` as an `.npy` file, atomically.
 ///
@@ -32,13 +32,7 @@ use crate::{AtomicFile, Result};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn save(path: impl AsRef<Path>, header: &Header, data: &[u8]) -> Result<()> {
-    let path = path.as_ref();
-    let mut file =
-        AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
-    // `write_npy` checks the data length before it writes anything; on any
-    // error the temporary file is removed when `file` drops.
-    write_npy(&mut file, header, data)?;
-    file.commit().map_err(io_error("save", path))
+    save_with(path.as_ref(), |file| write_npy(file, header, data))
 }
 
 /// Writes a slice of elements with the given shape and order to `path`, atomically.
@@ -71,14 +65,18 @@ pub fn save_array(path: impl AsRef<Path>, array: &NpyArray) -> Result<()> {
 }
 
 /// Runs `write` into an [`AtomicFile`] beside `path` and commits it. npy-core's
-/// writers check the data length before they write anything; on any error the
-/// temporary file is removed when it drops.
+/// writers check the data length before they write anything; on any error,
+/// up to a failed rename, the temporary file is removed.
 fn save_with(
     path: &Path,
     write: impl FnOnce(&mut AtomicFile) -> npy_core::Result<()>,
 ) -> Result<()> {
     let mut file =
         AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
-    write(&mut file)?;
-    file.commit().map_err(io_error("save", path))
+    write(&mut file).map_err(|error| match error {
+        // A write that failed (a full disk, say) is about this file.
+        npy_core::Error::Io(source) => io_error("write", path)(source),
+        error => Error::from(error),
+    })?;
+    file.commit()
 }

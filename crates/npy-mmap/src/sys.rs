@@ -27,6 +27,7 @@ use std::ops::Range;
 use memmap2::{Mmap, MmapMut, MmapOptions, UncheckedAdvice};
 
 use crate::Advice;
+use crate::lock::DataLock;
 
 /// What every mode's mapping provides.
 pub trait Storage: Send + Sync + Sized {
@@ -35,8 +36,16 @@ pub trait Storage: Send + Sync + Sized {
 
     /// Maps `len` bytes of `file` starting at byte `offset` (any offset: the
     /// kernel mapping starts at the enclosing page boundary and the slice at
-    /// `offset`). The caller has checked that the file holds `offset + len`.
-    fn map(file: &File, offset: u64, len: usize) -> io::Result<Self>;
+    /// `offset`).
+    ///
+    /// # Safety
+    ///
+    /// The file holds `offset + len` bytes, and the caller holds the locks
+    /// that keep every cooperating process from shrinking the file and from
+    /// writing these bytes in a way this mode's views cannot see safely (a
+    /// [`DataLock`] for the range, the structure lock shared): [`map_data`]
+    /// is the one caller, and checks both.
+    unsafe fn map(file: &File, offset: u64, len: usize) -> io::Result<Self>;
 
     /// The mapped bytes.
     fn bytes(&self) -> &[u8];
@@ -70,6 +79,40 @@ fn options(offset: u64, len: usize) -> MmapOptions {
     let mut options = MmapOptions::new();
     options.offset(offset).len(len);
     options
+}
+
+/// Maps the bytes `lock` covers of `file` (open on `path`) in mode `S`.
+///
+/// The one way to create a file mapping: it checks the preconditions of
+/// [`Storage::map`] that code can check. The lock is proof of the data lock
+/// and carries the file's length read under the structure lock (which
+/// keeps cooperating processes from shrinking the file), so no byte of the
+/// mapping lies past its end.
+pub fn map_data<S: Storage>(file: &File, lock: &DataLock) -> io::Result<S> {
+    let (offset, len) = checked_range(lock)?;
+    // SAFETY: the range lies inside the file (`checked_range`, with the
+    // structure lock held so no cooperating process can shrink it), and
+    // `lock` is the data lock for this range and this mode's access.
+    unsafe { S::map(file, offset, len) }
+}
+
+/// The offset and length of the bytes `lock` covers, checked to lie inside
+/// the file's length as read under the structure lock.
+fn checked_range(lock: &DataLock) -> io::Result<(u64, usize)> {
+    let range = lock.range();
+    let file_len = lock.file_len();
+    if range.end > file_len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "the file has {file_len} bytes, the mapping needs {}",
+                range.end
+            ),
+        ));
+    }
+    let len = usize::try_from(range.end - range.start)
+        .map_err(|_| io::Error::other("the mapping does not fit the address space"))?;
+    Ok((range.start, len))
 }
 
 /// A hint as memmap2 takes it: checked ones, and the one whose meaning
@@ -152,13 +195,14 @@ fn advise_shared(
 impl Storage for ReadOnlyMap {
     const NEEDS_WRITE_ACCESS: bool = false;
 
-    fn map(file: &File, offset: u64, len: usize) -> io::Result<Self> {
+    unsafe fn map(file: &File, offset: u64, len: usize) -> io::Result<Self> {
         if len == 0 {
             return Ok(ReadOnlyMap(None));
         }
-        // SAFETY: see the module docs: the range lies inside the file (checked
-        // by the caller), the file is locked shared, and what remains (other
-        // programs ignoring the lock) is the contract in docs/SAFETY.md.
+        // SAFETY: this function's contract: the range lies inside the file,
+        // no cooperating process writes it (read data lock) or shrinks the
+        // file (shared structure lock); programs ignoring the locks are the
+        // contract in docs/SAFETY.md.
         let map = unsafe { options(offset, len).map(file)? };
         Ok(ReadOnlyMap(Some(map)))
     }
@@ -175,14 +219,13 @@ impl Storage for ReadOnlyMap {
 impl Storage for SharedMap {
     const NEEDS_WRITE_ACCESS: bool = true;
 
-    fn map(file: &File, offset: u64, len: usize) -> io::Result<Self> {
+    unsafe fn map(file: &File, offset: u64, len: usize) -> io::Result<Self> {
         if len == 0 {
             return Ok(SharedMap(None));
         }
-        // SAFETY: as for `ReadOnlyMap::map`; in addition, writes by this
-        // process go through `&mut self`, so Rust's aliasing rules hold
-        // inside the process. Concurrent writers in other processes must
-        // write disjoint bytes (docs/SAFETY.md).
+        // SAFETY: as for `ReadOnlyMap::map`, with a write data lock: no other
+        // mapping made through this crate, in any process, can see or write
+        // these bytes, and writes by this process go through `&mut self`.
         let map = unsafe { options(offset, len).map_mut(file)? };
         Ok(SharedMap(Some(map)))
     }
@@ -268,13 +311,13 @@ fn start_writeback(file: &File, offset: u64, len: usize) -> io::Result<()> {
 impl Storage for PrivateMap {
     const NEEDS_WRITE_ACCESS: bool = false;
 
-    fn map(file: &File, offset: u64, len: usize) -> io::Result<Self> {
+    unsafe fn map(file: &File, offset: u64, len: usize) -> io::Result<Self> {
         if len == 0 {
             return Ok(PrivateMap(None));
         }
         // SAFETY: as for `ReadOnlyMap::map`. Pages this process has not
-        // written still show the file, so the contract about other writers
-        // applies to them too.
+        // written still show the file, which is why a copy-on-write mapping
+        // takes a read data lock like a read-only one.
         let map = unsafe { options(offset, len).map_copy(file)? };
         Ok(PrivateMap(Some(map)))
     }
@@ -348,3 +391,167 @@ impl AsMut<[u8]> for AnonymousMemory {
         &mut self.0
     }
 }
+
+/// Byte-range locks held by an open file description (Linux's `F_OFD_*`
+/// `fcntl` commands): they conflict between descriptions, whether in one
+/// process or two, and go when the description is closed. The policy that
+/// uses them is in the `lock` module.
+#[cfg(target_os = "linux")]
+pub mod range_lock {
+    use std::fs::File;
+    use std::io;
+    use std::ops::Range;
+    use std::os::fd::AsRawFd;
+
+    /// A read (shared) or write (exclusive) lock.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Kind {
+        Read,
+        Write,
+    }
+
+    fn description(range: &Range<u64>, l_type: libc::c_int) -> io::Result<libc::flock> {
+        let too_far = || io::Error::other("a lock range past i64::MAX");
+        let start = i64::try_from(range.start).map_err(|_| too_far())?;
+        let len = i64::try_from(range.end - range.start).map_err(|_| too_far())?;
+        // SAFETY: `flock` is a plain C struct of integers, for which all
+        // zeros is a valid value (and `l_pid` must be 0 for OFD locks).
+        let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+        lock.l_type = l_type as libc::c_short;
+        lock.l_whence = libc::SEEK_SET as libc::c_short;
+        lock.l_start = start;
+        lock.l_len = len;
+        Ok(lock)
+    }
+
+    fn l_type(kind: Kind) -> libc::c_int {
+        match kind {
+            Kind::Read => libc::F_RDLCK,
+            Kind::Write => libc::F_WRLCK,
+        }
+    }
+
+    fn fcntl(file: &File, command: libc::c_int, lock: &mut libc::flock) -> io::Result<()> {
+        // SAFETY: the descriptor is valid for the call (`file` is borrowed),
+        // and `lock` points to an initialised `flock` that lives across the
+        // call; the OFD lock commands read it and (F_OFD_GETLK) write it.
+        let status = unsafe { libc::fcntl(file.as_raw_fd(), command, lock as *mut libc::flock) };
+        if status == -1 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Takes a lock of `kind` on `range` if no other description holds a
+    /// conflicting one; `Ok(false)` when one does.
+    pub fn try_lock(file: &File, range: &Range<u64>, kind: Kind) -> io::Result<bool> {
+        let mut lock = description(range, l_type(kind))?;
+        match fcntl(file, libc::F_OFD_SETLK, &mut lock) {
+            Ok(()) => Ok(true),
+            Err(error) if matches!(error.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) => {
+                Ok(false)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Releases this description's locks on `range`.
+    pub fn unlock(file: &File, range: &Range<u64>) -> io::Result<()> {
+        fcntl(
+            file,
+            libc::F_OFD_SETLK,
+            &mut description(range, libc::F_UNLCK)?,
+        )
+    }
+
+    /// Whether another description holds a lock that conflicts with a lock
+    /// of `kind` on `range` (a write lock conflicts with every lock).
+    pub fn is_locked(file: &File, range: &Range<u64>, kind: Kind) -> io::Result<bool> {
+        let mut lock = description(range, l_type(kind))?;
+        fcntl(file, libc::F_OFD_GETLK, &mut lock)?;
+        Ok(lock.l_type != libc::F_UNLCK as libc::c_short)
+    }
+}
+
+/// A writable shared mapping that never hands out `&[u8]` or `&mut [u8]`:
+/// other live mappings (in this process or others) write the same bytes at
+/// the same time, so the only sound access is through atomic types, whose
+/// shared references allow concurrent mutation.
+#[derive(Debug)]
+pub struct LiveMap(Option<memmap2::MmapRaw>);
+
+/// An atomic type a live mapping can be viewed as: an integer atomic of std,
+/// or a bit-cast float wrapper built on one. Sealed to this crate.
+///
+/// # Safety
+///
+/// `Self` has the size and alignment of `size_of::<Self>()`, consists of
+/// an `UnsafeCell` around plain integer bits (every bit pattern valid), and
+/// is accessed only through atomic operations.
+pub unsafe trait AtomicCell: Sync + Sized {}
+
+impl LiveMap {
+    /// Maps the bytes `lock` covers of `file`, writable and shared.
+    pub fn map(file: &File, lock: &DataLock) -> io::Result<LiveMap> {
+        let (offset, len) = checked_range(lock)?;
+        if len == 0 {
+            return Ok(LiveMap(None));
+        }
+        // `map_raw` hands out no reference, only a pointer: nothing here
+        // claims the bytes do not change.
+        let map = options(offset, len).map_raw(file)?;
+        Ok(LiveMap(Some(map)))
+    }
+
+    /// The mapping as `len() / size_of::<A>()` atomic cells, if its start
+    /// is aligned for `A` and its length a multiple of `A`'s size.
+    pub fn cells<A: AtomicCell>(&self) -> Option<&[A]> {
+        let Some(map) = &self.0 else {
+            return Some(&[]);
+        };
+        let size = std::mem::size_of::<A>();
+        let ptr = map.as_mut_ptr();
+        if !(ptr as usize).is_multiple_of(std::mem::align_of::<A>())
+            || !map.len().is_multiple_of(size)
+        {
+            return None;
+        }
+        // SAFETY: the pointer is aligned for `A` (checked), the mapping is
+        // `map.len()` bytes long, valid and writable for as long as `self`
+        // (the returned slice borrows it), and `A` is an atomic cell (the
+        // trait's contract): any bits are a valid value, and a shared
+        // reference to it allows the concurrent atomic writes other live
+        // mappings make. No `&[u8]` of these bytes exists anywhere.
+        Some(unsafe { std::slice::from_raw_parts(ptr.cast::<A>(), map.len() / size) })
+    }
+
+    /// Writes the dirty pages back to the file and waits (`msync(MS_SYNC)`).
+    pub fn flush(&self) -> io::Result<()> {
+        match &self.0 {
+            Some(map) => map.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+macro_rules! atomic_cells {
+    ($($atomic:ty),*) => {$(
+        // SAFETY: std's integer atomics have the size and alignment of their
+        // integer (documented), wrap an `UnsafeCell`, and take any bits.
+        unsafe impl AtomicCell for $atomic {}
+    )*};
+}
+atomic_cells!(
+    std::sync::atomic::AtomicU8,
+    std::sync::atomic::AtomicI8,
+    std::sync::atomic::AtomicU16,
+    std::sync::atomic::AtomicI16,
+    std::sync::atomic::AtomicU32,
+    std::sync::atomic::AtomicI32,
+    std::sync::atomic::AtomicU64,
+    std::sync::atomic::AtomicI64,
+    // `#[repr(transparent)]` wrappers of `AtomicU32` and `AtomicU64`.
+    crate::live::AtomicF32,
+    crate::live::AtomicF64
+);

@@ -2,6 +2,8 @@
 
 mod common;
 
+use std::sync::atomic::Ordering;
+
 use common::{TempDir, f64_bytes, npy_bytes, write_file};
 use npy_core::Order;
 use npy_mmap::{Advice, CopyOnWrite, OpenOptions, ReadOnly, ReadWrite};
@@ -38,16 +40,24 @@ fn read_write_changes_reach_the_file() {
 }
 
 #[test]
-fn read_write_changes_are_visible_to_other_mappings_before_drop() {
+fn changes_are_visible_to_other_mappings_without_a_flush() {
     let dir = TempDir::new("modes-shared");
     let file = npy_bytes("<u1", Order::C, &[10], &[0; 10]);
     let path = write_file(&dir, "a.npy", &file);
-    let mut writer = npy_mmap::open_rw(&path).unwrap();
-    let reader = npy_mmap::open(&path).unwrap();
-    writer.bytes_mut()[3] = 42;
     // Shared mappings of one file share the page cache: no flush needed
     // within a machine; flush is for durability.
-    assert_eq!(reader.bytes()[3], 42);
+    let mut writer = npy_mmap::open_rw(&path).unwrap();
+    writer.bytes_mut()[3] = 42;
+    drop(writer); // unmapped, not flushed
+    assert_eq!(npy_mmap::open(&path).unwrap().bytes()[3], 42);
+    // At the same time, only live mappings may share the bytes.
+    let live_writer = OpenOptions::new().open_live(&path).unwrap();
+    let live_reader = OpenOptions::new().open_live(&path).unwrap();
+    live_writer.atomics::<u8>().unwrap()[4].store(43, Ordering::Relaxed);
+    assert_eq!(
+        live_reader.atomics::<u8>().unwrap()[4].load(Ordering::Relaxed),
+        43
+    );
 }
 
 #[test]
@@ -102,6 +112,7 @@ fn dont_need_on_shared_mappings_keeps_the_data() {
     writer.bytes_mut()[5000] = 9;
     writer.advise(Advice::DontNeed).unwrap();
     assert_eq!(writer.bytes()[5000], 9, "dirty data is not lost");
+    drop(writer);
     let reader = OpenOptions::new()
         .advice(Advice::DontNeed)
         .open::<ReadOnly>(&path)
@@ -124,6 +135,7 @@ fn trailing_bytes_are_allowed_and_reported() {
         &f64_bytes(1.0, 2)[..],
         "the view excludes them"
     );
+    drop(array);
     let rw = npy_mmap::open_rw(&path).unwrap();
     assert_eq!(rw.trailing_bytes(), 7);
 }
@@ -251,6 +263,7 @@ fn populate_write_prefaults_a_writable_window() {
     );
     window.bytes_mut()[0] = 1;
     window.advise_rows(0..10, Advice::PopulateRead).unwrap();
+    drop(window);
     let reader = npy_mmap::open(&path).unwrap();
     reader.advise(Advice::PopulateRead).unwrap();
     // A read-only mapping cannot be populated writable.

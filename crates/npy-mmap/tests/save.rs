@@ -6,15 +6,6 @@ mod common;
 use common::TempDir;
 use npy_core::{DType, Header, Order};
 
-fn entries(dir: &TempDir) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn save_slice_writes_what_np_save_writes() {
     let dir = TempDir::new("save-bytes");
@@ -23,7 +14,7 @@ fn save_slice_writes_what_np_save_writes() {
     npy_mmap::save_slice(&path, &values, &[2, 3], Order::C).unwrap();
     let expected = common::npy_bytes("'<f8'", Order::C, &[2, 3], &common::f64_bytes(0.0, 6));
     assert_eq!(std::fs::read(&path).unwrap(), expected);
-    assert_eq!(entries(&dir), ["a.npy"]);
+    assert_eq!(dir.entries(), ["a.npy"]);
 }
 
 #[test]
@@ -39,7 +30,7 @@ fn overwriting_a_mapped_file_leaves_the_reader_intact() {
     assert_eq!(reader.view::<f64>().unwrap().to_vec(), [1.0, 2.0, 3.0]);
     let fresh = npy_mmap::open(&path).unwrap();
     assert_eq!(fresh.view::<u8>().unwrap().to_vec(), [9]);
-    assert_eq!(entries(&dir), ["a.npy"]);
+    assert_eq!(dir.entries(), ["a.npy"]);
 }
 
 #[test]
@@ -58,5 +49,5 @@ fn a_failed_save_keeps_the_old_file_and_leaves_no_temporary() {
     assert!(error.to_string().contains("12"), "{error}");
 
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    assert_eq!(entries(&dir), ["a.npy"]);
+    assert_eq!(dir.entries(), ["a.npy"]);
 }

@@ -1,22 +1,21 @@
 //! `.npz` archives: `ls`, `extract`, `pack`, and the npz side of `info`,
 //! `validate`, `show` and `stats`.
 
-use std::fs::File;
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, Read, Write};
+use std::ops::ControlFlow;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, bail};
 use npy_core::io::ReadOptions;
 use npy_core::{Header, ParseOptions};
-use npy_mmap::npz::{Compression, Member, MemberCompression, MemberInfo, NpzArchive, NpzWriter};
+use npy_mmap::AtomicFile;
+use npy_mmap::npz::{Compression, MemberCompression, MemberInfo, NpzArchive, NpzWriter};
 use serde_json::{Map, Value, json};
 
 use crate::cli::{ExtractArgs, LsArgs, PackArgs};
 use crate::commands::Verdict;
 use crate::describe;
-use crate::source::{self, OpenedArray};
-
-type Archive = NpzArchive<BufReader<File>>;
+use crate::source::{self, Archive, OpenedArray};
 
 fn open(path: &Path, parse: ParseOptions) -> anyhow::Result<Archive> {
     let options = ReadOptions {
@@ -211,47 +210,44 @@ pub fn validate(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
         Err(npy_mmap::npz::NpzError::Io(err)) => {
             return Err(err).with_context(|| format!("cannot read {}", path.display()));
         }
-        Err(err) => return Ok(Verdict::Invalid(vec![crate::one_line(&err.to_string())])),
+        Err(err) => return Ok(Verdict::invalid(crate::one_line(&err.to_string()))),
     };
-    let mut problems = Vec::new();
+    let mut verdict = Verdict::default();
     for name in archive.member_names().to_vec() {
-        if let Some(problem) = member_problem(&mut archive, &name, options) {
-            problems.push(problem);
-        }
+        let member = member_verdict(&mut archive, &name, options);
+        verdict.problems.extend(member.problems);
+        verdict.trailing.extend(member.trailing);
     }
-    Ok(if problems.is_empty() {
-        Verdict::Valid
-    } else {
-        Verdict::Invalid(problems)
-    })
+    Ok(verdict)
 }
 
 /// What is wrong with one member, streaming it (CRC-32 checked at its end)
 /// so memory stays bounded whatever its size.
-fn member_problem(archive: &mut Archive, name: &str, options: &ReadOptions) -> Option<String> {
+fn member_verdict(archive: &mut Archive, name: &str, options: &ReadOptions) -> Verdict {
     let mut reader = match archive.reader(name) {
         Ok(reader) => reader,
-        Err(err) => return Some(crate::one_line(&err.to_string())),
+        Err(err) => return Verdict::invalid(crate::one_line(&err.to_string())),
     };
     let mut magic = Vec::with_capacity(6);
     if let Err(err) = (&mut reader).take(6).read_to_end(&mut magic) {
-        return Some(format!("member '{name}': {err}"));
+        return Verdict::invalid(format!("member '{name}': {err}"));
     }
     if magic.as_slice() != b"\x93NUMPY" {
         // numpy hands non-.npy members back as bytes; only a `.npy` name
         // promises an array. The rest is read for its CRC-32.
         if name.ends_with(".npy") {
-            return Some(format!("member '{name}' is not .npy data"));
+            return Verdict::invalid(format!("member '{name}' is not .npy data"));
         }
-        return io::copy(&mut reader, &mut io::sink())
-            .err()
-            .map(|err| format!("member '{name}': {err}"));
+        return match io::copy(&mut reader, &mut io::sink()) {
+            Ok(_) => Verdict::default(),
+            Err(err) => Verdict::invalid(format!("member '{name}': {err}")),
+        };
     }
     let mut stream = io::Cursor::new(magic).chain(&mut reader);
     let (header, mut layout) = match Header::read_from(&mut stream, &options.parse) {
         Ok(parsed) => parsed,
         Err(err) => {
-            return Some(format!(
+            return Verdict::invalid(format!(
                 "member '{name}': {}",
                 crate::one_line(&err.to_string())
             ));
@@ -259,10 +255,10 @@ fn member_problem(archive: &mut Archive, name: &str, options: &ReadOptions) -> O
     };
     // An object array's data is its pickle, decoded to where it ends.
     if header.dtype == npy_core::DType::Object {
-        match npy_core::io::read_objects(&mut stream, &header, layout, &options.pickle) {
+        match npy_core::io::read_objects(&mut stream, &header, layout, options) {
             Ok(array) => layout = *array.layout(),
             Err(err) => {
-                return Some(format!(
+                return Verdict::invalid(format!(
                     "member '{name}': {}",
                     crate::one_line(&err.to_string())
                 ));
@@ -271,15 +267,18 @@ fn member_problem(archive: &mut Archive, name: &str, options: &ReadOptions) -> O
     }
     let present = match io::copy(&mut stream, &mut io::sink()) {
         Ok(present) => present,
-        Err(err) => return Some(format!("member '{name}': {err}")),
+        Err(err) => return Verdict::invalid(format!("member '{name}': {err}")),
     };
     let surplus = match header.dtype {
         // The pickle was read already: whatever follows it is surplus.
         npy_core::DType::Object => i128::from(present),
         _ => i128::from(present) - layout.data_len as i128,
     };
-    super::validate::data_length_problem(&header, layout.data_len, surplus)
-        .map(|problem| format!("member '{name}': {problem}"))
+    let mut verdict = super::validate::data_length_verdict(&header, layout.data_len, surplus);
+    for line in verdict.problems.iter_mut().chain(&mut verdict.trailing) {
+        *line = format!("member '{name}': {line}");
+    }
+    verdict
 }
 
 /// The array of one member, for `show` and `stats`: `member` may be
@@ -296,18 +295,18 @@ pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<OpenedAr
             archive.keys().join(", ")
         ),
     };
-    match archive.get(&key)? {
-        Member::Array(array) => {
-            let (header, _, data) = array.into_parts();
-            Ok(OpenedArray::owned(header, data))
-        }
-        Member::Raw(_) => bail!("member '{key}' of {} is not an array", path.display()),
+    if !archive.is_npy(&key)? {
+        bail!("member '{key}' of {} is not an array", path.display());
     }
+    // Only the header is read now; the data is streamed when it is used.
+    let (header, _) = archive.header(&key)?;
+    Ok(OpenedArray::member(archive, key, header))
 }
 
-/// Where `extract` writes a member: `dir/<key>.npy`, keeping folders in the
-/// key, refusing keys that would land outside `dir` (zip-slip).
-fn extract_path(dir: &Path, key: &str) -> anyhow::Result<PathBuf> {
+/// Where `extract` writes a member, relative to the target directory:
+/// `<key>.npy`, keeping folders in the key, refusing keys that would land
+/// outside the directory (zip-slip).
+fn extract_path(key: &str) -> anyhow::Result<PathBuf> {
     let relative = Path::new(key);
     let escapes = key.is_empty()
         || key.contains('\\')
@@ -319,7 +318,7 @@ fn extract_path(dir: &Path, key: &str) -> anyhow::Result<PathBuf> {
     if escapes {
         bail!("refusing to extract member '{key}': its name leads outside the target directory");
     }
-    Ok(dir.join(format!("{key}.npy")))
+    Ok(PathBuf::from(format!("{key}.npy")))
 }
 
 /// `npy extract`.
@@ -340,9 +339,12 @@ pub fn extract(args: &ExtractArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut plan = Vec::with_capacity(wanted.len());
     for name in &wanted {
         let info = archive.info(name)?;
-        plan.push((info.name.clone(), extract_path(&args.dir, &info.key)?));
+        let relative = extract_path(&info.key)?;
+        plan.push((info.name.clone(), relative));
     }
-    for (member, destination) in plan {
+    std::fs::create_dir_all(&args.dir)
+        .with_context(|| format!("cannot create {}", args.dir.display()))?;
+    for (member, relative) in plan {
         if !archive.is_npy(&member)? {
             if explicit {
                 bail!("member '{member}' is not an array; nothing to extract as .npy");
@@ -353,20 +355,24 @@ pub fn extract(args: &ExtractArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             )?;
             continue;
         }
-        if let Some(parent) = destination.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
-        }
-        let copied = File::create(&destination).and_then(|mut file| {
-            let mut reader = archive.reader(&member).map_err(io::Error::other)?;
-            io::copy(&mut reader, &mut file)?;
-            file.sync_all()
-        });
-        if let Err(err) = copied {
-            // A member failing its CRC-32 leaves no half-written file behind.
-            let _ = std::fs::remove_file(&destination);
-            return Err(err).with_context(|| format!("cannot extract member '{member}'"));
-        }
+        let destination = args.dir.join(&relative);
+        // Replaced like every save (temporary + rename): a process that has
+        // the old file mapped keeps it, and a member that fails its CRC-32
+        // leaves the old file untouched. Every folder below the destination
+        // is opened without following symbolic links.
+        let mut file = AtomicFile::create_within(&args.dir, &relative).with_context(|| {
+            format!(
+                "cannot extract member '{member}' to {}",
+                destination.display()
+            )
+        })?;
+        archive
+            .reader(&member)
+            .map_err(io::Error::other)
+            .and_then(|mut reader| io::copy(&mut reader, &mut file))
+            .with_context(|| format!("cannot extract member '{member}'"))?;
+        file.commit()
+            .with_context(|| format!("cannot extract member '{member}'"))?;
         writeln!(out, "{}", destination.display())?;
     }
     Ok(())
@@ -396,8 +402,15 @@ pub fn pack(args: &PackArgs) -> anyhow::Result<()> {
     };
     let mut writer = NpzWriter::create_with_compression(&args.output, compression)
         .with_context(|| format!("cannot create {}", args.output.display()))?;
-    for (key, array) in &inputs {
-        writer.add_bytes(key, &array.header, array.data())?;
+    for (key, array) in &mut inputs {
+        // Streamed in chunks: a sparse input is read through the file, and
+        // nothing is held whole in memory.
+        let mut member = writer.start_array(key, &array.header)?;
+        array.for_each_chunk(4 << 20, |chunk| {
+            member.write_all(chunk)?;
+            Ok(ControlFlow::Continue(()))
+        })?;
+        member.finish()?;
     }
     writer
         .commit()
@@ -410,12 +423,8 @@ mod tests {
 
     #[test]
     fn extraction_stays_inside_the_directory() {
-        let dir = Path::new("out");
-        assert_eq!(extract_path(dir, "a").unwrap(), Path::new("out/a.npy"));
-        assert_eq!(
-            extract_path(dir, "sub/b").unwrap(),
-            Path::new("out/sub/b.npy")
-        );
+        assert_eq!(extract_path("a").unwrap(), Path::new("a.npy"));
+        assert_eq!(extract_path("sub/b").unwrap(), Path::new("sub/b.npy"));
         for bad in [
             "../evil",
             "a/../../evil",
@@ -425,7 +434,7 @@ mod tests {
             "..",
             "a/..",
         ] {
-            assert!(extract_path(dir, bad).is_err(), "{bad}");
+            assert!(extract_path(bad).is_err(), "{bad}");
         }
     }
 }

@@ -1,12 +1,14 @@
 //! `npy convert`: rewrite an array in another byte order, memory order or version.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
 
 use anyhow::Context;
 use npy_core::swap::convert_byte_order;
-use npy_core::{ByteOrder, DType, Header, Order, RecordView, Scalar, ScalarKind, Version};
+use npy_core::{
+    ByteOrder, DType, Header, Order, ParseOptions, ReadOptions, RecordView, Scalar, ScalarKind,
+    Version,
+};
+use npy_mmap::AtomicFile;
 
 use crate::cli::{ByteOrderArg, ConvertArgs, OrderArg};
 use crate::progress::Progress;
@@ -29,22 +31,43 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .to_bytes(version)
         .context("cannot write the requested header")?;
 
-    let temporary = temporary_path(&args.output);
-    let result = write_output(
-        &input,
+    // A sparse input is read through the file, not the mapping (a hole read
+    // through a mapping can SIGBUS on a full filesystem); reordering needs
+    // the data whole, so such an input is read into memory.
+    let loaded;
+    let data = match input.contiguous() {
+        Some(data) => data,
+        None => {
+            let options = ReadOptions {
+                parse: ParseOptions {
+                    max_header_size: crate::source::INSPECT_MAX_HEADER,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            loaded = npy_mmap::load_with(&args.input, &options)?;
+            loaded.data()
+        }
+    };
+    // The output is replaced like every save: a temporary file beside it
+    // (exclusive, unpredictable name, removed on failure), synced, renamed.
+    let mut output = AtomicFile::create(&args.output).with_context(|| {
+        format!(
+            "cannot create a temporary file for {}",
+            args.output.display()
+        )
+    })?;
+    write_output(
+        data,
+        &input.header,
         &target,
         args.byte_order.map(byte_order),
         &header_bytes,
-        &temporary,
+        &mut output,
     )
-    .and_then(|()| {
-        std::fs::rename(&temporary, &args.output)
-            .with_context(|| format!("cannot write {}", args.output.display()))
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
+    .with_context(|| format!("cannot write {}", args.output.display()))?;
+    output.commit()?;
+    Ok(())
 }
 
 /// The header np.save would write for the converted array.
@@ -80,12 +103,6 @@ fn byte_order(arg: ByteOrderArg) -> ByteOrder {
         ByteOrderArg::Big => ByteOrder::Big,
         ByteOrderArg::Native => ByteOrder::NATIVE,
     }
-}
-
-fn temporary_path(output: &Path) -> PathBuf {
-    let mut name = output.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".npy-convert-{}", std::process::id()));
-    output.with_file_name(name)
 }
 
 /// Slices of the tiled C <-> F copy up to this size are buffered whole; a
@@ -166,19 +183,15 @@ fn producer<'a>(
 }
 
 fn write_output(
-    input: &OpenedArray,
+    data: &[u8],
+    source: &Header,
     target: &Header,
     byte_order: Option<ByteOrder>,
     header_bytes: &[u8],
-    path: &Path,
+    writer: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut writer = BufWriter::with_capacity(1 << 20, file);
     writer.write_all(header_bytes)?;
-
-    let source = &input.header;
     let itemsize = source.dtype.itemsize();
-    let data = input.data();
     let mut progress = Progress::bytes(data.len() as u64, "convert", false);
     // Reordering moves whole elements, whatever their dtype: opaque bytes.
     let opaque = DType::Scalar(Scalar::new(
@@ -201,11 +214,6 @@ fn write_output(
         writer.write_all(bytes)?;
         progress.advance(n as u64);
     }
-    writer
-        .into_inner()
-        .map_err(|err| err.into_error())?
-        .sync_all()
-        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 

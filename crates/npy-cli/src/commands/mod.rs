@@ -32,6 +32,7 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Ls(args) => archive::ls(&args, out)?,
         Command::Extract(args) => archive::extract(&args, out)?,
         Command::Pack(args) => archive::pack(&args)?,
+        Command::Render(args) => crate::render::run(&args, out)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -44,6 +45,7 @@ pub fn open_array(
     advice: npy_mmap::Advice,
 ) -> anyhow::Result<OpenedArray> {
     match (source::sniff(path)?, member) {
+        (Kind::Npy, None) if source::is_stdin(path) => OpenedArray::stdin(),
         (Kind::Npy, None) => OpenedArray::map(path, advice),
         (Kind::Npy, Some(_)) => bail!(
             "{} is an .npy file, not an .npz archive: --member does not apply",

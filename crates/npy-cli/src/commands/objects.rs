@@ -12,7 +12,7 @@ use npy_mmap::npz::NpzArchive;
 use crate::cli::{PickleArgs, PickleEncoding, ShowArgs};
 use crate::commands::Verdict;
 use crate::print;
-use crate::source::{self, Kind, NpyFile};
+use crate::source::{self, Kind, NpyFile, OpenedArray};
 
 /// numpy's `np.load` options for these arguments.
 pub fn read_options(pickle: &PickleArgs, parse: ParseOptions) -> ReadOptions {
@@ -44,11 +44,56 @@ fn header_options() -> ParseOptions {
 /// `npy show` of an object array: numpy's `str()` of it, or `None` when the
 /// array (the .npy, or the chosen npz member) does not hold objects.
 pub fn show(args: &ShowArgs) -> anyhow::Result<Option<String>> {
+    if source::is_stdin(&args.path) {
+        return show_stdin(args);
+    }
     let Some(array) = load(&args.path, args.member.as_deref(), &args.pickle)? else {
         return Ok(None);
     };
     let array = select_rows(array, args)?;
     Ok(Some(print::object_array_str(&array)?))
+}
+
+/// `npy show -`: a stream can be read once, so with `--allow-pickle` it is
+/// read here, whatever it holds (without, the ordinary path reads it and
+/// refuses objects).
+fn show_stdin(args: &ShowArgs) -> anyhow::Result<Option<String>> {
+    if !args.pickle.allow_pickle {
+        return Ok(None);
+    }
+    let array = read_stdin(&read_options(&args.pickle, header_options()))?;
+    if array.objects().is_none() {
+        let mut opened = OpenedArray::from_array(array);
+        return crate::commands::show::render(&mut opened, args).map(Some);
+    }
+    let array = select_rows(array, args)?;
+    Ok(Some(print::object_array_str(&array)?))
+}
+
+fn read_stdin(options: &ReadOptions) -> anyhow::Result<NpyArray> {
+    npy_core::read_npy(std::io::stdin().lock(), options)
+        .context("standard input is not a valid .npy stream")
+}
+
+/// `npy validate - --allow-pickle`: the stream read as `np.load` would,
+/// objects decoded, then the bytes after it counted.
+pub fn check_stdin(options: &ReadOptions) -> anyhow::Result<Verdict> {
+    let mut stdin = std::io::stdin().lock();
+    let array = match npy_core::read_npy(&mut stdin, options) {
+        Ok(array) => array,
+        Err(npy_core::Error::Io(err)) => return Err(err).context("cannot read standard input"),
+        Err(err) => return Ok(Verdict::invalid(crate::one_line(&err.to_string()))),
+    };
+    let rest =
+        std::io::copy(&mut stdin, &mut std::io::sink()).context("cannot read standard input")?;
+    let mut verdict = Verdict::default();
+    if rest > 0 {
+        verdict.trailing.push(format!(
+            "{rest} trailing bytes after the {} bytes of data",
+            array.layout().data_len
+        ));
+    }
+    Ok(verdict)
 }
 
 /// The object array at `path` (or its `member`), loaded if pickles are
@@ -126,25 +171,26 @@ fn select_rows(array: NpyArray, args: &ShowArgs) -> anyhow::Result<NpyArray> {
 }
 
 /// `npy validate --allow-pickle` of an object array: the pickle decodes in
-/// full and ends where the file ends.
+/// full; bytes after it are trailing bytes, as after any array's data.
 pub fn check_pickle(path: &Path, file: &NpyFile, options: &ReadOptions) -> Verdict {
     match npy_mmap::load_with(path, options) {
         Ok(array) => {
             let end = array.layout().data_end() as u64;
-            match file.file_size.saturating_sub(end) {
-                0 => Verdict::Valid,
-                surplus => Verdict::Invalid(vec![format!(
+            let mut verdict = Verdict::default();
+            if let Some(surplus) = file.file_size.checked_sub(end).filter(|&n| n > 0) {
+                verdict.trailing.push(format!(
                     "{surplus} trailing bytes after the {} bytes of pickled data",
                     array.layout().data_len
-                )]),
+                ));
             }
+            verdict
         }
         Err(err) => {
             let text = match &err {
                 npy_mmap::Error::Header { source, .. } => source.to_string(),
                 other => other.to_string(),
             };
-            Verdict::Invalid(vec![crate::one_line(&text)])
+            Verdict::invalid(crate::one_line(&text))
         }
     }
 }

@@ -3,45 +3,82 @@
 use std::io::Write;
 
 use anyhow::{Context, bail};
-use npy_core::{Header, RecordView};
+use npy_core::ElementLocator;
 
 use crate::cli::ShowArgs;
 use crate::print::{self, Selection};
+use crate::source::OpenedArray;
 
 /// More shown elements than this is a request for a data dump, not a look.
 const MAX_SHOWN: usize = 10_000_000;
 
 pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    if let Some(text) = crate::commands::objects::show(args)? {
+    if !args.image
+        && let Some(text) = crate::commands::objects::show(args)?
+    {
         writeln!(out, "{text}")?;
         return Ok(());
     }
-    let opened =
+    if args.image {
+        return crate::render::show_image(&args.path, args.member.as_deref(), &args.picture, out);
+    }
+    args.picture.refuse_without_image()?;
+    let mut opened =
         crate::commands::open_array(&args.path, args.member.as_deref(), npy_mmap::Advice::Random)?;
-    let text = render(&opened.header, opened.data(), args)?;
+    let text = render(&mut opened, args)?;
     writeln!(out, "{text}")?;
     Ok(())
 }
 
-/// The printed text of the array described by `header` whose data is `data`.
-pub fn render(header: &Header, data: &[u8], args: &ShowArgs) -> anyhow::Result<String> {
-    // The view appends a top-level subarray's shape to the array's shape, as numpy does.
-    let mut view = RecordView::from_header(data, header)?;
+/// The printed text of `opened`. Only the elements shown are read: from a
+/// mapping directly, from a sparse file or an npz member in one forward pass.
+pub fn render(opened: &mut OpenedArray, args: &ShowArgs) -> anyhow::Result<String> {
+    let header = opened.header.clone();
+    // The logical shape appends a top-level subarray's shape, as numpy does.
+    let locator = ElementLocator::new(&header)?;
+    let mut shape = locator.shape().to_vec();
+    let mut first_row = 0;
     if args.rows.is_some() || args.limit.is_some() {
-        let Some(&rows) = view.shape().first() else {
+        let Some(rows) = shape.first_mut() else {
             bail!("--rows and --limit need an array with at least one dimension; this one is 0-d");
         };
-        let mut range = args.rows.map_or(0..rows, |r| r.resolve(rows));
+        let mut range = args.rows.map_or(0..*rows, |r| r.resolve(*rows));
         if let Some(limit) = args.limit {
             range.end = range.end.min(range.start.saturating_add(limit));
         }
-        view = view.rows(range)?;
+        first_row = range.start;
+        *rows = range.len();
     }
 
-    let selection = Selection::new(view.shape());
-    selection.len().filter(|n| *n <= MAX_SHOWN).with_context(|| {
-        format!("too many elements to show (more than {MAX_SHOWN}); narrow it with --rows or --limit")
-    })?;
-    let column = print::decode_shown(&view, &selection)?;
+    let selection = Selection::new(&shape);
+    let count = selection
+        .len()
+        .filter(|n| *n <= MAX_SHOWN)
+        .with_context(|| {
+            format!("too many elements to show (more than {MAX_SHOWN}); narrow it with --rows or --limit")
+        })?;
+    let element = locator.element();
+    let itemsize = element.itemsize();
+    let mut offsets = Vec::with_capacity(count);
+    let mut file_index = Vec::with_capacity(shape.len());
+    let mut outside = false;
+    selection.for_each_index(|index| {
+        file_index.clear();
+        file_index.extend_from_slice(index);
+        if let Some(row) = file_index.first_mut() {
+            *row += first_row;
+        }
+        match locator.byte_offset(&file_index) {
+            Some(offset) => offsets.push(offset),
+            None => outside = true,
+        }
+    });
+    anyhow::ensure!(
+        !outside,
+        "an index the selection produced is outside the array"
+    );
+    let mut bytes = opened.gather(&offsets, itemsize)?;
+
+    let column = print::decode_elements(element, &mut bytes, count)?;
     Ok(print::array_str(&selection, &column))
 }

@@ -1,6 +1,7 @@
 //! `npy stats`: count, min, max, mean, std and NaN count, streaming.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 
 use anyhow::bail;
 use npy_core::swap::convert_byte_order;
@@ -11,6 +12,7 @@ use zerocopy::{FromBytes, IntoBytes};
 use crate::cli::StatsArgs;
 use crate::print::{FloatWidth, scalar_float};
 use crate::progress::Progress;
+use crate::source::OpenedArray;
 use crate::stats::{Accumulator, Number, Report, Sample};
 
 /// Elements per chunk: 1 MiB of f64, small enough to stay in cache for the
@@ -18,12 +20,12 @@ use crate::stats::{Accumulator, Number, Report, Sample};
 const CHUNK_BYTES: usize = 1 << 20;
 
 pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let opened = crate::commands::open_array(
+    let mut opened = crate::commands::open_array(
         &args.path,
         args.member.as_deref(),
         npy_mmap::Advice::Sequential,
     )?;
-    let header = &opened.header;
+    let header = &opened.header.clone();
     let DType::Scalar(scalar) = &header.dtype else {
         bail!(
             "stats needs a numeric array (bool, integer or float), not a {} array",
@@ -37,24 +39,24 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let dtype = &header.dtype;
     let swap = !dtype.is_native_byte_order();
     let mut progress = Progress::bytes(header.data_len()? as u64, "stats", args.json);
-    let data = opened.data();
+    let data = &mut opened;
     let (report, width) = match (scalar.kind, scalar.itemsize) {
         (ScalarKind::Bool | ScalarKind::UInt, 1) => {
-            (accumulate::<u8>(dtype, data, swap, &mut progress), None)
+            (accumulate::<u8>(dtype, data, swap, &mut progress)?, None)
         }
-        (ScalarKind::UInt, 2) => (accumulate::<u16>(dtype, data, swap, &mut progress), None),
-        (ScalarKind::UInt, 4) => (accumulate::<u32>(dtype, data, swap, &mut progress), None),
-        (ScalarKind::UInt, 8) => (accumulate::<u64>(dtype, data, swap, &mut progress), None),
-        (ScalarKind::Int, 1) => (accumulate::<i8>(dtype, data, swap, &mut progress), None),
-        (ScalarKind::Int, 2) => (accumulate::<i16>(dtype, data, swap, &mut progress), None),
-        (ScalarKind::Int, 4) => (accumulate::<i32>(dtype, data, swap, &mut progress), None),
-        (ScalarKind::Int, 8) => (accumulate::<i64>(dtype, data, swap, &mut progress), None),
+        (ScalarKind::UInt, 2) => (accumulate::<u16>(dtype, data, swap, &mut progress)?, None),
+        (ScalarKind::UInt, 4) => (accumulate::<u32>(dtype, data, swap, &mut progress)?, None),
+        (ScalarKind::UInt, 8) => (accumulate::<u64>(dtype, data, swap, &mut progress)?, None),
+        (ScalarKind::Int, 1) => (accumulate::<i8>(dtype, data, swap, &mut progress)?, None),
+        (ScalarKind::Int, 2) => (accumulate::<i16>(dtype, data, swap, &mut progress)?, None),
+        (ScalarKind::Int, 4) => (accumulate::<i32>(dtype, data, swap, &mut progress)?, None),
+        (ScalarKind::Int, 8) => (accumulate::<i64>(dtype, data, swap, &mut progress)?, None),
         (ScalarKind::Float, 4) => (
-            accumulate::<f32>(dtype, data, swap, &mut progress),
+            accumulate::<f32>(dtype, data, swap, &mut progress)?,
             Some(FloatWidth::Single),
         ),
         (ScalarKind::Float, 8) => (
-            accumulate::<f64>(dtype, data, swap, &mut progress),
+            accumulate::<f64>(dtype, data, swap, &mut progress)?,
             Some(FloatWidth::Double),
         ),
         _ => bail!(
@@ -77,15 +79,15 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 /// else through a small buffer converted to native order.
 fn accumulate<T: Sample>(
     dtype: &DType,
-    data: &[u8],
+    data: &mut OpenedArray,
     swap: bool,
     progress: &mut Progress,
-) -> Report {
+) -> anyhow::Result<Report> {
     let size = std::mem::size_of::<T>();
     let chunk_bytes = (CHUNK_BYTES / size).max(1) * size;
     let mut buffer: Vec<T> = Vec::new();
     let mut accumulator = Accumulator::<T>::new();
-    for chunk in data.chunks(chunk_bytes) {
+    data.for_each_chunk(chunk_bytes, |chunk| {
         match <[T]>::ref_from_bytes(chunk) {
             Ok(values) if !swap => accumulator.add(values),
             _ => {
@@ -100,8 +102,9 @@ fn accumulate<T: Sample>(
             }
         }
         progress.advance(chunk.len() as u64);
-    }
-    accumulator.finish()
+        Ok(ControlFlow::Continue(()))
+    })?;
+    Ok(accumulator.finish())
 }
 
 fn number_text(number: Number, width: FloatWidth) -> String {

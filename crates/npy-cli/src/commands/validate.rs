@@ -10,10 +10,23 @@ use crate::cli::ValidateArgs;
 use crate::source::{self, Kind, NpyFile};
 
 /// The outcome of checking one file.
-pub enum Verdict {
-    Valid,
-    /// The file is readable but wrong: what is wrong, one line each.
-    Invalid(Vec<String>),
+#[derive(Debug, Default)]
+pub struct Verdict {
+    /// What is wrong, one line each (the file is invalid when any).
+    pub problems: Vec<String>,
+    /// Bytes after the data: numpy and this library ignore them (an
+    /// interrupted append leaves them), so they are a note, or a problem
+    /// with `--strict`.
+    pub trailing: Vec<String>,
+}
+
+impl Verdict {
+    pub fn invalid(problem: String) -> Verdict {
+        Verdict {
+            problems: vec![problem],
+            ..Verdict::default()
+        }
+    }
 }
 
 pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -26,10 +39,20 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
     let mut any_unreadable = false;
     for path in &args.paths {
         match check(path, &options) {
-            Ok(Verdict::Valid) => {}
-            Ok(Verdict::Invalid(problems)) => {
-                any_invalid = true;
-                for problem in problems {
+            Ok(mut verdict) => {
+                if args.strict {
+                    verdict.problems.append(&mut verdict.trailing);
+                }
+                for note in &verdict.trailing {
+                    writeln!(
+                        std::io::stderr(),
+                        "npy: note: {}: {note} (ignored by numpy and by this library; \
+                         --strict counts them as a problem)",
+                        path.display()
+                    )?;
+                }
+                any_invalid |= !verdict.problems.is_empty();
+                for problem in verdict.problems {
                     writeln!(out, "{}: {problem}", path.display())?;
                 }
             }
@@ -51,6 +74,9 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
 
 /// Checks one path; `Err` only when it cannot be read at all.
 fn check(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
+    if source::is_stdin(path) && options.parse.allow_pickle {
+        return super::objects::check_stdin(options);
+    }
     match source::sniff(path)? {
         Kind::Npy => Ok(check_npy(path, options)),
         Kind::Npz => crate::commands::archive::validate(path, options),
@@ -58,18 +84,18 @@ fn check(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
 }
 
 fn check_npy(path: &Path, options: &ReadOptions) -> Verdict {
+    // Under the shared lock, like every reader of the library: a file being
+    // appended to or streamed is judged before or after a change, never
+    // half-way through one.
     let file = match NpyFile::open(path, &options.parse) {
         Ok(file) => file,
         // The path opened a moment ago, so a failure here is the header's.
-        Err(err) => return Verdict::Invalid(vec![header_problem(&err)]),
+        Err(err) => return Verdict::invalid(header_problem(&err)),
     };
     if file.header.dtype == DType::Object {
         return super::objects::check_pickle(path, &file, options);
     }
-    match data_length_problem(&file.header, file.layout.data_len, file.surplus()) {
-        Some(problem) => Verdict::Invalid(vec![problem]),
-        None => Verdict::Valid,
-    }
+    data_length_verdict(&file.header, file.layout.data_len, file.surplus())
 }
 
 /// The library's own message for a header it refused (not our context
@@ -88,22 +114,21 @@ fn header_problem(err: &anyhow::Error) -> String {
     problem
 }
 
-/// What is wrong with the amount of data after the header: `surplus` is the
-/// bytes present minus the bytes the header promises. Bytes after the data,
-/// which numpy ignores, are a problem for a strict check.
-pub fn data_length_problem(
-    header: &npy_core::Header,
-    data_len: usize,
-    surplus: i128,
-) -> Option<String> {
+/// What the amount of data after the header says: `surplus` is the bytes
+/// present minus the bytes the header promises. Missing bytes are a problem
+/// (numpy cannot load the file); bytes after the data are a note.
+pub fn data_length_verdict(header: &npy_core::Header, data_len: usize, surplus: i128) -> Verdict {
     if surplus < 0 {
         let present = usize::try_from(data_len as i128 + surplus).unwrap_or(0);
-        Some(npy_core::Error::truncated_data(header, present).to_string())
+        Verdict::invalid(npy_core::Error::truncated_data(header, present).to_string())
     } else if surplus > 0 {
-        Some(format!(
-            "{surplus} trailing bytes after the {data_len} bytes of data"
-        ))
+        Verdict {
+            trailing: vec![format!(
+                "{surplus} trailing bytes after the {data_len} bytes of data"
+            )],
+            ..Verdict::default()
+        }
     } else {
-        None
+        Verdict::default()
     }
 }

@@ -11,7 +11,7 @@ mod build;
 mod float;
 mod object;
 
-pub use build::decode_shown;
+pub use build::{decode_elements, decode_shown};
 pub use float::FloatWidth;
 use npy_core::{DateTimeUnit, Value};
 pub use object::object_array_str;

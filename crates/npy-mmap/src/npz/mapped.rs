@@ -8,10 +8,9 @@ use npy_core::ReadOptions;
 
 use super::error::Result;
 use super::read::NpzArchive;
-use crate::Locking;
 use crate::error::io_error;
-use crate::open::lock_shared;
-use crate::sys::{ReadOnlyMap, Storage};
+use crate::lock::{Access, DataLock, Locking, Locks, lock_shared};
+use crate::sys::{self, ReadOnlyMap, Storage};
 
 /// An `.npz` file mapped read-only: stored members become typed views
 /// straight into the mapping (zero-copy), which NumPy cannot do (its
@@ -50,6 +49,8 @@ pub struct MappedNpz {
     options: ReadOptions,
     /// Holds the shared lock for as long as the mapping lives.
     _file: File,
+    /// After the file (see `MappedArray`).
+    _lock: DataLock,
 }
 
 impl MappedNpz {
@@ -65,22 +66,19 @@ impl MappedNpz {
         locking: Locking,
     ) -> Result<Self> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(io_error("open", path))?;
-        lock_shared(&file, path, locking)?;
-        let len = file.metadata().map_err(io_error("stat", path))?.len();
-        let len = usize::try_from(len).map_err(|_| {
-            io_error("map", path)(std::io::Error::other(
-                "the file does not fit the address space",
-            ))
-        })?;
-        // The length was just read from the file we hold locked, so the
-        // mapping lies inside it.
-        let map = ReadOnlyMap::map(&file, 0, len).map_err(io_error("map", path))?;
+        let file = crate::open::open_regular(path, false)?;
+        let locks = Locks::Take(locking);
+        lock_shared(&file, path, locks)?;
+        let meta = file.metadata().map_err(io_error("stat", path))?;
+        // The whole archive is viewed: read-locked like any read-only mapping.
+        let lock = DataLock::acquire(&file, path, &meta, 0..meta.len(), Access::Read, locks)?;
+        let map = sys::map_data::<ReadOnlyMap>(&file, &lock).map_err(io_error("map", path))?;
         Ok(MappedNpz {
             map,
             path: path.to_path_buf(),
             options,
             _file: file,
+            _lock: lock,
         })
     }
 

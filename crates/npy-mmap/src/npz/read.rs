@@ -112,7 +112,7 @@ impl NpzArchive<BufReader<File>> {
     /// Like [`open`](Self::open), with read options (`max_header_size`,
     /// conversion to native byte order).
     pub fn open_with_options(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self> {
-        let file = File::open(path)?;
+        let file = crate::open::open_regular(path.as_ref(), false)?;
         Self::with_options(BufReader::new(file), options)
     }
 }
@@ -127,6 +127,12 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// conversion to native byte order).
     pub fn with_options(mut reader: R, options: ReadOptions) -> Result<Self> {
         let archive_len = reader.seek(io::SeekFrom::End(0))?;
+        let zip = ZipArchive::new(reader).map_err(NpzError::NotAZip)?;
+        // The entries' places are checked before anything is inflated, on
+        // the reader itself, then the (small) directory is parsed again.
+        let spans = entry_spans(&zip)?;
+        let mut reader = zip.into_inner();
+        check_entries(&mut reader, spans)?;
         let zip = ZipArchive::new(reader).map_err(NpzError::NotAZip)?;
         let mut names = Vec::with_capacity(zip.len());
         let mut by_name = HashMap::with_capacity(zip.len());
@@ -347,6 +353,106 @@ impl<R: Read + Seek> NpzArchive<R> {
     }
 }
 
+/// Where the central directory says one entry lies.
+struct EntrySpan {
+    name: Vec<u8>,
+    header_start: u64,
+    compressed_size: u64,
+}
+
+fn entry_spans<R: Read + Seek>(zip: &ZipArchive<R>) -> Result<(Vec<EntrySpan>, u64)> {
+    let mut spans = Vec::with_capacity(zip.len());
+    for index in 0..zip.len() {
+        let entry = zip.by_index_data(index).map_err(NpzError::NotAZip)?;
+        spans.push(EntrySpan {
+            name: entry.name_raw().to_vec(),
+            header_start: entry.header_start(),
+            compressed_size: entry.compressed_size(),
+        });
+    }
+    Ok((spans, zip.central_directory_start()))
+}
+
+/// Fixed part of a local file header, before the name.
+const LOCAL_HEADER_LEN: usize = 30;
+const LOCAL_HEADER_SIGNATURE: &[u8; 4] = b"PK\x03\x04";
+
+/// Refuses an archive whose entries overlap each other or the central
+/// directory, or whose local headers disagree with the central directory
+/// about the name (as Python's zipfile does). One compressed stream shared by
+/// many entries is the overlapping zip bomb: each entry would inflate it again.
+fn check_entries<R: Read + Seek>(
+    reader: &mut R,
+    (mut spans, directory_start): (Vec<EntrySpan>, u64),
+) -> Result<()> {
+    let corrupt = |name: &[u8], detail: String| NpzError::Corrupt {
+        member: String::from_utf8_lossy(name).into_owned(),
+        detail,
+    };
+    let mut ends = Vec::with_capacity(spans.len());
+    for span in &spans {
+        let mut fixed = [0u8; LOCAL_HEADER_LEN];
+        reader.seek(io::SeekFrom::Start(span.header_start))?;
+        reader.read_exact(&mut fixed).map_err(|_| {
+            corrupt(
+                &span.name,
+                "the local header lies past the end of the archive".into(),
+            )
+        })?;
+        if &fixed[..4] != LOCAL_HEADER_SIGNATURE {
+            return Err(corrupt(
+                &span.name,
+                "Bad magic number for file header".into(),
+            ));
+        }
+        let name_len = u16::from_le_bytes([fixed[26], fixed[27]]);
+        let extra_len = u16::from_le_bytes([fixed[28], fixed[29]]);
+        let mut local_name = vec![0u8; usize::from(name_len)];
+        reader.read_exact(&mut local_name).map_err(|_| {
+            corrupt(
+                &span.name,
+                "the local header lies past the end of the archive".into(),
+            )
+        })?;
+        if local_name != span.name {
+            return Err(corrupt(
+                &span.name,
+                format!(
+                    "File name in directory '{}' and header '{}' differ.",
+                    String::from_utf8_lossy(&span.name),
+                    String::from_utf8_lossy(&local_name)
+                ),
+            ));
+        }
+        let end = (LOCAL_HEADER_LEN as u64 + u64::from(name_len) + u64::from(extra_len))
+            .checked_add(span.header_start)
+            .and_then(|data_start| data_start.checked_add(span.compressed_size))
+            .filter(|&end| end <= directory_start)
+            .ok_or_else(|| {
+                corrupt(
+                    &span.name,
+                    "its data runs past the start of the central directory".into(),
+                )
+            })?;
+        ends.push(end);
+    }
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_unstable_by_key(|&i| spans[i].header_start);
+    for pair in order.windows(2) {
+        let (before, after) = (pair[0], pair[1]);
+        if spans[after].header_start < ends[before] {
+            let other = String::from_utf8_lossy(&spans[before].name).into_owned();
+            return Err(corrupt(
+                &std::mem::take(&mut spans[after].name),
+                format!(
+                    "it overlaps member '{other}' (entries sharing data: a zip bomb or a corrupt archive)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Reads a stored `.npy` member whose length is known: the header, then the
 /// data straight into memory of its own (as [`load`](crate::load) does)
 /// when the member holds it all; else the streaming reader's path, which
@@ -360,8 +466,9 @@ fn read_stored<R: Read>(
     let mut stream = io::Cursor::new(prefix).chain(reader);
     let (header, layout) = Header::read_from(&mut stream, &options.parse)?;
     if header.dtype == npy_core::DType::Object {
-        return npy_core::io::read_objects(stream, &header, layout, &options.pickle);
+        return npy_core::io::read_objects(stream, &header, layout, options);
     }
+    options.check_data_len(&layout)?;
     if layout.data_end() as u64 > stored_len {
         let available = stored_len.saturating_sub(layout.data_offset as u64) as usize;
         return Err(npy_core::Error::truncated_data(&header, available));

@@ -24,6 +24,16 @@ impl TempDir {
         &self.0
     }
 
+    /// The names in the directory, sorted (to see that nothing was left behind).
+    pub fn entries(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     pub fn join(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }

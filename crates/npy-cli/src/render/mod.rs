@@ -1,0 +1,776 @@
+//! Pictures of arrays: `npy render` (PNG) and `npy show --image` (terminal).
+//!
+//! The array is never loaded. What is drawn is chosen first (a 2-D heat map,
+//! an RGB(A) image, a 1-D line, a histogram), then one streaming pass over
+//! the data reduces it to the picture's size ([`reduce`]), reading through a
+//! [`stream::DataSource`] so the same code serves mappings, npz members and,
+//! later, ranged remote reads. Colours are matplotlib's ([`colormap`]);
+//! axes and text are drawn by plotters with a bundled font ([`figure`]);
+//! PNG encoding is the `png` crate's. docs/RENDER.md has the decisions.
+
+mod colormap;
+mod colormap_tables;
+mod decode;
+mod figure;
+mod reduce;
+mod select;
+mod stream;
+mod terminal;
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use npy_core::{DType, ElementLocator, Header, ScalarKind, shape_repr};
+use npy_mmap::AtomicFile;
+use serde_json::{Map, Value, json};
+
+use crate::cli::RenderArgs;
+use crate::progress::Progress;
+use colormap::{Colormap, Rgb};
+use decode::Decoder;
+use reduce::{Grid, Histogram, Plane, Reduce, Specials};
+use select::{IndexSpec, Selection};
+use stream::{DataSource, Line, Reader};
+
+/// Largest picture side `--width`/`--height` accept: the accumulators of a
+/// reduced picture take 12 bytes per pixel and channel.
+const MAX_SIDE: usize = 8192;
+
+/// The smallest line or histogram figure with room for its axes and title.
+const MIN_FIGURE: (usize, usize) = (200, 150);
+
+/// The picture options `npy render` and `npy show --image` share.
+#[derive(Debug, Args)]
+pub struct PictureArgs {
+    /// Colormap: viridis, magma, inferno, plasma, gray or RdBu (matplotlib's;
+    /// add _r to reverse).
+    #[arg(long, value_name = "NAME", default_value = "viridis")]
+    pub cmap: Colormap,
+    /// Value drawn with the first colour (default: the 2nd percentile of the
+    /// drawn values); for lines the bottom of the y axis, for histograms the
+    /// first bin's edge (default: the smallest value).
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
+    pub vmin: Option<f64>,
+    /// Value drawn with the last colour (default: the 98th percentile of the
+    /// drawn values); for lines the top of the y axis, for histograms the
+    /// last bin's edge (default: the largest value).
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
+    pub vmax: Option<f64>,
+    /// How the elements of one pixel's block are combined when the array is
+    /// bigger than the picture.
+    #[arg(long, value_enum, default_value = "mean", value_name = "HOW")]
+    pub reduce: Reduce,
+    /// Which part to draw, one entry per axis: integers fix an axis, ':' keeps
+    /// it (e.g. 3,:,: is the 2-D slice at index 3 of the first axis; missing
+    /// trailing axes are ':').
+    #[arg(long, value_name = "I,:,:", allow_hyphen_values = true)]
+    pub index: Option<IndexSpec>,
+    /// Which value of complex numbers to draw.
+    #[arg(long, value_enum, default_value = "abs", value_name = "PART")]
+    pub part: Part,
+    /// Draw an (H, W, 3|4) float array in [0, 1] as an RGB(A) image
+    /// (uint8 arrays of that shape are images without it).
+    #[arg(long)]
+    pub rgb: bool,
+    /// Draw a histogram of all selected values instead.
+    #[arg(long)]
+    pub hist: bool,
+    /// Number of equal-width histogram bins.
+    #[arg(long, value_name = "N", default_value_t = 50, requires = "hist",
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub bins: u32,
+    /// Width in pixels: of a heat map's or image's data (default 1024; images
+    /// their own size), of the whole figure for lines and histograms (default
+    /// 1024). With --image: in character cells (default: the terminal's).
+    #[arg(long, value_name = "PX", value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE as i64))]
+    pub width: Option<u32>,
+    /// Height in pixels (default: from the width and the array's aspect; 512
+    /// for lines and histograms). With both --width and --height a heat map
+    /// is stretched to fit.
+    #[arg(long, value_name = "PX", value_parser = clap::value_parser!(u32).range(1..=MAX_SIDE as i64))]
+    pub height: Option<u32>,
+}
+
+impl PictureArgs {
+    /// `npy show` without `--image` prints values: picture options there are a mistake.
+    pub fn refuse_without_image(&self) -> anyhow::Result<()> {
+        let given = [
+            (
+                "--cmap",
+                self.cmap != "viridis".parse().expect("a known colormap"),
+            ),
+            ("--vmin", self.vmin.is_some()),
+            ("--vmax", self.vmax.is_some()),
+            ("--reduce", self.reduce != Reduce::Mean),
+            ("--index", self.index.is_some()),
+            ("--part", self.part != Part::Abs),
+            ("--rgb", self.rgb),
+            ("--hist", self.hist),
+            ("--width", self.width.is_some()),
+            ("--height", self.height.is_some()),
+        ];
+        if let Some((name, _)) = given.iter().find(|(_, given)| *given) {
+            bail!("{name} applies to pictures: add --image (or use `npy render`)");
+        }
+        Ok(())
+    }
+}
+
+/// Which value of a complex number is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Part {
+    Real,
+    Imag,
+    /// The magnitude, `hypot(re, im)`.
+    Abs,
+    /// The phase in radians, `atan2(im, re)`.
+    Angle,
+}
+
+/// What a picture shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Heat,
+    Image { channels: usize },
+    Line,
+    Hist,
+}
+
+/// An opened array and what of it is drawn.
+struct Subject<'a> {
+    /// The dtype of one element (a subarray dtype's base).
+    element: &'a DType,
+    decoder: Decoder,
+    selection: Selection,
+    kind: Kind,
+    /// What the picture is of, for titles: file, member, shape, dtype, index.
+    title: String,
+}
+
+impl<'a> Subject<'a> {
+    fn new(header: &'a Header, name: &str, picture: &PictureArgs) -> anyhow::Result<Subject<'a>> {
+        // The geometry comes from the header alone: the data is read later,
+        // from whatever source holds it.
+        let locator = ElementLocator::new(header)?;
+        let element = locator.element();
+        let decoder = Decoder::new(element, picture.part)?;
+        let shape = locator.shape();
+        // Each axis's stride in elements: where its index 1 lies (axes of one
+        // element have no step; an empty array has nothing to draw).
+        let strides: Vec<usize> = (0..shape.len())
+            .map(|axis| {
+                let mut index = vec![0; shape.len()];
+                index[axis] = 1;
+                locator
+                    .byte_offset(&index)
+                    .map_or(0, |offset| offset / decoder.itemsize())
+            })
+            .collect();
+        let selection = Selection::new(shape, &strides, picture.index.as_ref())?;
+        let is_u8 =
+            matches!(element, DType::Scalar(s) if s.kind == ScalarKind::UInt && s.itemsize == 1);
+        let shape = &selection.shape;
+        let kind = match shape.len() {
+            _ if picture.hist => Kind::Hist,
+            _ if selection.len() == 0 => {
+                bail!(
+                    "nothing to draw: the selection has shape {} and no elements",
+                    shape_repr(shape)
+                )
+            }
+            1 => Kind::Line,
+            2 => Kind::Heat,
+            3 if matches!(shape[2], 3 | 4) && (is_u8 || picture.rgb) => {
+                Kind::Image { channels: shape[2] }
+            }
+            0 => bail!("a 0-d array is one value: nothing to draw (try --hist, or `npy show`)"),
+            n => bail!(
+                "cannot draw a {n}-D selection of shape {}: choose a 2-D slice with --index \
+                 (e.g. --index {}), or draw a histogram with --hist{}",
+                shape_repr(shape),
+                std::iter::repeat_n("0", n - 2)
+                    .chain([":", ":"])
+                    .collect::<Vec<_>>()
+                    .join(","),
+                if n == 3 {
+                    "; (H, W, 3|4) arrays are images when uint8, or floats with --rgb"
+                } else {
+                    ""
+                }
+            ),
+        };
+        if picture.rgb && !matches!(kind, Kind::Image { .. }) {
+            bail!(
+                "--rgb draws (H, W, 3) or (H, W, 4) arrays; this selection has shape {}",
+                shape_repr(shape)
+            );
+        }
+        if picture.rgb && !is_u8 && !decoder.is_float() {
+            bail!(
+                "--rgb needs floats in [0, 1] (or uint8), not {} values",
+                element.descr()
+            );
+        }
+        let mut title = format!(
+            "{name}  {} {}",
+            shape_repr(shape),
+            element.descr().trim_matches('\'')
+        );
+        if let Some(index) = &picture.index {
+            title.push_str(&format!("  [{}]", index.text()));
+        }
+        if decoder.is_complex() {
+            title.push_str(&format!("  {:?}", picture.part).to_lowercase());
+        }
+        Ok(Subject {
+            element,
+            decoder,
+            selection,
+            kind,
+            title,
+        })
+    }
+
+    /// A reader of the selection's data; the progress bar expects `passes` reads of it.
+    fn reader<'s>(
+        &self,
+        source: &'s mut dyn DataSource,
+        picture: &PictureArgs,
+        quiet: bool,
+    ) -> Reader<'s> {
+        // A histogram without a given range reads once for the range, once to count.
+        let passes = if picture.hist && (picture.vmin.is_none() || picture.vmax.is_none()) {
+            2
+        } else {
+            1
+        };
+        let bytes = (self.selection.len() * self.decoder.itemsize() * passes) as u64;
+        Reader::new(
+            source,
+            self.element,
+            self.decoder.clone(),
+            Progress::bytes(bytes, "render", quiet),
+        )
+    }
+
+    /// The selection as a plane of pixels (2-D, or 3-D with channels last).
+    fn plane(&self) -> Plane {
+        let s = &self.selection;
+        Plane {
+            base: s.offset,
+            rows: s.shape[0],
+            cols: s.shape[1],
+            row_stride: s.strides[0],
+            col_stride: s.strides[1],
+            channels: s.shape.get(2).copied().unwrap_or(1),
+            channel_stride: s.strides.get(2).copied().unwrap_or(1),
+        }
+    }
+}
+
+/// Output size of a `rows × cols` picture drawn in a `width × height` box:
+/// reduced (block edges as [`reduce::edges`]) until it fits, keeping the
+/// aspect unless `stretch`; a small array is magnified by a whole factor.
+/// Returns `(out_rows, out_cols, magnification)`.
+fn fit(
+    rows: usize,
+    cols: usize,
+    width: usize,
+    height: usize,
+    stretch: bool,
+) -> (usize, usize, usize) {
+    let (out_rows, out_cols) = if stretch {
+        (rows.min(height), cols.min(width))
+    } else if rows <= height && cols <= width {
+        (rows, cols)
+    } else {
+        let factor = (cols as f64 / width as f64).max(rows as f64 / height as f64);
+        let side =
+            |n: usize, limit: usize| ((n as f64 / factor).round() as usize).clamp(1, n.min(limit));
+        (side(rows, height), side(cols, width))
+    };
+    let magnify = (width / out_cols).min(height / out_rows).max(1);
+    (out_rows, out_cols, magnify)
+}
+
+/// The colour range: `--vmin`/`--vmax`, else the 2nd/98th percentile of the
+/// drawn values (bools: 0 and 1).
+fn colour_range(picture: &PictureArgs, is_bool: bool, drawn: &[f64]) -> (f64, f64) {
+    if is_bool {
+        return (picture.vmin.unwrap_or(0.0), picture.vmax.unwrap_or(1.0));
+    }
+    let sorted = if picture.vmin.is_none() || picture.vmax.is_none() {
+        reduce::sorted_finite(drawn.iter().copied())
+    } else {
+        Vec::new()
+    };
+    let vmin = picture
+        .vmin
+        .or_else(|| reduce::percentile(&sorted, 2.0))
+        .unwrap_or(0.0);
+    let vmax = picture
+        .vmax
+        .or_else(|| reduce::percentile(&sorted, 98.0))
+        .unwrap_or(1.0);
+    (vmin, vmax)
+}
+
+/// matplotlib refuses a colour range that is not finite or runs backwards, and so do we.
+fn check_range(vmin: f64, vmax: f64) -> anyhow::Result<()> {
+    if !(vmin.is_finite() && vmax.is_finite()) {
+        bail!("--vmin and --vmax must be finite numbers, not {vmin} and {vmax}");
+    }
+    if vmin > vmax {
+        bail!(
+            "minvalue must be less than or equal to maxvalue (--vmin {vmin} is above --vmax {vmax})"
+        );
+    }
+    Ok(())
+}
+
+/// NaN and infinity counts of drawn values.
+fn specials_of(values: &[f64]) -> Specials {
+    let mut specials = Specials::default();
+    for &value in values {
+        if value.is_nan() {
+            specials.nan += 1;
+        } else if value == f64::INFINITY {
+            specials.pos_inf += 1;
+        } else if value == f64::NEG_INFINITY {
+            specials.neg_inf += 1;
+        }
+    }
+    specials
+}
+
+/// Everything one picture needs, computed from the data in one pass (two for
+/// a histogram without --vmin/--vmax).
+enum Drawing {
+    Heat {
+        grid: Grid,
+        colours: Vec<Rgb>,
+        vmin: f64,
+        vmax: f64,
+        magnify: usize,
+        block: (usize, usize),
+    },
+    Image {
+        grid: Grid,
+        magnify: usize,
+    },
+    Line {
+        envelope: reduce::Envelope,
+        len: usize,
+        range: (f64, f64),
+    },
+    Hist(Histogram),
+}
+
+/// Reduces the subject for a picture whose data area is at most `box_w × box_h`.
+fn draw(
+    subject: &Subject,
+    reader: &mut Reader,
+    picture: &PictureArgs,
+    (box_w, box_h): (usize, usize),
+    stretch: bool,
+) -> anyhow::Result<Drawing> {
+    let selection = &subject.selection;
+    match subject.kind {
+        Kind::Heat | Kind::Image { .. } => {
+            let plane = subject.plane();
+            let (out_rows, out_cols, magnify) = fit(plane.rows, plane.cols, box_w, box_h, stretch);
+            let grid = reduce::reduce_plane(reader, &plane, (out_rows, out_cols), picture.reduce)?;
+            if let Kind::Image { .. } = subject.kind {
+                return Ok(Drawing::Image { grid, magnify });
+            }
+            let (vmin, vmax) = colour_range(picture, subject.decoder.is_bool, &grid.values);
+            check_range(vmin, vmax)?;
+            let colours = grid
+                .values
+                .iter()
+                .map(|&value| picture.cmap.colour(value, vmin, vmax))
+                .collect();
+            let block = (plane.rows.div_ceil(out_rows), plane.cols.div_ceil(out_cols));
+            Ok(Drawing::Heat {
+                grid,
+                colours,
+                vmin,
+                vmax,
+                magnify,
+                block,
+            })
+        }
+        Kind::Line => {
+            let line = Line {
+                base: selection.offset,
+                stride: selection.strides[0],
+                channels: 1,
+                channel_stride: 1,
+            };
+            let len = selection.shape[0];
+            let envelope = reduce::envelope(reader, &line, len, box_w)?;
+            let finite = envelope.columns.iter().flatten();
+            let low = finite.clone().map(|c| c.min).fold(f64::INFINITY, f64::min);
+            let high = finite.map(|c| c.max).fold(f64::NEG_INFINITY, f64::max);
+            let (low, high) = if low <= high { (low, high) } else { (0.0, 1.0) };
+            let range = (picture.vmin.unwrap_or(low), picture.vmax.unwrap_or(high));
+            check_range(range.0, range.1)?;
+            Ok(Drawing::Line {
+                envelope,
+                len,
+                range,
+            })
+        }
+        Kind::Hist => {
+            let (lo, hi) = match (picture.vmin, picture.vmax) {
+                (Some(lo), Some(hi)) => (lo, hi),
+                (vmin, vmax) => {
+                    // numpy.histogram's default range: the data's (finite) extremes.
+                    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+                    reduce::for_each_value(
+                        reader,
+                        selection.offset,
+                        &selection.shape,
+                        &selection.strides,
+                        |values| {
+                            for &value in values.iter().filter(|v| v.is_finite()) {
+                                lo = lo.min(value);
+                                hi = hi.max(value);
+                            }
+                        },
+                    )?;
+                    if lo > hi {
+                        (lo, hi) = (0.0, 1.0);
+                    }
+                    (vmin.unwrap_or(lo), vmax.unwrap_or(hi))
+                }
+            };
+            if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+                bail!("the histogram range must be finite with --vmin <= --vmax, not {lo}..{hi}");
+            }
+            let mut histogram = Histogram::new(lo, hi, picture.bins as usize);
+            reduce::for_each_value(
+                reader,
+                selection.offset,
+                &selection.shape,
+                &selection.strides,
+                |values| histogram.add(values),
+            )?;
+            Ok(Drawing::Hist(histogram))
+        }
+    }
+}
+
+/// `npy render`.
+pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut opened = crate::commands::open_array(
+        &args.input,
+        args.member.as_deref(),
+        npy_mmap::Advice::Sequential,
+    )?;
+    let header = opened.header.clone();
+    let name = display_name(&args.input, args.member.as_deref());
+    let subject = Subject::new(&header, &name, &args.picture)?;
+    stream::with_source(&mut opened, |source| {
+        render_png(args, &subject, source, out)
+    })
+}
+
+/// Draws `subject` from `source` into the PNG `args` names.
+fn render_png(
+    args: &RenderArgs,
+    subject: &Subject,
+    source: &mut dyn DataSource,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let picture = &args.picture;
+    let mut reader = subject.reader(source, picture, args.json);
+    let stretch = picture.width.is_some() && picture.height.is_some();
+    let width = picture.width.map(|w| w as usize);
+    let height = picture.height.map(|h| h as usize);
+
+    let mut summary = Map::new();
+    summary.insert("output".into(), json!(args.output.display().to_string()));
+    summary.insert("shape".into(), json!(subject.selection.shape));
+    if let (Kind::Image { channels }, None, None) = (subject.kind, width, height) {
+        // A full-size image is copied row by row: no reduction, no accumulators.
+        let plane = subject.plane();
+        summary.insert("kind".into(), json!("image"));
+        summary.insert("drawn".into(), json!([plane.rows, plane.cols]));
+        let is_float = subject.decoder.is_float();
+        write_image_rows(&args.output, &mut reader, &plane, channels, is_float)?;
+        return write_summary(args, summary, out);
+    }
+    // Lines and histograms are figures of 1024 × 512 by default; heat maps
+    // and images fit 1024 × 1024, or one given side and the aspect.
+    let figure_size = (width.unwrap_or(1024), height.unwrap_or(512));
+    let area = match subject.kind {
+        Kind::Line | Kind::Hist => {
+            let (fig_w, fig_h) = figure_size;
+            if !args.bare && (fig_w < MIN_FIGURE.0 || fig_h < MIN_FIGURE.1) {
+                bail!(
+                    "a {fig_w}x{fig_h} figure has no room for axes (at least {}x{}); add --bare for the plot alone",
+                    MIN_FIGURE.0,
+                    MIN_FIGURE.1
+                );
+            }
+            let columns = if args.bare {
+                fig_w
+            } else {
+                figure::plot_width(fig_w)
+            };
+            (columns, fig_h)
+        }
+        Kind::Heat | Kind::Image { .. } => match (width, height) {
+            (None, None) => (1024, 1024),
+            (w, h) => (w.unwrap_or(MAX_SIDE), h.unwrap_or(MAX_SIDE)),
+        },
+    };
+    let image = match draw(subject, &mut reader, picture, area, stretch)? {
+        Drawing::Line {
+            envelope,
+            len,
+            range,
+        } => {
+            summary.insert("kind".into(), json!("line"));
+            summary.insert("columns".into(), json!(envelope.columns.len()));
+            summary.insert("range".into(), json!([range.0, range.1]));
+            insert_specials(&mut summary, &envelope.specials);
+            figure::line(
+                &subject.title,
+                &envelope,
+                len,
+                range,
+                figure_size,
+                args.bare,
+            )?
+        }
+        Drawing::Hist(histogram) => {
+            summary.insert("kind".into(), json!("hist"));
+            summary.insert("edges".into(), json!(histogram.edges));
+            summary.insert("counts".into(), json!(histogram.counts));
+            insert_specials(&mut summary, &histogram.specials);
+            figure::histogram(&subject.title, &histogram, figure_size, args.bare)?
+        }
+        Drawing::Heat {
+            grid,
+            colours,
+            vmin,
+            vmax,
+            magnify,
+            block,
+        } => {
+            let specials = specials_of(&grid.values);
+            summary.insert("kind".into(), json!("heatmap"));
+            summary.insert("drawn".into(), json!([grid.rows, grid.cols]));
+            summary.insert("magnify".into(), json!(magnify));
+            summary.insert("vmin".into(), json!(vmin));
+            summary.insert("vmax".into(), json!(vmax));
+            insert_specials(&mut summary, &specials);
+            let mut title = subject.title.clone();
+            if block != (1, 1) {
+                title.push_str(
+                    &format!("  {:?} of {}×{} blocks", picture.reduce, block.0, block.1)
+                        .to_lowercase(),
+                );
+            }
+            let heat = figure::Heat {
+                title: &title,
+                colours: &colours,
+                rows: grid.rows,
+                cols: grid.cols,
+                magnify,
+                array_rows: subject.plane().rows,
+                array_cols: subject.plane().cols,
+                cmap: picture.cmap,
+                vmin,
+                vmax,
+                is_bool: subject.decoder.is_bool,
+                two_colours: subject.decoder.is_bool
+                    && grid.values.iter().all(|&v| v == 0.0 || v == 1.0),
+                specials,
+            };
+            if args.bare {
+                figure::bare_heat(&heat)
+            } else {
+                figure::heat(&heat)?
+            }
+        }
+        Drawing::Image { grid, magnify } => {
+            summary.insert("kind".into(), json!("image"));
+            summary.insert("drawn".into(), json!([grid.rows, grid.cols]));
+            summary.insert("magnify".into(), json!(magnify));
+            figure::image_pixels(&grid, magnify, subject.decoder.is_float())
+        }
+    };
+    summary.insert("png".into(), json!([image.width, image.height]));
+    write_png(&args.output, &image)?;
+    write_summary(args, summary, out)
+}
+
+/// With `--json`, prints what was drawn.
+fn write_summary(
+    args: &RenderArgs,
+    summary: Map<String, Value>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    if args.json {
+        writeln!(out, "{}", Value::Object(summary))?;
+    }
+    Ok(())
+}
+
+fn insert_specials(summary: &mut Map<String, Value>, specials: &Specials) {
+    summary.insert("nan".into(), json!(specials.nan));
+    summary.insert("posinf".into(), json!(specials.pos_inf));
+    summary.insert("neginf".into(), json!(specials.neg_inf));
+}
+
+/// The file (and member) as titles name it.
+fn display_name(path: &Path, member: Option<&str>) -> String {
+    let file = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    );
+    match member {
+        Some(member) => format!("{file}:{member}"),
+        None => file,
+    }
+}
+
+/// An RGB or RGBA picture in memory.
+pub struct Picture {
+    pub width: usize,
+    pub height: usize,
+    pub channels: usize,
+    pub pixels: Vec<u8>,
+}
+
+/// Creates `path` and writes a `width × height` PNG of `channels` 8-bit
+/// channels, the rows coming from `rows` (which writes them all, in order).
+fn write_png_with(
+    path: &Path,
+    (width, height, channels): (usize, usize, usize),
+    rows: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    // Replaced like every file the tool writes: a temporary beside it,
+    // synced and renamed over it, removed if anything fails.
+    let mut output = AtomicFile::create(path)
+        .with_context(|| format!("cannot create a temporary file for {}", path.display()))?;
+    {
+        let width = u32::try_from(width).context("the picture is too wide for a PNG")?;
+        let height = u32::try_from(height).context("the picture is too tall for a PNG")?;
+        let mut encoder = png::Encoder::new(&mut output, width, height);
+        encoder.set_color(if channels == 4 {
+            png::ColorType::Rgba
+        } else {
+            png::ColorType::Rgb
+        });
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header()?;
+        let mut stream = writer.stream_writer()?;
+        rows(&mut stream)?;
+        stream.finish()?;
+        writer.finish()?;
+    }
+    output
+        .commit()
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn write_png(path: &Path, picture: &Picture) -> anyhow::Result<()> {
+    let size = (picture.width, picture.height, picture.channels);
+    write_png_with(path, size, |out| Ok(out.write_all(&picture.pixels)?))
+}
+
+/// Converts one value of an image channel to its byte: uint8 values are
+/// their own bytes; floats in [0, 1] scale by 255 and truncate, as
+/// matplotlib's `imshow` does (outside the range clipped, NaN as 0).
+pub fn channel_byte(value: f64, is_float: bool) -> u8 {
+    if is_float {
+        (value.clamp(0.0, 1.0) * 255.0) as u8
+    } else {
+        // Means of bytes round to the nearest byte; bytes themselves are exact.
+        value.round().clamp(0.0, 255.0) as u8
+    }
+}
+
+/// Writes the full-size image `plane` to `path` one row at a time.
+fn write_image_rows(
+    path: &Path,
+    reader: &mut Reader,
+    plane: &Plane,
+    channels: usize,
+    is_float: bool,
+) -> anyhow::Result<()> {
+    write_png_with(path, (plane.cols, plane.rows, channels), |out| {
+        let mut row = Vec::with_capacity(plane.cols * channels);
+        for r in 0..plane.rows {
+            let line = Line {
+                base: plane.base + r * plane.row_stride,
+                stride: plane.col_stride,
+                channels,
+                channel_stride: plane.channel_stride,
+            };
+            row.clear();
+            reader.read_line(&line, 0..plane.cols, |_, values| {
+                row.extend(values.iter().map(|&v| channel_byte(v, is_float)));
+            })?;
+            out.write_all(&row)?;
+        }
+        Ok(())
+    })
+}
+
+/// `npy show --image`: the picture in the terminal, two pixels per cell.
+pub fn show_image(
+    path: &Path,
+    member: Option<&str>,
+    picture: &PictureArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let mut opened = crate::commands::open_array(path, member, npy_mmap::Advice::Sequential)?;
+    let header = opened.header.clone();
+    let name = display_name(path, member);
+    let subject = Subject::new(&header, &name, picture)?;
+    let (cells_w, cells_h) = terminal::size();
+    let box_w = picture.width.map_or(cells_w, |w| w as usize);
+    let box_h = picture
+        .height
+        .map_or(2 * cells_h.saturating_sub(3).max(4), |h| h as usize);
+    let stretch = picture.width.is_some() && picture.height.is_some();
+    let drawing = stream::with_source(&mut opened, |source| {
+        let mut reader = subject.reader(source, picture, false);
+        draw(&subject, &mut reader, picture, (box_w, box_h), stretch)
+    })?;
+    terminal::print(out, &subject.title, picture, &drawing, (box_w, box_h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pictures_fit_their_box() {
+        // Reduced to the box, keeping the aspect.
+        assert_eq!(fit(6000, 8000, 720, MAX_SIDE, false), (540, 720, 1));
+        assert_eq!(fit(32768, 32768, 1024, 1024, false), (1024, 1024, 1));
+        // Small arrays are magnified by a whole factor.
+        assert_eq!(fit(300, 400, 1024, 1024, false), (300, 400, 2));
+        assert_eq!(fit(1, 1, 80, 42, false), (1, 1, 42));
+        // A tall array in a square box.
+        assert_eq!(fit(10_000, 10, 1024, 1024, false), (1024, 1, 1));
+        // Both sides given: stretched.
+        assert_eq!(fit(6000, 8000, 100, 300, true), (300, 100, 1));
+    }
+
+    #[test]
+    fn colour_ranges_are_checked_like_matplotlib() {
+        assert!(check_range(0.0, 1.0).is_ok());
+        assert!(check_range(1.0, 1.0).is_ok());
+        assert!(check_range(2.0, 1.0).is_err());
+        assert!(check_range(f64::NAN, 1.0).is_err());
+    }
+}

@@ -1,0 +1,313 @@
+//! Live sharing: a writer and readers (threads or processes) use the same
+//! rows of one file *at the same time*, through atomic element views.
+//!
+//! A plain view (`&[u64]`) promises that its bytes do not change while it
+//! lives, so it cannot be shared with a writer. A [`LiveArray`] never hands
+//! one out: its elements are atomics (`&[AtomicU64]`, `&[AtomicF64]`, ...),
+//! whose shared references allow concurrent writes, from this process and
+//! from every other process that maps the same bytes live. Live mappings
+//! admit each other and exclude plain mappings of the same bytes (both
+//! ways), in one process and across processes (docs/SAFETY.md).
+//!
+//! Typical uses: counters, histograms, flags and "row ready" markers shared
+//! by workers; a reader that wants plain values takes a snapshot with
+//! [`copy_to`](LiveArray::copy_to) (one atomic load per element, so an
+//! aligned element is never torn).
+//!
+//! ```
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//! use npy_core::DType;
+//! use npy_mmap::{CreateOptions, OpenOptions};
+//! # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-live-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! let path = dir.join("histogram.npy");
+//! CreateOptions::new(DType::parse("<u8")?, [16]).preallocate(&path)?;
+//!
+//! // Every worker process (or thread) opens it live and counts into it.
+//! let worker = OpenOptions::new().open_live(&path)?;
+//! let bins: &[AtomicU64] = worker.atomics::<u64>()?;
+//! bins[3].fetch_add(1, Ordering::Relaxed);
+//!
+//! // A reader, at the same time, takes a snapshot of plain values.
+//! let reader = OpenOptions::new().open_live(&path)?;
+//! let mut counts = [0u64; 16];
+//! reader.copy_to(&mut counts)?;
+//! assert_eq!(counts[3], 1);
+//!
+//! // A plain view of the same bytes is refused while live mappings exist.
+//! assert!(npy_mmap::open(&path).is_err());
+//! # drop((worker, reader)); std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{
+    AtomicI8, AtomicI16, AtomicI32, AtomicI64, AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering,
+};
+
+use npy_core::{ByteOrder, DType, Header, Layout, ScalarKind};
+
+use crate::array::Window;
+use crate::error::{Error, Result, io_error};
+use crate::lock::{Access, DataLock};
+use crate::open::MapRequest;
+use crate::sys::{AtomicCell, LiveMap};
+
+macro_rules! atomic_float {
+    ($(#[$doc:meta])* $name:ident, $float:ty, $bits:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Default)]
+        #[repr(transparent)]
+        pub struct $name($bits);
+
+        impl $name {
+            /// A new cell holding `value`.
+            pub const fn new(value: $float) -> Self {
+                $name(<$bits>::new(value.to_bits()))
+            }
+
+            /// Loads the value.
+            pub fn load(&self, order: Ordering) -> $float {
+                <$float>::from_bits(self.0.load(order))
+            }
+
+            /// Stores `value`.
+            pub fn store(&self, value: $float, order: Ordering) {
+                self.0.store(value.to_bits(), order);
+            }
+
+            /// Stores `value`, returning the previous value.
+            pub fn swap(&self, value: $float, order: Ordering) -> $float {
+                <$float>::from_bits(self.0.swap(value.to_bits(), order))
+            }
+
+            /// Stores `new` if the value is bit-for-bit `current`; returns
+            /// the previous value, `Ok` if it was replaced.
+            pub fn compare_exchange(
+                &self,
+                current: $float,
+                new: $float,
+                success: Ordering,
+                failure: Ordering,
+            ) -> std::result::Result<$float, $float> {
+                self.0
+                    .compare_exchange(current.to_bits(), new.to_bits(), success, failure)
+                    .map(<$float>::from_bits)
+                    .map_err(<$float>::from_bits)
+            }
+
+            /// Adds `value` (a compare-and-swap loop), returning the
+            /// previous value.
+            pub fn fetch_add(&self, value: $float, order: Ordering) -> $float {
+                self.fetch_update(order, |old| old + value)
+            }
+
+            /// Replaces the value with `f(value)` (a compare-and-swap loop),
+            /// returning the previous value.
+            pub fn fetch_update(&self, order: Ordering, mut f: impl FnMut($float) -> $float) -> $float {
+                let load = match order {
+                    Ordering::Release => Ordering::Relaxed,
+                    Ordering::AcqRel => Ordering::Acquire,
+                    order => order,
+                };
+                let previous = self.0.fetch_update(order, load, |bits| {
+                    Some(f(<$float>::from_bits(bits)).to_bits())
+                });
+                // The closure always returns `Some`: the update never gives up.
+                <$float>::from_bits(previous.unwrap_or_else(|bits| bits))
+            }
+        }
+    };
+}
+
+atomic_float!(
+    /// An `f32` that can be shared between threads and processes: the bits
+    /// in an [`AtomicU32`] (`#[repr(transparent)]`), the way live mappings
+    /// view float32 data.
+    AtomicF32,
+    f32,
+    AtomicU32
+);
+atomic_float!(
+    /// An `f64` that can be shared between threads and processes: the bits
+    /// in an [`AtomicU64`] (`#[repr(transparent)]`), the way live mappings
+    /// view float64 data.
+    AtomicF64,
+    f64,
+    AtomicU64
+);
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type of live data: a native integer or float whose atomic
+/// twin ([`Atomic`](Self::Atomic)) views it. Implemented for `u8`..`u64`,
+/// `i8`..`i64`, `f32` and `f64`.
+pub trait LiveElement: sealed::Sealed + Copy + Send + Sync + 'static {
+    /// `AtomicU64` for `u64`, [`AtomicF64`] for `f64`, and so on.
+    type Atomic: AtomicCell;
+
+    /// The scalar kind of data this type views.
+    #[doc(hidden)]
+    const KIND: ScalarKind;
+
+    /// One atomic load.
+    #[doc(hidden)]
+    fn load(cell: &Self::Atomic, order: Ordering) -> Self;
+}
+
+macro_rules! live_elements {
+    ($($plain:ty => $atomic:ty, $kind:ident;)*) => {$(
+        impl sealed::Sealed for $plain {}
+        impl LiveElement for $plain {
+            type Atomic = $atomic;
+            const KIND: ScalarKind = ScalarKind::$kind;
+            #[inline]
+            fn load(cell: &$atomic, order: Ordering) -> $plain {
+                cell.load(order)
+            }
+        }
+    )*};
+}
+
+live_elements! {
+    u8 => AtomicU8, UInt;
+    u16 => AtomicU16, UInt;
+    u32 => AtomicU32, UInt;
+    u64 => AtomicU64, UInt;
+    i8 => AtomicI8, Int;
+    i16 => AtomicI16, Int;
+    i32 => AtomicI32, Int;
+    i64 => AtomicI64, Int;
+    f32 => AtomicF32, Float;
+    f64 => AtomicF64, Float;
+}
+
+/// An `.npy` file (or a window of its rows) mapped for live sharing; see
+/// the [module docs](self). Made by [`OpenOptions::open_live`](crate::OpenOptions::open_live).
+///
+/// Elements are viewed in memory order (C or Fortran, as the file is
+/// stored), native byte order only. Holds the structure lock shared and the
+/// live data lock of its bytes until dropped.
+#[derive(Debug)]
+pub struct LiveArray {
+    // Drop order: unmap, close (releasing the locks other processes see),
+    // then forget the range in this process.
+    map: LiveMap,
+    _file: File,
+    _lock: DataLock,
+    path: PathBuf,
+    header: Header,
+    layout: Layout,
+    rows: Range<usize>,
+    shape: Vec<usize>,
+}
+
+impl LiveArray {
+    pub(crate) fn map(
+        file: File,
+        path: &Path,
+        header: Header,
+        layout: Layout,
+        request: &MapRequest,
+    ) -> Result<LiveArray> {
+        let (window, lock) = Window::lock(&file, path, &header, &layout, request, Access::Live)?;
+        let map = LiveMap::map(&file, &lock).map_err(io_error("map", path))?;
+        Ok(LiveArray {
+            map,
+            _file: file,
+            _lock: lock,
+            path: path.to_path_buf(),
+            header,
+            layout,
+            rows: window.rows,
+            shape: window.shape,
+        })
+    }
+
+    /// The file's path, as given when opening.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The parsed header (the file's full shape).
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Where the header and data lie in the file.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The shape of what is mapped (a window's shape for a window).
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The rows mapped, in the file's numbering (see
+    /// [`MappedArray::rows`](crate::MappedArray::rows)).
+    pub fn rows(&self) -> Range<usize> {
+        self.rows.clone()
+    }
+
+    /// The mapped elements as atomics, in memory order: `&[AtomicU64]` for
+    /// `u64`, `&[AtomicF64]` for `f64`, ...
+    ///
+    /// `T` must match the dtype exactly: same kind (unsigned, signed,
+    /// float) and size, native byte order; the data must be aligned for the
+    /// atomic (every file numpy or this crate writes is). Anything else is
+    /// an error.
+    pub fn atomics<T: LiveElement>(&self) -> Result<&[T::Atomic]> {
+        let dtype = &self.header.dtype;
+        let fits = matches!(
+            dtype,
+            DType::Scalar(scalar)
+                if scalar.kind == T::KIND
+                    && scalar.itemsize == std::mem::size_of::<T>()
+                    && (scalar.byte_order == ByteOrder::NATIVE
+                        || scalar.byte_order == ByteOrder::NotApplicable)
+        );
+        if !fits {
+            return Err(Error::LiveType {
+                path: self.path.clone(),
+                dtype: dtype.descr(),
+                rust_type: std::any::type_name::<T>(),
+            });
+        }
+        self.map
+            .cells::<T::Atomic>()
+            .ok_or_else(|| Error::LiveType {
+                path: self.path.clone(),
+                dtype: dtype.descr(),
+                rust_type: "an atomic (the data is not aligned for it)",
+            })
+    }
+
+    /// Copies every mapped element into `out` (one atomic load each, so no
+    /// aligned element is ever torn, whatever writers do meanwhile): a
+    /// snapshot of plain values. `out` must have exactly as many elements.
+    pub fn copy_to<T: LiveElement>(&self, out: &mut [T]) -> Result<()> {
+        let cells = self.atomics::<T>()?;
+        if cells.len() != out.len() {
+            return Err(Error::View(npy_core::Error::DataLength {
+                expected: cells.len() * std::mem::size_of::<T>(),
+                actual: std::mem::size_of_val(out),
+            }));
+        }
+        for (value, cell) in out.iter_mut().zip(cells) {
+            *value = T::load(cell, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Writes the changes back to the file and waits for the disk
+    /// (`msync(MS_SYNC)`). Other processes see every atomic write at once,
+    /// without a flush; this is about durability.
+    pub fn flush(&self) -> Result<()> {
+        self.map.flush().map_err(io_error("flush", &self.path))
+    }
+}

@@ -1,0 +1,410 @@
+//! Every lock of the crate: the *structure* lock (whole file) and the *data*
+//! locks (byte ranges) that make sharing mapped bytes sound.
+//!
+//! **Structure** (`flock`, whole file): changing a file's header or length
+//! takes it exclusive; every mapping holds it shared for as long as it lives.
+//!
+//! **Data** (byte ranges, one per mapping): a plain view (`&[T]`, `&mut
+//! [T]`) of some bytes may exist only while nothing else that uses this
+//! crate can write them. Three kinds of access:
+//!
+//! | held \ wanted | read (`r`, `c`) | write (`r+`, create) | live (atomics) |
+//! | --- | --- | --- | --- |
+//! | read | admitted | refused | refused |
+//! | write | refused | refused | refused |
+//! | live | refused | refused | admitted |
+//!
+//! (for overlapping ranges; disjoint ranges never conflict, so workers fill
+//! disjoint windows in parallel).
+//!
+//! Inside one process a registry of mapped ranges (per device and inode)
+//! decides, and a conflict fails at once: waiting for ourselves could never
+//! end. Across processes, Linux open-file-description locks (`F_OFD_SETLK`)
+//! decide: plain mappings lock their bytes (read or write lock); live
+//! mappings read-lock the same range shifted into a second *lane* far past
+//! any data. Byte-range locks alone cannot admit a group and exclude
+//! another, so an opener takes its own lock, then tests the other group's
+//! lane and backs off if it finds a lock there: two `fcntl` calls when
+//! nobody is in the way. A blocking open that meets a conflict holds
+//! nothing while it waits, and retries with a growing pause.
+//!
+//! Elsewhere (macOS, Windows: no OFD locks here yet) the registry still
+//! protects each process from itself, but nothing checks other processes'
+//! data ranges: see docs/SAFETY.md.
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result, io_error};
+
+/// How to take a lock that another process holds in a conflicting way.
+///
+/// Conflicts with this process's own mappings are never waited for (they
+/// could not end while we wait): they fail at once with [`Error::Conflict`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Locking {
+    /// Wait until the lock can be taken.
+    #[default]
+    Blocking,
+    /// Fail at once with [`Error::Locked`] when another process holds a
+    /// conflicting lock.
+    NonBlocking,
+}
+
+/// Whether locks are taken at all: only `unsafe` code may skip them
+/// ([`OpenOptions::ignore_locks`](crate::OpenOptions::ignore_locks)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Locks {
+    Take(Locking),
+    /// The caller promised, in an `unsafe` block, that nothing changes the
+    /// mapped bytes or the file's length while the mapping lives.
+    Ignore,
+}
+
+impl Default for Locks {
+    fn default() -> Self {
+        Locks::Take(Locking::Blocking)
+    }
+}
+
+/// What a mapping does with its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Plain shared views: `r`, and `c` (whose unwritten pages show the file).
+    Read,
+    /// Plain writable views that reach the file: `r+`, a created file.
+    Write,
+    /// Atomic element views only: shared with other live mappings.
+    Live,
+}
+
+impl Access {
+    fn admits(self, other: Access) -> bool {
+        matches!(
+            (self, other),
+            (Access::Read, Access::Read) | (Access::Live, Access::Live)
+        )
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Access::Read => "a read-only mapping",
+            Access::Write => "a read-write mapping",
+            Access::Live => "a live (atomic) mapping",
+        }
+    }
+}
+
+/// Which file: device and inode (a path may have many names).
+type FileKey = (u64, u64);
+
+fn file_key(file: &File, path: &Path) -> Result<FileKey> {
+    let meta = file.metadata().map_err(io_error("stat", path))?;
+    key_of(&meta, path)
+}
+
+fn key_of(meta: &std::fs::Metadata, path: &Path) -> Result<FileKey> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = path;
+        Ok((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        // No stable file index in std here: the canonical path stands in.
+        let _ = meta;
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let canonical = std::fs::canonicalize(path).map_err(io_error("resolve", path))?;
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(canonical);
+        Ok((0, hash))
+    }
+}
+
+struct Entry {
+    id: u64,
+    key: FileKey,
+    range: Range<u64>,
+    access: Access,
+}
+
+/// What this process has mapped.
+static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
+    // A panic while holding the lock leaves the list consistent (every
+    // change is one push or one remove), so a poisoned lock is still good.
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
+    a.start < b.end && b.start < a.end
+}
+
+/// The data lock of one mapping: proof (for the `sys` module) that the
+/// bytes `range` of the file may be mapped with the access it was taken
+/// for. Dropping it forgets the range in this process; the lock held across
+/// processes goes with the file's descriptor, which its owner closes first.
+#[derive(Debug)]
+pub(crate) struct DataLock {
+    /// `None` for an empty range or ignored locks: nothing to forget.
+    id: Option<u64>,
+    range: Range<u64>,
+    /// The file's length when the lock was taken (under the structure
+    /// lock, which keeps cooperating processes from shrinking it).
+    file_len: u64,
+}
+
+impl DataLock {
+    /// Takes the data lock for `range` of `file` (open on `path`, whose
+    /// metadata `meta` was read with the structure lock held) for `access`,
+    /// as `locks` says.
+    pub(crate) fn acquire(
+        file: &File,
+        path: &Path,
+        meta: &std::fs::Metadata,
+        range: Range<u64>,
+        access: Access,
+        locks: Locks,
+    ) -> Result<DataLock> {
+        let file_len = meta.len();
+        let locking = match locks {
+            Locks::Ignore => {
+                return Ok(DataLock {
+                    id: None,
+                    range,
+                    file_len,
+                });
+            }
+            _ if range.is_empty() => {
+                return Ok(DataLock {
+                    id: None,
+                    range,
+                    file_len,
+                });
+            }
+            Locks::Take(locking) => locking,
+        };
+        let key = key_of(meta, path)?;
+        let id = {
+            let mut entries = registry();
+            if let Some(held) = entries.iter().find(|held| {
+                held.key == key && overlaps(&held.range, &range) && !held.access.admits(access)
+            }) {
+                return Err(Error::Conflict {
+                    path: path.to_path_buf(),
+                    wanted: access.describe(),
+                    held: held.access.describe(),
+                });
+            }
+            let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+            entries.push(Entry {
+                id,
+                key,
+                range: range.clone(),
+                access,
+            });
+            id
+        };
+        let lock = DataLock {
+            id: Some(id),
+            range,
+            file_len,
+        };
+        // On error `lock` drops and leaves the registry.
+        cross_process::acquire(file, path, &lock.range, access, locking)?;
+        Ok(lock)
+    }
+
+    /// The bytes of the file this lock covers.
+    pub(crate) fn range(&self) -> Range<u64> {
+        self.range.clone()
+    }
+
+    /// The file's length when the lock was taken.
+    pub(crate) fn file_len(&self) -> u64 {
+        self.file_len
+    }
+}
+
+impl Drop for DataLock {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            registry().retain(|entry| entry.id != id);
+        }
+    }
+}
+
+/// Refuses a change of the file's structure (which waits for every mapping
+/// to go) while this process itself maps the file: waiting would never end.
+fn refuse_own_mappings(file: &File, path: &Path) -> Result<()> {
+    let key = file_key(file, path)?;
+    match registry().iter().find(|held| held.key == key) {
+        Some(held) => Err(Error::Conflict {
+            path: path.to_path_buf(),
+            wanted: "changing the file's header or length",
+            held: held.access.describe(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Takes the structure lock shared, as `locks` says.
+pub(crate) fn lock_shared(file: &File, path: &Path, locks: Locks) -> Result<()> {
+    match locks {
+        Locks::Take(Locking::Blocking) => file.lock_shared().map_err(io_error("lock", path)),
+        Locks::Take(Locking::NonBlocking) => {
+            file.try_lock_shared().map_err(|e| lock_error(e, path))
+        }
+        Locks::Ignore => Ok(()),
+    }
+}
+
+/// Takes the structure lock exclusive, as `locks` says; refused at once
+/// while this process maps the file.
+pub(crate) fn lock_exclusive(file: &File, path: &Path, locks: Locks) -> Result<()> {
+    if locks != Locks::Ignore {
+        refuse_own_mappings(file, path)?;
+    }
+    match locks {
+        Locks::Take(Locking::Blocking) => file.lock().map_err(io_error("lock", path)),
+        Locks::Take(Locking::NonBlocking) => file.try_lock().map_err(|e| lock_error(e, path)),
+        Locks::Ignore => Ok(()),
+    }
+}
+
+/// The structure lock taken exclusive for one change; released on drop.
+pub(crate) struct ExclusiveLock<'a> {
+    file: &'a File,
+    locked: bool,
+}
+
+impl<'a> ExclusiveLock<'a> {
+    pub(crate) fn take(file: &'a File, path: &Path, locks: Locks) -> Result<ExclusiveLock<'a>> {
+        lock_exclusive(file, path, locks)?;
+        Ok(ExclusiveLock {
+            file,
+            locked: locks != Locks::Ignore,
+        })
+    }
+}
+
+impl Drop for ExclusiveLock<'_> {
+    fn drop(&mut self) {
+        if self.locked {
+            // Closing the file would release it too; an error here leaves
+            // nothing to undo.
+            drop(self.file.unlock());
+        }
+    }
+}
+
+fn lock_error(error: std::fs::TryLockError, path: &Path) -> Error {
+    match error {
+        std::fs::TryLockError::WouldBlock => Error::Locked {
+            path: path.to_path_buf(),
+        },
+        std::fs::TryLockError::Error(source) => io_error("lock", path)(source),
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod cross_process {
+    use std::fs::File;
+    use std::ops::Range;
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::{Access, Locking};
+    use crate::error::{Error, Result, io_error};
+    use crate::sys::range_lock::{self, Kind};
+
+    /// Live locks lie in a second lane, this far past the data's bytes.
+    const LIVE_LANE: u64 = 1 << 62;
+
+    fn shifted(range: &Range<u64>) -> Range<u64> {
+        range.start + LIVE_LANE..range.end + LIVE_LANE
+    }
+
+    /// Takes the cross-process lock of `range` for `access` on `file`'s
+    /// open file description (released when the file is closed).
+    ///
+    /// Take, then check: the opener locks its own lane, then looks for any
+    /// lock in the other group's lane, and backs off (releasing its own)
+    /// if it finds one. Both steps are atomic in the kernel, so of two
+    /// openers from different groups racing for the same bytes at least one
+    /// sees the other: never both succeed. (A shared "sentinel" lock would
+    /// need a write lock, which a file opened read-only cannot take.)
+    pub(super) fn acquire(
+        file: &File,
+        path: &Path,
+        range: &Range<u64>,
+        access: Access,
+        locking: Locking,
+    ) -> Result<()> {
+        if range.end > LIVE_LANE {
+            return Err(io_error("lock", path)(std::io::Error::other(
+                "the data lies past 4 EiB, beyond what byte-range locks here can cover",
+            )));
+        }
+        let (own, kind, other) = match access {
+            Access::Read => (range.clone(), Kind::Read, shifted(range)),
+            Access::Write => (range.clone(), Kind::Write, shifted(range)),
+            Access::Live => (shifted(range), Kind::Read, range.clone()),
+        };
+        let mut pause = Duration::from_micros(100);
+        loop {
+            let attempt = || -> std::io::Result<bool> {
+                if !range_lock::try_lock(file, &own, kind)? {
+                    return Ok(false);
+                }
+                // Any lock in the other lane (a write test conflicts with
+                // every lock) means the other group holds these bytes.
+                if range_lock::is_locked(file, &other, Kind::Write)? {
+                    range_lock::unlock(file, &own)?;
+                    return Ok(false);
+                }
+                Ok(true)
+            };
+            if attempt().map_err(io_error("lock", path))? {
+                return Ok(());
+            }
+            if locking == Locking::NonBlocking {
+                return Err(Error::Locked {
+                    path: path.to_path_buf(),
+                });
+            }
+            // Another process holds the bytes: wait, without holding
+            // anything, for it to let go.
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod cross_process {
+    use std::fs::File;
+    use std::ops::Range;
+    use std::path::Path;
+
+    use super::{Access, Locking};
+    use crate::error::Result;
+
+    /// No byte-range locks across processes here (see the module docs).
+    pub(super) fn acquire(
+        _file: &File,
+        _path: &Path,
+        _range: &Range<u64>,
+        _access: Access,
+        _locking: Locking,
+    ) -> Result<()> {
+        Ok(())
+    }
+}

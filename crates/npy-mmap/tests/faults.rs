@@ -1,0 +1,370 @@
+//! What a fault-injection trial found, each as a test that failed before the
+//! fix: replacing is transactional and keeps the old file's mode, failed
+//! commits leave no temporary, openers never hang on a FIFO, appenders notice
+//! a replaced file, hostile archives are refused before anything is inflated,
+//! readers can cap what they allocate, sparse files can be read without the
+//! mapping. (Full-disk cases on a real small filesystem are in the ignored
+//! suite, `tests/full_disk.rs` at the workspace root.)
+
+mod common;
+
+use std::io::{Cursor, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::TempDir;
+use npy_core::{DType, Order, ReadOptions};
+use npy_mmap::npz::{Compression, NpzArchive, NpzError, NpzWriter};
+use npy_mmap::{Appender, AtomicFile, CreateOptions, Error};
+
+fn f8() -> DType {
+    DType::parse("<f8").unwrap()
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn a_failed_rename_removes_the_temporary() {
+    let dir = TempDir::new("faults-rename");
+    let dest = dir.join("out.npz");
+    let mut file = AtomicFile::create(&dest).unwrap();
+    file.write_all(b"data").unwrap();
+    // Something else takes the name meanwhile: a non-empty directory, which
+    // no rename can replace.
+    std::fs::create_dir_all(dest.join("x")).unwrap();
+    let error = file.commit().unwrap_err();
+    assert!(matches!(error, Error::Io { .. }), "{error:?}");
+    assert!(error.to_string().contains("rename"), "{error}");
+    assert_eq!(
+        dir.entries(),
+        ["out.npz"],
+        "only the directory, no temporary"
+    );
+    assert!(dest.is_dir());
+}
+
+#[test]
+fn saving_over_a_directory_fails_and_leaves_nothing() {
+    let dir = TempDir::new("faults-dir");
+    let dest = dir.join("out.npz");
+    std::fs::create_dir_all(dest.join("x")).unwrap();
+    let error = npy_mmap::save_slice(&dest, &[1.0f64], &[1], Order::C).unwrap_err();
+    assert!(error.to_string().contains("is a directory"), "{error}");
+    let error = NpzWriter::create(&dest).unwrap_err();
+    assert!(error.to_string().contains("is a directory"), "{error}");
+    assert_eq!(dir.entries(), ["out.npz"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn replacing_keeps_the_permission_bits() {
+    let dir = TempDir::new("faults-mode");
+    let npy = dir.join("a.npy");
+    npy_mmap::save_slice(&npy, &[1.0f64], &[1], Order::C).unwrap();
+    set_mode(&npy, 0o600);
+    npy_mmap::save_slice(&npy, &[2.0f64, 3.0], &[2], Order::C).unwrap();
+    assert_eq!(mode(&npy), 0o600, "np.save keeps the mode; so do we");
+    assert_eq!(npy_mmap::open(&npy).unwrap().shape(), [2]);
+
+    set_mode(&npy, 0o640);
+    drop(
+        CreateOptions::new(f8(), [5])
+            .overwrite(true)
+            .create(&npy)
+            .unwrap(),
+    );
+    assert_eq!(mode(&npy), 0o640);
+
+    let npz = dir.join("a.npz");
+    std::fs::write(&npz, b"old").unwrap();
+    set_mode(&npz, 0o604);
+    let mut writer = NpzWriter::create(&npz).unwrap();
+    writer.add_raw_member("x", b"1").unwrap();
+    writer.commit().unwrap();
+    assert_eq!(mode(&npz), 0o604);
+    assert_eq!(dir.entries(), ["a.npy", "a.npz"]);
+}
+
+/// Set in the child that runs [`saving_over_a_file_we_may_not_write_is_refused`]
+/// as an unprivileged user (root may write any file).
+const UNPRIVILEGED_CHILD: &str = "NPY_FAULTS_UNPRIVILEGED_DIR";
+
+#[cfg(unix)]
+#[test]
+fn saving_over_a_file_we_may_not_write_is_refused() {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    if let Some(dir) = std::env::var_os(UNPRIVILEGED_CHILD) {
+        return refuse_read_only(Path::new(&dir));
+    }
+    let dir = TempDir::new("faults-eacces");
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        return refuse_read_only(dir.path());
+    }
+    // As root every file is writable: run this test again as `nobody`, from a
+    // copy of the test binary that user can execute, in a folder it can write.
+    set_mode(dir.path(), 0o777);
+    let binary = dir.join("faults-child");
+    std::fs::copy(std::env::current_exe().unwrap(), &binary).unwrap();
+    set_mode(&binary, 0o755);
+    let status = std::process::Command::new(&binary)
+        .args([
+            "saving_over_a_file_we_may_not_write_is_refused",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env(UNPRIVILEGED_CHILD, dir.path())
+        .uid(65534)
+        .gid(65534)
+        .status()
+        .unwrap();
+    assert!(status.success(), "the unprivileged run failed: {status}");
+}
+
+#[cfg(unix)]
+fn refuse_read_only(dir: &Path) {
+    let path = dir.join("read-only.npy");
+    npy_mmap::save_slice(&path, &[1.0f64], &[1], Order::C).unwrap();
+    set_mode(&path, 0o444);
+    let before = std::fs::read(&path).unwrap();
+    let error = npy_mmap::save_slice(&path, &[2.0f64], &[1], Order::C).unwrap_err();
+    assert!(
+        error.to_string().contains("Permission denied"),
+        "np.save fails with EACCES here, and so do we: {error}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let error = CreateOptions::new(f8(), [3])
+        .overwrite(true)
+        .create(&path)
+        .unwrap_err();
+    assert!(error.to_string().contains("Permission denied"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|name| name.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn a_failed_overwrite_leaves_the_old_file() {
+    let dir = TempDir::new("faults-overwrite");
+    let path = dir.join("a.npy");
+    npy_mmap::save_slice(&path, &[1.0f64, 2.0], &[2], Order::C).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    // No filesystem can reserve 2^60 bytes: the reservation fails after the
+    // new file was started, which used to truncate (and then delete) the
+    // old one. (A stream reserves only its header; its failures on a full
+    // disk are in the ignored full-disk suite.)
+    let error = CreateOptions::new(f8(), [1 << 57])
+        .overwrite(true)
+        .reserve(true)
+        .create(&path)
+        .map(drop)
+        .unwrap_err();
+    assert!(matches!(error, Error::Io { .. }), "{error:?}");
+    assert!(error.to_string().contains("reserve disk space"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(dir.entries(), ["a.npy"]);
+}
+
+#[test]
+fn an_appender_refuses_a_replaced_file() {
+    let dir = TempDir::new("faults-appender");
+    let path = dir.join("log.npy");
+    let mut writer = CreateOptions::new(f8(), [0]).stream(&path).unwrap();
+    writer.write_rows(&[1.0f64]).unwrap();
+    writer.finish().unwrap();
+    let mut appender = Appender::open(&path).unwrap();
+    assert_eq!(appender.append(&[2.0f64]).unwrap(), 2);
+    // A save renames a new file over the path: appending on would reach an
+    // inode nobody can open any more.
+    npy_mmap::save_slice(&path, &[9.0f64; 3], &[3], Order::C).unwrap();
+    let error = appender.append(&[3.0f64]).unwrap_err();
+    assert!(matches!(error, Error::Replaced { .. }), "{error:?}");
+    assert!(error.to_string().contains("replaced"), "{error}");
+    assert_eq!(npy_mmap::open(&path).unwrap().shape(), [3]);
+    std::fs::remove_file(&path).unwrap();
+    assert!(matches!(
+        appender.append(&[3.0f64]).unwrap_err(),
+        Error::Replaced { .. }
+    ));
+}
+
+#[cfg(unix)]
+#[test]
+fn fifos_are_refused_without_blocking() {
+    let dir = TempDir::new("faults-fifo");
+    let fifo = dir.join("pipe.npy");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = Instant::now();
+    let is_fifo_error = |error: &Error| {
+        matches!(error, Error::NotARegularFile { kind: "a FIFO", .. })
+            && error.to_string().contains("not a regular file")
+    };
+    assert!(is_fifo_error(&npy_mmap::open(&fifo).unwrap_err()));
+    assert!(is_fifo_error(&npy_mmap::open_rw(&fifo).unwrap_err()));
+    assert!(is_fifo_error(&npy_mmap::load(&fifo).unwrap_err()));
+    assert!(is_fifo_error(&Appender::open(&fifo).unwrap_err()));
+    let error = NpzArchive::open(&fifo).unwrap_err();
+    assert!(error.to_string().contains("a FIFO"), "{error}");
+    let error = npy_mmap::npz::MappedNpz::open(&fifo).unwrap_err();
+    assert!(error.to_string().contains("a FIFO"), "{error}");
+    let error = npy_mmap::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::NotARegularFile {
+                kind: "a directory",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    // Each of these used to wait forever for a writer.
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+/// An archive whose central directory lists `names`, every entry pointing at
+/// the one deflated member of a real archive (the overlapping zip bomb).
+fn shared_stream_archive(names: &[&str]) -> Vec<u8> {
+    let mut writer =
+        NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED).unwrap();
+    writer.add_raw_member("a.npy", &vec![0u8; 1 << 20]).unwrap();
+    let bytes = writer.finish().unwrap().into_inner();
+    let end = bytes.len() - 22;
+    assert_eq!(&bytes[end..end + 4], b"PK\x05\x06");
+    let le32 = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let (directory_len, directory_start) = (le32(end + 12), le32(end + 16));
+    let record = &bytes[directory_start..directory_start + directory_len];
+    let mut out = bytes[..directory_start].to_vec();
+    for name in names {
+        assert_eq!(name.len(), "a.npy".len());
+        let mut entry = record.to_vec();
+        entry[46..51].copy_from_slice(name.as_bytes());
+        out.extend_from_slice(&entry);
+    }
+    let mut eocd = bytes[end..].to_vec();
+    let count = (names.len() as u16).to_le_bytes();
+    eocd[8..10].copy_from_slice(&count);
+    eocd[10..12].copy_from_slice(&count);
+    eocd[12..16].copy_from_slice(&((directory_len * names.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&eocd);
+    out
+}
+
+#[test]
+fn entries_that_disagree_with_their_local_header_are_refused() {
+    let bytes = shared_stream_archive(&["a.npy", "b.npy", "c.npy"]);
+    let error = NpzArchive::new(Cursor::new(bytes)).unwrap_err();
+    assert!(matches!(error, NpzError::Corrupt { .. }), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .contains("File name in directory 'b.npy' and header 'a.npy' differ."),
+        "Python's zipfile wording: {error}"
+    );
+}
+
+#[test]
+fn a_shared_stream_is_refused_before_anything_is_inflated() {
+    // 10,000 entries sharing one 1 MiB stream: inflating each would take
+    // minutes; the layout check refuses the archive at once.
+    let names: Vec<String> = std::iter::once("a.npy".to_string())
+        .chain((1..10_000).map(|i| format!("{i:05}")))
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let bytes = shared_stream_archive(&names);
+    let started = Instant::now();
+    let error = NpzArchive::new(Cursor::new(bytes.clone())).unwrap_err();
+    assert!(error.to_string().contains("differ"), "{error}");
+    assert!(NpzArchive::from_bytes(&bytes).is_err());
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // One entry alone is a fine archive.
+    let mut single = NpzArchive::new(Cursor::new(shared_stream_archive(&["a.npy"]))).unwrap();
+    assert_eq!(single.read_raw("a").unwrap().len(), 1 << 20);
+}
+
+#[test]
+fn overlapping_entries_are_refused() {
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    writer.add_raw_member("a.npy", &[1u8; 1000]).unwrap();
+    writer.add_raw_member("b.npy", &[2u8; 1000]).unwrap();
+    let mut bytes = writer.finish().unwrap().into_inner();
+    let directory = bytes
+        .windows(4)
+        .position(|w| w == b"PK\x01\x02")
+        .expect("central directory");
+    // a's compressed size now reaches into b's local header.
+    bytes[directory + 20..directory + 24].copy_from_slice(&1100u32.to_le_bytes());
+    let error = NpzArchive::new(Cursor::new(bytes)).unwrap_err();
+    assert!(matches!(error, NpzError::Corrupt { .. }), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .contains("member 'b.npy': it overlaps member 'a.npy'"),
+        "{error}"
+    );
+}
+
+#[test]
+fn npz_loads_can_cap_the_inflated_size() {
+    let data = vec![0.0f64; 1 << 17]; // 1 MiB of zeros: deflates ~1000:1
+    let mut writer =
+        NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED).unwrap();
+    writer.add_slice("big", &data, &[data.len()]).unwrap();
+    writer.add_slice("small", &[1.0f64; 4], &[4]).unwrap();
+    let bytes = writer.finish().unwrap().into_inner();
+    assert!(bytes.len() < 16 << 10, "{}", bytes.len());
+    let options = ReadOptions {
+        max_data_len: Some(64 << 10),
+        ..Default::default()
+    };
+    let mut archive = NpzArchive::with_options(Cursor::new(bytes), options).unwrap();
+    let error = archive.load("big").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("1048576 bytes, more than the 65536 bytes allowed"),
+        "{error}"
+    );
+    assert_eq!(archive.load("small").unwrap().header().shape, [4]);
+}
+
+#[test]
+fn sparse_data_reads_through_the_file() {
+    let dir = TempDir::new("faults-holes");
+    let path = dir.join("sparse.npy");
+    let mut array = CreateOptions::new(f8(), [1 << 20]).create(&path).unwrap();
+    array.view_mut::<f64>().unwrap().as_slice_mut().unwrap()[3] = 2.5;
+    array.flush().unwrap();
+    drop(array);
+    let array = npy_mmap::open(&path).unwrap();
+    assert!(array.has_holes().unwrap(), "8 MiB with one page written");
+    let mut value = [0u8; 8];
+    array.read_bytes_at(24, &mut value).unwrap();
+    assert_eq!(f64::from_le_bytes(value), 2.5);
+    array.read_bytes_at(8 << 19, &mut value).unwrap();
+    assert_eq!(value, [0; 8], "a hole reads as zeros");
+    let error = array.read_bytes_at((8 << 20) - 4, &mut value).unwrap_err();
+    assert!(matches!(error, Error::BytesOutOfBounds { .. }), "{error:?}");
+
+    let full = dir.join("full.npy");
+    npy_mmap::save_slice(&full, &vec![1.0f64; 1 << 16], &[1 << 16], Order::C).unwrap();
+    assert!(!npy_mmap::open(&full).unwrap().has_holes().unwrap());
+}
