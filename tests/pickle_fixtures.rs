@@ -189,3 +189,28 @@ fn read_npy_stops_at_the_end_of_the_pickle() {
     assert_eq!(floats.view::<f64>().unwrap().get(&[1, 0]), Some(&4.5));
     assert!(reader.is_empty());
 }
+
+/// `ReadOptions::max_data_len` bounds an object array's pickle like any
+/// array's data: a longer pickle is refused after reading one byte more
+/// than allowed, never decoded past it.
+#[test]
+fn max_data_len_bounds_the_pickle() {
+    let bytes = fixture_bytes("object/obj_kinds.npy");
+    let pickle_len = bytes.len() - 128;
+    let mut options = allowing(Encoding::Ascii);
+    options.max_data_len = Some(pickle_len);
+    let array = read_npy(bytes.as_slice(), &options).unwrap();
+    assert_eq!(array.layout().data_len, pickle_len);
+    for max in [0, 100, pickle_len - 1] {
+        options.max_data_len = Some(max);
+        let error = read_npy(bytes.as_slice(), &options).unwrap_err();
+        assert!(
+            matches!(error, npy_core::Error::DataTooLarge { max: m, .. } if m == max),
+            "{max}: {error}"
+        );
+        let error = npy_mmap::load_with(fixtures_dir().join("object/obj_kinds.npy"), &options)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("ReadOptions::max_data_len"), "{error}");
+    }
+}
