@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-TARGETS=(header read_npy mmap_open npz)
+TARGETS=(header read_npy mmap_open npz pickle)
 FIXTURES=../tests/fixtures
 
 # Pure safe Rust is fuzzed without a sanitizer (twice the executions; the
@@ -29,7 +29,7 @@ sanitizer() {
         return
     fi
     case "$1" in
-        header | read_npy) echo none ;;
+        header | read_npy | pickle) echo none ;;
         *) echo address ;;
     esac
 }
@@ -80,6 +80,14 @@ seed() {
             npz)
                 find "$FIXTURES" -name '*.npz' -exec cp {} "$dir/" \;
                 ;;
+            pickle)
+                # numpy's object arrays, whole (read_npy) and as bare pickles.
+                local f
+                while IFS= read -r f; do
+                    cp "$f" "$dir/"
+                    tail -c +129 "$f" >"$dir/pickle-$(basename "$f")"
+                done < <(find "$FIXTURES/object" -name '*.npy')
+                ;;
         esac
     done
     echo "seeded: $(for t in "${TARGETS[@]}"; do printf '%s=%s ' "$t" "$(find "corpus/$t" -type f | wc -l)"; done)"
@@ -121,7 +129,11 @@ run() {
         local extra=()
         # Headers are at most 10000 characters by default: longer inputs only
         # cost time (seeds beyond it are truncated).
-        [ "$target" != npz ] && extra+=("-dict=npy.dict" "-max_len=16384")
+        case "$target" in
+            pickle) extra+=("-dict=pickle.dict" "-max_len=16384") ;;
+            npz) ;;
+            *) extra+=("-dict=npy.dict" "-max_len=16384") ;;
+        esac
         [ "$jobs" -gt 1 ] && extra+=("-jobs=$jobs" "-workers=$jobs")
         # -timeout: one input taking a second is a hang for these parsers.
         # -rss_limit_mb: a reader that trusts a length field shows up here.

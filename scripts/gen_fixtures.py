@@ -21,6 +21,8 @@ manifest.json (schema 1):
     npy: [entry]          one per good .npy file
     bad: [bad entry]      one per file under bad/
     npz: [archive entry]  one per archive under npz/
+    object: [object entry] one per object array under object/ (dtype=object: pickled data)
+    object_npz: [{file, members: {key: {array, str}}}]  npz archives holding object arrays
     not_fixtures: [note]  cases too big to store, tested by generating them in tests
 
 entry (also used for npz members, under "npy"):
@@ -52,6 +54,19 @@ entry (also used for npz members, under "npy"):
                     datetime/timedelta as int64 counts (NaT = -9223372036854775808)
     load_warnings   warnings numpy emits while reading
 
+object entry:
+    file, how, description, shape, fortran_order, data_offset, file_size
+    default_error   numpy's error from np.load without allow_pickle
+    loads           {encoding: {"array": array, "str": str(arr)} | {"error": err}} from
+                    np.load(allow_pickle=True, encoding=...) ("ASCII" always; Python 2 files also
+                    "latin1" and "bytes")
+    array           {descr, shape, fortran_order, hex (data in memory order) | objects (values in
+                    memory order)}
+    value           tagged JSON: ["none"] ["bool", b] ["int", "decimal"] ["float", repr]
+                    ["complex", re, im] ["str", s] ["bytes", hex] ["bytearray", hex]
+                    ["tuple"|"list"|"set"|"frozenset", [values]] ["dict", [[key, value]...]]
+                    ["array", array] ["scalar", descr, hex]
+
 bad entry:
     file, description
     expect          substrings: a reader's error message must contain at least one of them
@@ -78,6 +93,7 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import platform
 import shutil
 import struct
@@ -319,6 +335,251 @@ class NonSeekable(io.RawIOBase):
 
 
 # ---------------------------------------------------------------------------
+# object arrays (dtype=object): pickled data, numpy's answers with allow_pickle=True
+
+
+def obj_json(o):
+    """A Python value as tagged JSON (the manifest's "values" of object fixtures)."""
+    if o is None:
+        return ["none"]
+    if isinstance(o, (bool, np.bool_)) and type(o) is bool:
+        return ["bool", o]
+    if type(o) is int:
+        return ["int", str(o)]
+    if type(o) is float:
+        return ["float", repr(o)]
+    if type(o) is complex:
+        return ["complex", repr(o.real), repr(o.imag)]
+    if type(o) is str:
+        return ["str", o]
+    if type(o) is bytes:
+        return ["bytes", o.hex()]
+    if type(o) is bytearray:
+        return ["bytearray", bytes(o).hex()]
+    if type(o) is tuple:
+        return ["tuple", [obj_json(x) for x in o]]
+    if type(o) is list:
+        return ["list", [obj_json(x) for x in o]]
+    if type(o) is dict:
+        return ["dict", [[obj_json(k), obj_json(v)] for k, v in o.items()]]
+    if type(o) is set:
+        return ["set", [obj_json(x) for x in o]]
+    if type(o) is frozenset:
+        return ["frozenset", [obj_json(x) for x in o]]
+    if isinstance(o, np.ndarray):
+        return ["array", array_json(o)]
+    if isinstance(o, np.generic):
+        return ["scalar", repr(npf.dtype_to_descr(o.dtype)), o.tobytes().hex()]
+    raise TypeError(f"no JSON form for {type(o)}")
+
+
+def array_json(a):
+    """An array: descr, shape, order and its data in memory order (or its objects in memory order)."""
+    fortran = bool(a.flags.f_contiguous and not a.flags.c_contiguous)
+    out = {"descr": repr(npf.dtype_to_descr(a.dtype)), "shape": list(a.shape), "fortran_order": fortran}
+    order = "F" if fortran else "C"
+    if a.dtype.hasobject:
+        out["objects"] = [obj_json(x) for x in a.ravel(order=order)]
+    else:
+        out["hex"] = a.tobytes(order=order).hex()
+    return out
+
+
+def npy_with_pickle(arr, protocol, fix=None):
+    """Header as np.save writes it, then pickle.dumps(arr, protocol), optionally rewritten by fix."""
+    buf = io.BytesIO()
+    npf_impl._write_array_header(buf, npf.header_data_from_array_1_0(arr), None)
+    data = pickle.dumps(arr, protocol=protocol)
+    if fix:
+        data = fix(data)
+    return buf.getvalue() + data
+
+
+class Py2Pickle:
+    """Hand-assembles protocol-2 pickles the way Python 2 numpy's np.save wrote them:
+    GLOBAL numpy.core.multiarray, and Python 2 str (SHORT_BINSTRING/BINSTRING) for
+    type codes, dtype strings, byte orders and numeric array data."""
+
+    def __init__(self):
+        self.out = bytearray(b"\x80\x02")
+
+    def glob(self, module, name):
+        self.out += b"c" + f"{module}\n{name}\n".encode()
+
+    def py2str(self, b):
+        self.out += (b"U" + bytes([len(b)]) if len(b) < 256 else b"T" + struct.pack("<i", len(b))) + b
+
+    def unicode(self, s):
+        e = s.encode("utf-8")
+        self.out += b"X" + struct.pack("<I", len(e)) + e
+
+    def int(self, n):
+        self.out += b"K" + bytes([n]) if 0 <= n < 256 else b"J" + struct.pack("<i", n)
+
+    def float(self, x):
+        self.out += b"G" + struct.pack(">d", x)
+
+    def dtype(self, code, order, elsize=-1, align=-1, flags=0):
+        self.glob("numpy", "dtype")
+        self.py2str(code)
+        self.out += b"\x89\x88\x87R("
+        self.int(3)
+        self.py2str(order)
+        self.out += b"NNN"
+        for n in (elsize, align, flags):
+            self.int(n)
+        self.out += b"tb"
+
+    def array_start(self, shape):
+        self.glob("numpy.core.multiarray", "_reconstruct")
+        self.glob("numpy", "ndarray")
+        self.int(0)
+        self.out += b"\x85"
+        self.py2str(b"b")
+        self.out += b"\x87R("
+        self.int(1)
+        for d in shape:
+            self.int(d)
+        self.out += {0: b")", 1: b"\x85", 2: b"\x86", 3: b"\x87"}[len(shape)]
+
+    def finish(self):
+        return bytes(self.out + b".")
+
+
+def py2_object_file():
+    """A Python-2-era object array (like numpy's own py2-objarr.npy): str and
+    unicode strings, an int, a float, and a nested int32 array whose data is a
+    Python 2 str holding non-ASCII bytes."""
+    p = Py2Pickle()
+    p.array_start((6,))
+    p.dtype(b"O8", b"|", flags=63)
+    p.out += b"\x89](" # not fortran, list, MARK
+    p.py2str(b"abc")
+    p.py2str(b"\xe9t\xe9")
+    p.unicode("\u00e9t\u00e9")
+    p.int(7)
+    p.float(2.5)
+    p.array_start((3,))
+    p.dtype(b"i4", b"<")
+    p.out += b"\x89"
+    p.py2str(struct.pack("<3i", 1, 200, -2))
+    p.out += b"tb"
+    p.out += b"etb"  # APPENDS, state TUPLE, BUILD
+    header = io.BytesIO()
+    npf_impl._write_array_header(header, {"descr": "|O", "fortran_order": False, "shape": (6,)}, (1, 0))
+    return header.getvalue() + p.finish()
+
+
+def object_fixtures(gen):
+    d = gen.out / "object"
+    d.mkdir(parents=True, exist_ok=True)
+
+    def add(name, data, description, how, encodings=("ASCII",)):
+        (d / name).write_bytes(data)
+        entry = {"file": f"object/{name}", "how": how, "description": description}
+        f = io.BytesIO(data)
+        version = npf.read_magic(f)
+        shape, fortran_order, dtype = npf_impl._read_array_header(f, version)
+        entry["shape"] = list(shape)
+        entry["fortran_order"] = bool(fortran_order)
+        entry["data_offset"] = f.tell()
+        entry["file_size"] = len(data)
+        entry["default_error"] = err_of(lambda: np.load(io.BytesIO(data)))
+        loads = {}
+        for encoding in encodings:
+            result = {}
+            def load():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return np.load(io.BytesIO(data), allow_pickle=True, encoding=encoding)
+            error = err_of(load)
+            if error is not None:
+                result["error"] = error
+            else:
+                arr = load()
+                try:
+                    result["array"] = array_json(arr)
+                except RecursionError:
+                    result["self_reference"] = True  # not a tree: no JSON form
+                result["str"] = str(arr)
+            loads[encoding] = result
+        entry["loads"] = loads
+        gen.objects.append(entry)
+
+    def save(name, arr, description, **kw):
+        buf = io.BytesIO()
+        np.save(buf, arr)
+        add(name, buf.getvalue(), description, "np.save", **kw)
+
+    def objarray(values, shape=None):
+        a = np.empty(len(values), dtype=object)
+        a[:] = values
+        return a if shape is None else a.reshape(shape)
+
+    kinds = [None, True, False, 0, 1, -1, 255, 256, 65535, 65536, 2**31 - 1, -2**31, 2**31, 2**63 - 1, -2**63,
+             2**63, 2**64, -2**100, 3**80, 1.5, -0.0, float("nan"), float("inf"), 1e-7, 1e16, 0.1,
+             complex(1, 2), complex(-0.0, 1.5), "", "abc", "\u00e9t\u00e9 \u65e5\U0001F600", "it's", 'say "hi"',
+             "a\nb\\c\x00", b"", b"xy", b"\x00\xff'", bytearray(b"ab\x80"), bytearray(), (), (1,), (1, "a"),
+             (1, 2, 3), (1, 2, 3, 4, 5), [], [1, [2, [3]]], {}, {"k": 1, 2: [3], (4,): None}, set(), {1, 2, 3},
+             frozenset(), frozenset({"x"}), np.float64(1.5), np.int32(-3), np.bool_(True), np.str_("s"),
+             np.datetime64("2024-01-02", "D"), np.complex64(1 - 2j)]
+    save("obj_kinds.npy", objarray(kinds), "every value kind np.save pickles, numpy scalars too")
+    issue = objarray(["abc", 1, 2.5, None, b"xy", (1, 2), [3, "q"], {"k": 1}, np.arange(3)])
+    save("obj_issue_example.npy", issue, "the issue's example row")
+    save("obj_ragged.npy", objarray([np.arange(3), np.arange(5), np.arange(0)]), "ragged int64 arrays")
+    rec = np.zeros(2, dtype=[("x", "<i4"), ("y", ">f8", (2,)), (("T", "t"), "S3")])
+    rec["x"], rec["y"], rec["t"] = [1, -2], [[0.5, 1.5], [np.nan, -0.0]], [b"ab", b"c"]
+    nested = [np.arange(4, dtype=">i2"), np.array(["a", "bc"]), np.array(["2024-01-01", "NaT"], dtype="M8[ns]"),
+              np.array([5, -1], dtype="m8[10s]"), rec, np.array(1.25), np.array("x"), np.zeros((2, 0)),
+              np.asfortranarray(np.arange(6.0).reshape(2, 3)), np.array([1 + 2j, -1j]), np.array([True, False]),
+              np.array([b"abc", b""], dtype="S5"), np.arange(12, dtype="<f4").reshape(2, 3, 2) / 3,
+              np.array([1e-10, 1.0, 1e10]), np.array([0.1, 0.25, 100.0]), np.arange(2000),
+              objarray([1, "a", None]), np.zeros(3, dtype="|V2"), np.array([1, 2], dtype="u8")]
+    save("obj_nested_arrays.npy", objarray(nested), "nested arrays of many dtypes (structured, datetime, F order, 0-d, empty, long, objects)")
+    zero_d = np.empty((), dtype=object)
+    zero_d[()] = {"a": [1, 2], "b": (None,)}
+    save("obj_0d.npy", zero_d, "0-d object array holding a dict")
+    save("obj_empty.npy", np.empty((0,), dtype=object), "empty object array, shape (0,)")
+    save("obj_empty_2d.npy", np.empty((0, 3), dtype=object), "empty object array, shape (0, 3)")
+    f2 = objarray([1, "a", None, [1], (2,), {3}], (2, 3))
+    save("obj_f_2d.npy", np.asfortranarray(f2), "Fortran-order (2, 3) object array")
+    save("obj_c_2d.npy", f2, "C-order (2, 3) object array")
+    save("obj_c_3d.npy", objarray(list(range(20)) + ["x", None, 2.5, b"z"], (2, 3, 4)), "C-order (2, 3, 4)")
+    save("obj_big_strings.npy", objarray([f"s{i}" for i in range(2000)]), "2000 short strings: str() summarises")
+    save("obj_big_2d.npy", objarray([i * 0.5 for i in range(40 * 50)], (40, 50)), "(40, 50) floats: summarised in 2-D")
+    save("obj_long_row.npy", objarray([f"item{i}" for i in range(40)] + [np.arange(30) * 1.5]),
+         "a row wider than 75 characters, and a nested array wider than a line")
+    shared = [1, 2]
+    save("obj_shared.npy", objarray([shared, shared, (shared,)]), "one list referenced three times (memo)")
+    cyclic = []
+    cyclic.append(cyclic)
+    save("obj_self_reference.npy", objarray([cyclic]), "a list that holds itself: refused (not a tree)")
+    for proto in (2, 3, 5):
+        add(f"obj_protocol{proto}.npy", npy_with_pickle(objarray(kinds[:-6] + nested[:9]), proto),
+            f"the value kinds and nested arrays pickled with protocol {proto}", f"pickle.dump(protocol={proto})")
+    numpy1 = npy_with_pickle(issue, 2, lambda p: p.replace(b"numpy._core.multiarray\n", b"numpy.core.multiarray\n"))
+    add("obj_numpy1_names.npy", numpy1, "protocol 2 naming numpy.core.multiarray (numpy 1.x)",
+        "pickle.dump(protocol=2), module renamed")
+    add("obj_py2.npy", py2_object_file(), "Python 2 era: GLOBAL numpy.core.multiarray, py2 str (BINSTRING) "
+        "for strings, dtype codes and numeric array data", "hand-assembled protocol 2 (Python 2 numpy's form)",
+        encodings=("ASCII", "latin1", "bytes"))
+    save("obj_py2_strings_bytes.npy", objarray([b"abc", "\u00e9"]), "bytes and str under every encoding",
+         encodings=("ASCII", "latin1", "bytes"))
+
+    # npz members holding object arrays.
+    z = gen.out / "npz"
+    np.savez(z / "objects.npz", obj=issue, num=np.arange(3), zero_d=zero_d)
+    np.savez_compressed(z / "objects_compressed.npz", obj=issue, ragged=objarray([np.arange(2), np.arange(3)]))
+    for name in ("objects.npz", "objects_compressed.npz"):
+        members = {}
+        with np.load(z / name, allow_pickle=True) as archive:
+            for key in archive.files:
+                arr = archive[key]
+                members[key] = {"array": array_json(arr), "str": str(arr)}
+        gen.object_npz.append({"file": f"npz/{name}", "members": members})
+
+
+# ---------------------------------------------------------------------------
 # the fixtures
 
 
@@ -328,6 +589,8 @@ class Generator:
         self.npy = []
         self.bad = []
         self.npz = []
+        self.objects = []
+        self.object_npz = []
         self.rng = np.random.default_rng(20240601)
         for sub in ("", "bad", "npz"):
             (out / sub).mkdir(parents=True, exist_ok=True)
@@ -855,6 +1118,8 @@ class Generator:
             "npy": self.npy,
             "bad": self.bad,
             "npz": self.npz,
+            "object": self.objects,
+            "object_npz": self.object_npz,
             "not_fixtures": [
                 {"case": "npz member larger than 4 GiB (real zip64 sizes)",
                  "why": "too big to store; generate it in a test (sparse file) when needed"},
@@ -902,6 +1167,7 @@ def generate(out):
     gen.legacy()
     gen.bad_files()
     gen.npz_files()
+    object_fixtures(gen)
     text = json.dumps(gen.manifest(), indent=1, ensure_ascii=False) + "\n"
     (out / "manifest.json").write_text(text, encoding="utf-8")
 

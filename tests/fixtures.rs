@@ -94,6 +94,7 @@ fn options_for(entry: &Value) -> ParseOptions {
             .map_or(ParseOptions::default().max_header_size, |n| {
                 usize::try_from(n).expect("fits usize")
             }),
+        ..Default::default()
     }
 }
 
@@ -175,7 +176,7 @@ fn parsed_fixtures(m: &mut Mismatches) -> Vec<(Value, Vec<u8>, Header, Layout)> 
 #[test]
 fn manifest_lists_every_fixture_file() {
     let manifest = manifest();
-    let mut listed: Vec<String> = ["npy", "bad", "npz"]
+    let mut listed: Vec<String> = ["npy", "bad", "npz", "object", "object_npz"]
         .iter()
         .flat_map(|s| manifest[*s].as_array().expect("section").iter())
         .map(|e| text(e, "file").to_owned())

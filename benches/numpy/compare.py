@@ -235,6 +235,22 @@ def npz(p):
     return rows, notes
 
 
+def objects(p):
+    """An object array of short strings: np.save writes it (numpy's pickle),
+    np.load(allow_pickle=True) reads it back; the file is left for ours."""
+    path, count, runs = p["path"], p["count"], p["runs"]
+    arr = np.array([f"s{i % 1000}x{i}" for i in range(count)], dtype=object)
+    save_times = [timed(lambda: np.save(path, arr)) for _ in range(runs)]
+    load_times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        back = np.load(path, allow_pickle=True)
+        load_times.append(time.perf_counter() - start)
+    check(back.shape, arr.shape)
+    check(back[count - 1], arr[count - 1])
+    return {"objects.load": load_times, "objects.save": save_times}, {}
+
+
 WORKLOADS = {
     "header": header,
     "open": open_,
@@ -244,6 +260,7 @@ WORKLOADS = {
     "save": save,
     "fill": fill,
     "npz": npz,
+    "objects": objects,
 }
 
 if __name__ == "__main__":

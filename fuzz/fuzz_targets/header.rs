@@ -10,6 +10,7 @@ fuzz_target!(|bytes: &[u8]| {
     // A raised limit so long inputs reach the literal parser.
     let options = ParseOptions {
         max_header_size: 1 << 20,
+        ..Default::default()
     };
     if let Ok((header, layout)) = Header::parse(bytes, &options) {
         assert!(layout.data_offset <= bytes.len());

@@ -121,6 +121,7 @@ pub fn has_big_endian(dtype: &npy_core::DType) -> bool {
         DType::Scalar(s) => s.byte_order == ByteOrder::Big,
         DType::Record(r) => r.fields.iter().any(|f| has_big_endian(&f.dtype)),
         DType::SubArray(base, _) => has_big_endian(base),
+        DType::Object => false,
     }
 }
 
@@ -237,5 +238,106 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         drop(std::fs::remove_dir_all(&self.0));
+    }
+}
+
+// ---- object arrays (dtype=object) --------------------------------------------
+
+use npy_core::NpyArray;
+use npy_core::pickle::PyValue;
+use serde_json::Value;
+
+/// A value in the manifest's tagged JSON form (`obj_json` in the generator).
+pub fn value_json(value: &PyValue) -> Value {
+    let items = |items: &[PyValue]| Value::Array(items.iter().map(value_json).collect());
+    match value {
+        PyValue::None => serde_json::json!(["none"]),
+        PyValue::Bool(b) => serde_json::json!(["bool", b]),
+        PyValue::Int(_) | PyValue::BigInt(_) => serde_json::json!(["int", value.to_string()]),
+        PyValue::Float(_) => serde_json::json!(["float", value.to_string()]),
+        PyValue::Complex(re, im) => serde_json::json!([
+            "complex",
+            PyValue::Float(*re).to_string(),
+            PyValue::Float(*im).to_string()
+        ]),
+        PyValue::Str(s) => serde_json::json!(["str", s]),
+        PyValue::Bytes(b) => serde_json::json!(["bytes", to_hex(b)]),
+        PyValue::ByteArray(b) => serde_json::json!(["bytearray", to_hex(b)]),
+        PyValue::Tuple(v) => serde_json::json!(["tuple", items(v)]),
+        PyValue::List(v) => serde_json::json!(["list", items(v)]),
+        PyValue::Set(v) => serde_json::json!(["set", items(v)]),
+        PyValue::FrozenSet(v) => serde_json::json!(["frozenset", items(v)]),
+        PyValue::Dict(pairs) => serde_json::json!([
+            "dict",
+            pairs
+                .iter()
+                .map(|(k, v)| serde_json::json!([value_json(k), value_json(v)]))
+                .collect::<Vec<_>>()
+        ]),
+        PyValue::Array(array) => serde_json::json!(["array", array_json(array)]),
+        PyValue::Scalar(scalar) => {
+            serde_json::json!(["scalar", scalar.dtype.descr(), to_hex(&scalar.bytes)])
+        }
+    }
+}
+
+pub fn array_json(array: &NpyArray) -> Value {
+    let header = array.header();
+    let mut out = serde_json::json!({
+        "descr": header.dtype.descr(),
+        "shape": header.shape,
+        "fortran_order": header.order == npy_core::Order::Fortran,
+    });
+    match array.objects() {
+        Some(values) => out["objects"] = values.iter().map(value_json).collect(),
+        None => out["hex"] = serde_json::json!(to_hex(array.data())),
+    }
+    out
+}
+
+/// `value` with every nested array of a byte-swapped scalar type in native
+/// order: numpy's `ndarray.__setstate__` (the form `write_array` writes, as
+/// numpy does) swaps such arrays on load; protocol 5's `_frombuffer` keeps them.
+pub fn native(value: &PyValue) -> PyValue {
+    let all = |items: &[PyValue]| items.iter().map(native).collect();
+    match value {
+        PyValue::Array(array) => match array.objects() {
+            Some(items) => PyValue::Array(Box::new(
+                NpyArray::from_objects(array.header().clone(), all(items)).unwrap(),
+            )),
+            None => {
+                let mut array = array.clone();
+                if matches!(array.header().dtype, npy_core::DType::Scalar(_)) {
+                    array.convert_byte_order(npy_core::ByteOrder::NATIVE);
+                }
+                PyValue::Array(array)
+            }
+        },
+        PyValue::List(items) => PyValue::List(all(items)),
+        PyValue::Tuple(items) => PyValue::Tuple(all(items)),
+        other => other.clone(),
+    }
+}
+
+/// `json` (from [`value_json`] / [`array_json`], or the generator's) with
+/// the items of every set and frozenset sorted: sets have no order, and
+/// Python's iteration order after loading need not be the pickle's.
+pub fn sets_sorted(json: &Value) -> Value {
+    match json {
+        Value::Array(items) => {
+            let mut items: Vec<Value> = items.iter().map(sets_sorted).collect();
+            if matches!(items.first(), Some(Value::String(tag)) if tag == "set" || tag == "frozenset")
+                && let Some(Value::Array(members)) = items.get_mut(1)
+            {
+                members.sort_by_key(|member| member.to_string());
+            }
+            Value::Array(items)
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, value)| (key.clone(), sets_sorted(value)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }

@@ -45,7 +45,10 @@ struct Args {
     /// Python with numpy (default: $NPY_PYTHON, else python3).
     #[arg(long)]
     python: Option<String>,
-    /// Only these workloads (header,open,sum,reads,read,save,fill,npz).
+    /// Elements of the object array (short strings) decoded and saved.
+    #[arg(long, default_value_t = 1_000_000)]
+    objects: usize,
+    /// Only these workloads (header,open,sum,reads,read,save,fill,npz,objects).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Keep the data files.
@@ -67,8 +70,8 @@ enum Worker {
     },
 }
 
-const WORKLOADS: [&str; 8] = [
-    "header", "open", "sum", "reads", "read", "save", "fill", "npz",
+const WORKLOADS: [&str; 9] = [
+    "header", "open", "sum", "reads", "read", "save", "fill", "npz", "objects",
 ];
 
 fn main() -> Result<()> {
@@ -169,6 +172,9 @@ impl Harness {
             let files = data::npz_files(&self.args.dir, self.args.npz)?;
             contenders::npz(self, &files)?;
             self.cleanup(&files.paths())?;
+        }
+        if self.wants("objects") {
+            contenders::objects(self)?;
         }
         self.note(format!("load average at end: {}", load_average()));
         Ok(())

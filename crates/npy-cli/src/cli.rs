@@ -78,6 +78,29 @@ pub struct ValidateArgs {
     /// an interrupted append leaves) as a problem instead of a note.
     #[arg(long)]
     pub strict: bool,
+    #[command(flatten)]
+    pub pickle: PickleArgs,
+}
+
+/// numpy's `allow_pickle` and `encoding`, for object arrays (`dtype=object`).
+#[derive(Debug, Args)]
+pub struct PickleArgs {
+    /// Decode object arrays (dtype=object) as np.load(allow_pickle=True)
+    /// does, with a restricted unpickler that never runs code.
+    #[arg(long)]
+    pub allow_pickle: bool,
+    /// How Python 2 strings in object arrays are decoded (np.load's `encoding`).
+    #[arg(long, value_enum, default_value_t = PickleEncoding::Ascii, requires = "allow_pickle")]
+    pub encoding: PickleEncoding,
+}
+
+/// np.load's `encoding` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PickleEncoding {
+    #[value(name = "ASCII", alias = "ascii")]
+    Ascii,
+    Latin1,
+    Bytes,
 }
 
 /// Print values the way numpy prints them.
@@ -109,6 +132,8 @@ pub struct ShowArgs {
     pub image: bool,
     #[command(flatten)]
     pub picture: crate::render::PictureArgs,
+    #[command(flatten)]
+    pub pickle: PickleArgs,
 }
 
 /// Count, min, max, mean, std and NaN count of a numeric array, streaming.

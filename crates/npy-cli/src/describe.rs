@@ -32,7 +32,7 @@ pub fn array_json(header: &Header, layout: &Layout) -> Map<String, Value> {
         json!(header.order == Order::Fortran),
     );
     object.insert("itemsize".into(), json!(header.dtype.itemsize()));
-    object.insert("nbytes".into(), json!(layout.data_len));
+    object.insert("nbytes".into(), json!(nbytes(header, layout)));
     object.insert("header_len".into(), json!(layout.header_len));
     object.insert("data_offset".into(), json!(layout.data_offset));
     object
@@ -46,10 +46,21 @@ pub fn array_lines(header: &Header, layout: &Layout) -> Vec<(&'static str, Strin
         ("shape", npy_core::shape_repr(&header.shape)),
         ("order", order_text(header.order).to_string()),
         ("itemsize", header.dtype.itemsize().to_string()),
-        ("nbytes", layout.data_len.to_string()),
+        ("nbytes", nbytes(header, layout).to_string()),
         ("header length", layout.header_len.to_string()),
         ("data offset", layout.data_offset.to_string()),
     ]
+}
+
+/// numpy's `arr.nbytes`: for an object array, a pointer per element (its
+/// data in the file is a pickle of another size).
+fn nbytes(header: &Header, layout: &Layout) -> usize {
+    match header.dtype {
+        DType::Object => header
+            .element_count()
+            .map_or(0, |count| count.saturating_mul(header.dtype.itemsize())),
+        _ => layout.data_len,
+    }
 }
 
 /// Writes `label: value` lines with the values aligned.
@@ -75,6 +86,7 @@ pub fn descr_json(dtype: &DType) -> Value {
     // The same entries `DType::descr` writes as text, as JSON.
     match dtype {
         DType::Scalar(scalar) => json!(scalar.type_str()),
+        DType::Object => json!("|O"),
         DType::SubArray(base, shape) => json!([descr_json(base), shape]),
         DType::Record(record) => Value::Array(
             record

@@ -179,21 +179,27 @@ impl OpenedArray {
         })
     }
 
+    /// An array already read into memory.
+    pub fn from_array(array: npy_core::NpyArray) -> OpenedArray {
+        OpenedArray {
+            header: array.header().clone(),
+            data: Data::Owned(array),
+        }
+    }
+
     /// The `.npy` stream on standard input, read into memory (as
     /// `np.load(sys.stdin.buffer)` does: only a stream's own bytes are held).
     pub fn stdin() -> anyhow::Result<OpenedArray> {
         let options = npy_core::ReadOptions {
             parse: ParseOptions {
                 max_header_size: INSPECT_MAX_HEADER,
+                ..Default::default()
             },
             ..Default::default()
         };
         let array = npy_core::read_npy(std::io::stdin().lock(), &options)
             .context("standard input is not a valid .npy stream")?;
-        Ok(OpenedArray {
-            header: array.header().clone(),
-            data: Data::Owned(array),
-        })
+        Ok(OpenedArray::from_array(array))
     }
 
     /// The `.npy` member `key` of `archive` (whose header has been read).
@@ -260,6 +266,7 @@ impl OpenedArray {
                     &mut reader,
                     &ParseOptions {
                         max_header_size: INSPECT_MAX_HEADER,
+                        ..Default::default()
                     },
                 )?;
                 let len = layout.data_len;

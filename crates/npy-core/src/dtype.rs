@@ -2,8 +2,10 @@
 //!
 //! A [`DType`] is a [`Scalar`] (bool, integers, floats, complex, bytes,
 //! unicode, void, datetime64, timedelta64), a structured [`Record`], or a
-//! subarray `(base, shape)`. Object dtypes are recognised by the parser and
-//! refused: they hold pickles, not data.
+//! subarray `(base, shape)`, or [`DType::Object`]: Python objects, whose data
+//! is a pickle. [`DType::parse`] refuses object types (they describe no
+//! bytes a view could read); a header describes an object array only when
+//! parsed with [`ParseOptions::allow_pickle`](crate::ParseOptions).
 
 /// Byte order of a scalar type, as written in the descr's first character.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -186,6 +188,12 @@ pub enum DType {
     Record(Record),
     /// A fixed-shape subarray of `base`, written `(base, shape)`.
     SubArray(Box<DType>, Vec<usize>),
+    /// Python objects (`'|O'`): the array's data is a pickle, decoded by
+    /// [`pickle`](crate::pickle) into [`PyValue`](crate::pickle::PyValue)s.
+    /// Only whole arrays are objects: records with object fields are
+    /// refused. Its itemsize is numpy's (a pointer, 8 bytes), but such an
+    /// array has no fixed-size data ([`Header::data_len`](crate::Header::data_len) is 0).
+    Object,
 }
 
 use crate::literal::{self, Literal, Value};
@@ -335,6 +343,18 @@ impl DType {
             DType::SubArray(base, shape) => shape
                 .iter()
                 .fold(base.itemsize(), |size, &dim| size.saturating_mul(dim)),
+            DType::Object => 8,
+        }
+    }
+
+    /// Whether this is [`DType::Object`] or holds one (in a record field or
+    /// a subarray).
+    pub fn has_object(&self) -> bool {
+        match self {
+            DType::Object => true,
+            DType::Scalar(_) => false,
+            DType::Record(r) => r.fields.iter().any(|f| f.dtype.has_object()),
+            DType::SubArray(base, _) => base.has_object(),
         }
     }
 
@@ -428,6 +448,7 @@ impl DType {
 
     fn push_descr(&self, out: &mut String) {
         match self {
+            DType::Object => out.push_str("'|O'"),
             // A type string never needs quoting or escapes.
             DType::Scalar(s) => {
                 out.push('\'');
@@ -506,6 +527,7 @@ impl DType {
             DType::SubArray(base, shape) => {
                 DType::SubArray(Box::new(base.with_byte_order(order)), shape.clone())
             }
+            DType::Object => DType::Object,
         }
     }
 
@@ -516,6 +538,7 @@ impl DType {
             DType::Scalar(s) => !s.has_byte_order() || s.byte_order != ByteOrder::foreign(),
             DType::Record(r) => r.fields.iter().all(|f| f.dtype.is_native_byte_order()),
             DType::SubArray(base, _) => base.is_native_byte_order(),
+            DType::Object => true,
         }
     }
 
@@ -544,8 +567,13 @@ impl DType {
                     }),
                 }
             }
+            DType::SubArray(base, _) if base.has_object() => Err(Error::ObjectField),
             DType::SubArray(base, _) => base.check_writable_with(type_text),
+            DType::Object => Ok(()),
             DType::Record(record) => {
+                if self.has_object() {
+                    return Err(Error::ObjectField);
+                }
                 let mut end = 0usize;
                 for field in &record.fields {
                     field.dtype.check_writable_with(type_text)?;

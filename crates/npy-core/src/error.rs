@@ -132,12 +132,60 @@ pub enum Error {
         reason: String,
     },
 
-    /// The dtype holds Python objects (`'O'`, possibly nested in a record).
+    /// The dtype holds Python objects (`'O'`, possibly nested in a record)
+    /// and pickles were not allowed ([`ParseOptions::allow_pickle`](crate::ParseOptions)).
     #[error(
         "Object arrays cannot be loaded when allow_pickle=False \
-         (their data is a Python pickle, and this library never unpickles)"
+         (their data is a Python pickle; allow_pickle decodes it with a restricted \
+         unpickler that never runs code)"
     )]
     ObjectDType,
+
+    /// A structured dtype with an object field (or a subarray of objects):
+    /// only whole object arrays are decoded.
+    #[error(
+        "structured dtypes with object fields are not supported \
+         (only whole object arrays, descr '|O', are decoded)"
+    )]
+    ObjectField,
+
+    /// The data of an object array is not a pickle this crate decodes, or
+    /// it asks for something the restricted unpickler refuses.
+    #[error("cannot unpickle the object array data (at byte {position} of the pickle): {reason}")]
+    Unpickling {
+        /// Offset in the pickle of the opcode (or value) at fault.
+        position: u64,
+        /// What is wrong, naming the refused global or opcode.
+        reason: String,
+    },
+
+    /// A [`PyValue`](crate::pickle::PyValue) is not of the type asked for.
+    #[error("expected {wanted}, found a Python {found}")]
+    PyValueType {
+        /// The value's Python type.
+        found: &'static str,
+        /// What was asked for.
+        wanted: String,
+    },
+
+    /// An object array needs one value per element.
+    #[error("an object array of shape {shape} holds {expected} values, not {actual}")]
+    ObjectCount {
+        /// The shape, as a Python tuple.
+        shape: String,
+        /// Elements in the shape.
+        expected: usize,
+        /// Values given.
+        actual: usize,
+    },
+
+    /// Object arrays hold values, not bytes: raw-data writers and views
+    /// refuse them.
+    #[error(
+        "the array holds Python objects: write it with write_array (its data is a pickle), \
+         and read its values with NpyArray::objects"
+    )]
+    ObjectData,
 
     /// More dimensions than NumPy supports.
     #[error("maximum supported dimension for an ndarray is currently {max}, found {found}")]

@@ -40,17 +40,28 @@ pub enum Version {
     V3,
 }
 
-/// Limits applied while parsing a header.
+/// Limits applied while parsing a header (numpy's `max_header_size` and
+/// `allow_pickle`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParseOptions {
     /// Largest header (in characters, like NumPy) accepted. Default 10000.
+    /// Unlike numpy, `allow_pickle` does not lift it: our unpickler does not
+    /// trust the file either.
     pub max_header_size: usize,
+    /// Accept object arrays (descr `'|O'`): their header parses to
+    /// [`DType::Object`] and readers decode the pickle with the restricted
+    /// unpickler of [`pickle`](crate::pickle), which never runs code.
+    /// Default `false`, as in numpy: object dtypes are then
+    /// [`Error::ObjectDType`] with numpy's wording. Records with object
+    /// fields are [`Error::ObjectField`] either way.
+    pub allow_pickle: bool,
 }
 
 impl Default for ParseOptions {
     fn default() -> Self {
         ParseOptions {
             max_header_size: 10_000,
+            allow_pickle: false,
         }
     }
 }
@@ -350,7 +361,7 @@ impl Header {
                 reason: e.reason,
                 position: text.get(..e.offset).map_or(e.offset, |t| t.chars().count()),
             })?;
-        let header = Header::from_dict(&literal)?;
+        let header = Header::from_dict(&literal, options)?;
         let data_len = header.data_len()?;
         let data_offset = preamble.data_offset();
         data_offset
@@ -369,7 +380,7 @@ impl Header {
 
     /// Checks the header dict like NumPy, in NumPy's order: keys, shape,
     /// fortran_order, descr.
-    fn from_dict(literal: &Literal<'_>) -> Result<Header> {
+    fn from_dict(literal: &Literal<'_>, options: &ParseOptions) -> Result<Header> {
         let root = literal.root();
         let Value::Dict(items) = root else {
             return Err(Error::HeaderNotDict {
@@ -436,13 +447,21 @@ impl Header {
             }
         };
 
-        let dtype = DType::from_literal(literal, descr).map_err(|e| match e {
-            Error::ObjectDType => e,
-            e => Error::InvalidDescr {
-                descr: literal.repr(descr),
-                source: Box::new(e),
-            },
-        })?;
+        let dtype = match DType::from_literal(literal, descr) {
+            Ok(dtype) => dtype,
+            // A type string that names objects: the whole array is objects.
+            Err(Error::ObjectDType) if options.allow_pickle && matches!(descr, Value::Str(_)) => {
+                DType::Object
+            }
+            Err(Error::ObjectDType) if options.allow_pickle => return Err(Error::ObjectField),
+            Err(Error::ObjectDType) => return Err(Error::ObjectDType),
+            Err(e) => {
+                return Err(Error::InvalidDescr {
+                    descr: literal.repr(descr),
+                    source: Box::new(e),
+                });
+            }
+        };
         Ok(Header {
             dtype,
             order,
@@ -526,7 +545,14 @@ impl Header {
     /// `isize`. The product of the non-zero dimensions times the itemsize must
     /// fit even when a zero dimension makes the array empty, so that every
     /// stride of the array is representable.
+    ///
+    /// 0 for an object array, whose data is a pickle of unknown length (the
+    /// element count is still checked).
     pub fn data_len(&self) -> Result<usize> {
+        if self.dtype == DType::Object {
+            self.element_count()?;
+            return Ok(0);
+        }
         let (len, any_zero) = self.extent(self.dtype.itemsize())?;
         Ok(if any_zero { 0 } else { len })
     }

@@ -31,6 +31,7 @@ use std::ops::{Deref, DerefMut};
 use zerocopy::IntoBytes;
 
 use crate::element::Element;
+use crate::pickle::{PickleOptions, PyValue};
 use crate::record::RecordView;
 use crate::swap::{ByteOrderConverter, convert_byte_order};
 use crate::view::{ArrayView, ArrayViewMut};
@@ -171,11 +172,15 @@ impl fmt::Debug for AlignedBytes {
 /// How [`read_npy`] reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReadOptions {
-    /// Header parsing limits.
+    /// Header parsing limits, and whether object arrays are decoded
+    /// ([`ParseOptions::allow_pickle`]).
     pub parse: ParseOptions,
     /// Convert the data to native byte order after reading (the header's
     /// dtype is updated to match), so native element types can view it.
     pub to_native: bool,
+    /// How the pickle of an object array is decoded (numpy's `encoding`,
+    /// and limits); used only with [`ParseOptions::allow_pickle`].
+    pub pickle: PickleOptions,
     /// Refuse arrays whose data is longer than this many bytes, before
     /// anything is allocated or read ([`Error::DataTooLarge`]). `None` (the
     /// default) takes any size the header describes; set it where the
@@ -199,12 +204,15 @@ impl ReadOptions {
 }
 
 /// An array read from a stream: header, file layout and the data in an
-/// aligned, owned buffer.
+/// aligned, owned buffer; or, for an object array ([`DType::Object`]), its
+/// values ([`objects`](Self::objects)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NpyArray {
     header: Header,
     layout: Layout,
     data: AlignedBytes,
+    /// The values of an object array, in the header's memory order.
+    objects: Option<Vec<PyValue>>,
 }
 
 impl NpyArray {
@@ -238,21 +246,106 @@ impl NpyArray {
         ArrayViewMut::from_header(&mut self.data, &self.header)
     }
 
-    /// A raw element view, for records, strings and any other dtype.
+    /// A raw element view, for records, strings and any other dtype
+    /// (not objects: [`Error::ObjectData`]).
     pub fn records(&self) -> Result<RecordView<'_>> {
+        if self.objects.is_some() {
+            return Err(Error::ObjectData);
+        }
         RecordView::from_header(&self.data, &self.header)
     }
 
-    /// Converts the data to byte order `to` in place and updates the dtype.
+    /// The values of an object array, in the header's memory order
+    /// (column-major when it is Fortran order); `None` for other arrays.
+    pub fn objects(&self) -> Option<&[PyValue]> {
+        self.objects.as_deref()
+    }
+
+    /// The values of an object array, mutably.
+    pub fn objects_mut(&mut self) -> Option<&mut [PyValue]> {
+        self.objects.as_deref_mut()
+    }
+
+    /// This object array with its values rearranged into C (row-major)
+    /// order, the order numpy lists them in; other arrays are returned as
+    /// they are.
+    pub fn into_c_order(self) -> NpyArray {
+        match (&self.objects, self.header.order) {
+            (Some(values), Order::Fortran) => NpyArray {
+                objects: Some(crate::pickle::fortran_to_c(values, &self.header.shape)),
+                header: Header {
+                    order: Order::C,
+                    ..self.header
+                },
+                ..self
+            },
+            _ => self,
+        }
+    }
+
+    /// The values of an object array, taken; `None` for other arrays.
+    pub fn into_objects(self) -> Option<Vec<PyValue>> {
+        self.objects
+    }
+
+    /// An object array: `values` in `header`'s memory order (column-major
+    /// for Fortran order), one per element. Its layout is the one of an
+    /// array not read from a file (offsets 0).
+    ///
+    /// Errors: [`Error::ObjectCount`] unless there is one value per element;
+    /// [`Error::TypeMismatch`] unless the header's dtype is [`DType::Object`].
+    ///
+    /// ```
+    /// use npy_core::pickle::PyValue;
+    /// use npy_core::{DType, Header, NpyArray, Order};
+    ///
+    /// let header = Header::new(DType::Object, Order::C, vec![2]);
+    /// let array = NpyArray::from_objects(header, vec!["a".into(), PyValue::None])?;
+    /// assert_eq!(array.objects().unwrap()[0], PyValue::Str("a".into()));
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn from_objects(header: Header, values: Vec<PyValue>) -> Result<NpyArray> {
+        if header.dtype != DType::Object {
+            return Err(Error::TypeMismatch {
+                found: Box::new(header.dtype.clone()),
+                requested: Box::new(DType::Object),
+                rust_type: "PyValue",
+            });
+        }
+        crate::pickle::check_count(&header, values.len())?;
+        Ok(NpyArray {
+            layout: detached_layout(0),
+            header,
+            data: AlignedBytes::new(),
+            objects: Some(values),
+        })
+    }
+
+    /// An array of plain data not read from a file (a nested array of an
+    /// object array): `data` must hold what `header` describes.
+    pub(crate) fn from_data(header: Header, data: Vec<u8>) -> Result<NpyArray> {
+        let layout = detached_layout(data.len());
+        NpyArray::from_parts(header, layout, AlignedBytes::from_vec(data))
+    }
+
+    /// Converts the data to byte order `to` in place and updates the dtype
+    /// (object arrays have none: nothing changes).
     pub fn convert_byte_order(&mut self, to: ByteOrder) {
+        if self.objects.is_some() {
+            return;
+        }
         self.header.dtype = convert_byte_order(&self.header.dtype, &mut self.data, to);
     }
 
     /// An array from its parts (the inverse of [`into_parts`](Self::into_parts)).
     ///
     /// Errors: [`Error::DataLength`] unless `data` holds exactly the bytes
-    /// `header` describes.
+    /// `header` describes; [`Error::ObjectData`] for an object dtype (see
+    /// [`from_objects`](Self::from_objects)).
     pub fn from_parts(header: Header, layout: Layout, data: AlignedBytes) -> Result<NpyArray> {
+        if header.dtype.has_object() {
+            return Err(Error::ObjectData);
+        }
         let expected = header.data_len()?;
         if data.len() != expected {
             return Err(Error::DataLength {
@@ -264,10 +357,11 @@ impl NpyArray {
             header,
             layout,
             data,
+            objects: None,
         })
     }
 
-    /// The header, layout and data buffer.
+    /// The header, layout and data buffer (empty for an object array).
     pub fn into_parts(self) -> (Header, Layout, AlignedBytes) {
         (self.header, self.layout, self.data)
     }
@@ -301,6 +395,9 @@ fn converter(dtype: &DType, to: Option<ByteOrder>) -> (Option<ByteOrderConverter
 pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArray> {
     let (mut header, layout) = Header::read_from(&mut reader, &options.parse)?;
     options.check_data_len(&layout)?;
+    if header.dtype == DType::Object {
+        return read_objects(reader, &header, layout, options);
+    }
     let expected = layout.data_len;
     let (converter, swaps) = converter(
         &header.dtype,
@@ -340,7 +437,107 @@ pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArra
         header,
         layout,
         data: AlignedBytes::from_vec(bytes),
+        objects: None,
     })
+}
+
+/// The layout of an array that was not read from a file: no header before it.
+fn detached_layout(data_len: usize) -> Layout {
+    Layout {
+        version: Version::V1,
+        header_len: 0,
+        data_offset: 0,
+        data_len,
+    }
+}
+
+/// Reads the pickle that follows an object array's `header` (which
+/// [`ParseOptions::allow_pickle`] let through), up to its end and no
+/// further. The layout's `data_len` becomes the pickle's length.
+///
+/// Errors: [`Error::Unpickling`] for what the restricted unpickler refuses,
+/// or when the pickle does not hold an object array of the header's shape.
+pub fn read_objects<R: Read>(
+    reader: R,
+    header: &Header,
+    layout: Layout,
+    options: &ReadOptions,
+) -> Result<NpyArray> {
+    // ReadOptions::max_data_len bounds the pickle's bytes: one more than
+    // allowed is read at most.
+    let mut limited = reader.take(options.max_data_len.map_or(u64::MAX, |max| max as u64 + 1));
+    let decoded = crate::pickle::unpickle(&mut limited, &options.pickle);
+    let too_large = |len: usize| match options.max_data_len {
+        Some(max) if len > max => Some(Error::DataTooLarge { len, max }),
+        _ => None,
+    };
+    let (value, len) = match decoded {
+        Ok((value, len)) => (value, usize::try_from(len).unwrap_or(usize::MAX)),
+        Err(error) if limited.limit() == 0 => {
+            let max = options.max_data_len.unwrap_or(usize::MAX);
+            return Err(too_large(max.saturating_add(1)).unwrap_or(error));
+        }
+        Err(error) => return Err(error),
+    };
+    if let Some(error) = too_large(len) {
+        return Err(error);
+    }
+    let mismatch = |found: String| Error::Unpickling {
+        position: 0,
+        reason: format!(
+            "the pickle holds {found}, but the header describes an object array of shape {}",
+            crate::shape_repr(&header.shape)
+        ),
+    };
+    let mut array = match value {
+        PyValue::Array(array) => *array,
+        other => return Err(mismatch(format!("a Python {}", other.type_name()))),
+    };
+    if array.header.dtype != DType::Object || array.header.shape != header.shape {
+        return Err(mismatch(format!(
+            "an array of {} with shape {}",
+            array.header.dtype.descr(),
+            crate::shape_repr(&array.header.shape)
+        )));
+    }
+    array.layout = Layout {
+        data_len: len,
+        ..layout
+    };
+    Ok(array)
+}
+
+/// Writes `array` as `np.save` does: the header, then its data, or for an
+/// object array the pickle of the array (protocol 4, the globals numpy
+/// uses), which `np.load(..., allow_pickle=True)` reads back as equal
+/// objects.
+///
+/// ```
+/// use npy_core::io::{read_npy, write_array, ReadOptions};
+/// use npy_core::pickle::PyValue;
+/// use npy_core::{DType, Header, NpyArray, Order};
+///
+/// let header = Header::new(DType::Object, Order::C, vec![3]);
+/// let values = vec!["abc".into(), PyValue::Int(1), PyValue::List(vec![2.5.into()])];
+/// let array = NpyArray::from_objects(header, values)?;
+/// let mut file = Vec::new();
+/// write_array(&mut file, &array)?;
+///
+/// let mut options = ReadOptions::default();
+/// assert!(read_npy(file.as_slice(), &options).is_err()); // allow_pickle is off
+/// options.parse.allow_pickle = true;
+/// assert_eq!(read_npy(file.as_slice(), &options)?.objects(), array.objects());
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn write_array<W: Write>(mut writer: W, array: &NpyArray) -> Result<()> {
+    if array.objects.is_none() {
+        return write_npy(writer, &array.header, &array.data);
+    }
+    let pickle = crate::pickle::pickle_array(array)?;
+    writer.write_all(&array.header.to_bytes(None)?)?;
+    writer.write_all(&pickle)?;
+    writer.flush()?;
+    Ok(())
 }
 
 /// Reads the data of an array with `header` from `reader` into `dest`,
@@ -428,6 +625,9 @@ fn read_full<R: Read>(reader: &mut R, buf: &mut [u8]) -> std::io::Result<usize> 
 /// [`Header::data_len`] bytes (checked before anything is written), header
 /// encoding errors, write errors.
 pub fn write_npy<W: Write>(writer: W, header: &Header, data: &[u8]) -> Result<()> {
+    if header.dtype.has_object() {
+        return Err(Error::ObjectData);
+    }
     let expected = header.data_len()?;
     if data.len() != expected {
         return Err(Error::DataLength {
@@ -484,7 +684,13 @@ pub struct NpyWriter<W: Write> {
 impl<W: Write> NpyWriter<W> {
     /// Writes the header (`version` `None` picks it like NumPy) and returns a
     /// writer for the data.
+    ///
+    /// Errors: [`Error::ObjectData`] for an object dtype, whose data is not
+    /// bytes ([`write_array`] writes object arrays); header encoding errors.
     pub fn new(mut writer: W, header: &Header, version: Option<Version>) -> Result<Self> {
+        if header.dtype.has_object() {
+            return Err(Error::ObjectData);
+        }
         let expected = header.data_len()?;
         writer.write_all(&header.to_bytes(version)?)?;
         let mut element = &header.dtype;

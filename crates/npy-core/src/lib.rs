@@ -6,6 +6,9 @@
 //! any [`std::io::Read`] / [`std::io::Write`]. Files and memory maps live in the
 //! `npy-mmap` crate, which hands its bytes to the views defined here.
 //!
+//! Object arrays (`dtype=object`) are decoded, when the caller allows
+//! pickles, by a restricted unpickler that never runs code ([`pickle`]).
+//!
 //! The crate has no `unsafe` code.
 //!
 //! ## Optional features
@@ -29,6 +32,7 @@ pub mod ext;
 pub mod header;
 pub mod io;
 mod literal;
+pub mod pickle;
 mod pyrepr;
 pub mod record;
 pub mod swap;
@@ -44,7 +48,7 @@ pub use header::{Header, Layout, Order, ParseOptions, Preamble, Version};
 
 pub use record::{FieldRef, RecordRef, RecordView};
 
-pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_npy, write_slice};
+pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_array, write_npy, write_slice};
 pub use pyrepr::shape_repr;
 pub use value::Value;
 pub use view::{ArrayView, ArrayViewMut, ElementLocator};

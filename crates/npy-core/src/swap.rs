@@ -56,6 +56,8 @@ enum Step {
 
 fn plan(dtype: &DType, offset: usize, to: ByteOrder) -> Vec<Step> {
     match dtype {
+        // Objects have no bytes to swap (their data is a pickle).
+        DType::Object => Vec::new(),
         DType::Scalar(s) => match swap_unit(s) {
             Some(width) if s.normalized().byte_order != to => vec![Step::Reverse {
                 offset,

@@ -74,6 +74,7 @@ impl Value {
             });
         }
         match dtype {
+            DType::Object => Err(Error::ObjectData),
             DType::Scalar(s) => Ok(decode_scalar(s, bytes)),
             DType::Record(record) => {
                 let mut fields = Vec::with_capacity(record.fields.len());

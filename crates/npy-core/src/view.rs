@@ -100,6 +100,10 @@ impl Geometry {
         shape: &[usize],
         order: Order,
     ) -> Result<(Geometry, &'d DType)> {
+        // An object array's data is a pickle, not elements to view.
+        if dtype.has_object() {
+            return Err(Error::ObjectData);
+        }
         let mut element = dtype;
         let mut inner = Vec::new();
         while let DType::SubArray(base, sub) = element {

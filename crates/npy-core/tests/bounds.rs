@@ -39,6 +39,7 @@ impl Read for Counted<'_> {
 fn unlimited() -> ParseOptions {
     ParseOptions {
         max_header_size: usize::MAX,
+        ..Default::default()
     }
 }
 
@@ -148,6 +149,7 @@ fn a_descr_nested_10_000_deep() {
     let depth = 10_000;
     let big = ParseOptions {
         max_header_size: 1 << 20,
+        ..Default::default()
     };
     let nested_records = format!("{}'<i4'{}", "[('a', ".repeat(depth), ")]".repeat(depth));
     let nested_subarrays = format!("{}'<i4'{}", "(".repeat(depth), ", 2)".repeat(depth));
@@ -182,6 +184,7 @@ fn a_descr_nested_10_000_deep() {
 fn a_string_of_a_million_quotes() {
     let big = ParseOptions {
         max_header_size: 4 << 20,
+        ..Default::default()
     };
     let quotes = "'".repeat(1_000_000);
     for text in [

@@ -60,6 +60,7 @@ fn assert_numpy_bytes(header: &Header, version: Option<Version>, expected: &[u8]
     );
     let options = ParseOptions {
         max_header_size: 1 << 20,
+        ..Default::default()
     };
     let (parsed, layout) = Header::parse(expected, &options).unwrap();
     assert_eq!(&parsed, header);
@@ -281,6 +282,7 @@ fn long_headers_switch_to_version_2() {
     ));
     let big = ParseOptions {
         max_header_size: 76404,
+        ..Default::default()
     };
     assert_eq!(Header::parse(&bytes, &big).unwrap().0, header);
 }
@@ -700,6 +702,7 @@ fn header_size_limit_counts_characters_like_numpy() {
     // A custom limit.
     let small = ParseOptions {
         max_header_size: 50,
+        ..Default::default()
     };
     assert!(matches!(
         Header::parse(&v1(&text), &small),
@@ -725,6 +728,7 @@ fn huge_length_field_fails_fast_without_allocating() {
     // Even with no limit, the slice parser only reports the missing bytes,
     let unlimited = ParseOptions {
         max_header_size: usize::MAX,
+        ..Default::default()
     };
     assert_eq!(
         Header::parse(bytes, &unlimited).unwrap_err().to_string(),
@@ -745,6 +749,7 @@ fn huge_length_field_fails_fast_without_allocating() {
 fn pathological_headers_are_rejected_quickly() {
     let big = ParseOptions {
         max_header_size: 4_000_000,
+        ..Default::default()
     };
     let deep = format!("{{'descr': {}", "[".repeat(10_000));
     let err = Header::parse(&v3(&deep), &big).unwrap_err();
@@ -856,6 +861,7 @@ fn huge_dicts_are_checked_in_linear_time() {
     // a quadratic key check would take minutes.
     let big = ParseOptions {
         max_header_size: 8_000_000,
+        ..Default::default()
     };
     let extra: String = (0..200_000).map(|i| format!("'k{i}': 0, ")).collect();
     let text = format!("{{{extra}'descr': '<f8', 'fortran_order': False, 'shape': ()}}");

@@ -80,7 +80,7 @@ fn reads_as_padding(dtype: &DType) -> bool {
     match dtype {
         DType::Scalar(s) => s.kind == npy_core::ScalarKind::Void,
         DType::SubArray(..) => true,
-        DType::Record(_) => false,
+        DType::Record(_) | DType::Object => false,
     }
 }
 
@@ -177,7 +177,7 @@ proptest! {
         prop_assert_eq!(&file[..encoded.len()], &encoded[..]);
         prop_assert_eq!(encoded.len() % 64, 0);
         let options = ReadOptions {
-            parse: ParseOptions { max_header_size: usize::MAX },
+            parse: ParseOptions { max_header_size: usize::MAX, ..Default::default() },
             ..ReadOptions::default()
         };
         let array = read_npy(file.as_slice(), &options).unwrap();
@@ -188,7 +188,7 @@ proptest! {
 
     #[test]
     fn header_encode_then_parse_is_the_identity(header in header()) {
-        let unlimited = ParseOptions { max_header_size: usize::MAX };
+        let unlimited = ParseOptions { max_header_size: usize::MAX, ..Default::default() };
         let mut encoded_any = false;
         for version in [None, Some(Version::V1), Some(Version::V2), Some(Version::V3)] {
             // V1/V2 refuse non-latin-1 names and V1 refuses long headers.

@@ -136,6 +136,7 @@ impl CreateOptions {
         // The layout of the bytes just written, parsed in memory.
         let parse = ParseOptions {
             max_header_size: header_bytes.len(),
+            ..Default::default()
         };
         let (_, layout) = Header::parse(&header_bytes, &parse).map_err(|source| Error::Header {
             path: path.to_path_buf(),
@@ -159,6 +160,7 @@ impl CreateOptions {
             max_header_size: header_bytes
                 .len()
                 .max(ParseOptions::default().max_header_size),
+            ..Default::default()
         };
         let (header, layout) = read_header(&file, path, &parse)?;
         let now_len = file.metadata().map_err(io_error("stat", path))?.len();
@@ -180,6 +182,12 @@ impl CreateOptions {
     /// exclusively locked, the header bytes and the file length. Also the
     /// start of a streamed file (`CreateOptions::stream`, in `grow`).
     pub(crate) fn write_exclusive(&self, path: &Path) -> Result<(File, Vec<u8>, u64)> {
+        // numpy's open_memmap refuses objects before touching the file.
+        if self.header.dtype.has_object() {
+            return Err(Error::ObjectDType {
+                path: path.to_path_buf(),
+            });
+        }
         let header_bytes = self
             .header
             .to_bytes(self.version)

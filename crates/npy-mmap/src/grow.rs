@@ -267,6 +267,7 @@ impl Appender {
                 .layout
                 .header_len
                 .max(ParseOptions::default().max_header_size),
+            ..Default::default()
         };
         let (current, layout) = read_header(&self.file, path, &parse)?;
         let same_array = current.shape.len() == self.header.shape.len() && {

@@ -4,8 +4,8 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, read_data};
-use npy_core::{ByteOrder, Header, Layout};
+use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, read_data, read_objects};
+use npy_core::{ByteOrder, DType, Header, Layout};
 
 use crate::error::{Error, Result, io_error};
 use crate::lock::{Locking, Locks, lock_shared};
@@ -39,6 +39,10 @@ pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
 /// For arrays that only need reading, [`open`](crate::open) is cheaper
 /// still: nothing is copied, and only the pages touched are read.
 ///
+/// Object arrays (`dtype=object`) load when `options.parse.allow_pickle` is
+/// set, as in numpy, decoded by npy-core's restricted unpickler (which never
+/// runs code): the array's [`objects`](NpyArray::objects) are its values.
+///
 /// ```
 /// use npy_core::io::ReadOptions;
 /// use npy_core::Order;
@@ -65,7 +69,17 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
     // Held while reading: no process following the locking rule changes
     // the file's structure under the read.
     lock_shared(&file, path, Locks::Take(Locking::Blocking))?;
-    let (header, layout) = read_header(&file, path, &options.parse)?;
+    let (header, layout) = read_header(&file, path, &options.parse).map_err(|e| match e {
+        // Loading (not mapping) says what np.load says: allow_pickle is off.
+        Error::ObjectDType { path } => Error::Header {
+            path,
+            source: npy_core::Error::ObjectDType,
+        },
+        e => e,
+    })?;
+    if header.dtype == DType::Object {
+        return load_objects(file, path, &header, layout, options);
+    }
     options.check_data_len(&layout).map_err(file_error)?;
     let file_len = file.metadata().map_err(io_error("stat", path))?.len();
     let available = file_len.saturating_sub(layout.data_offset as u64);
@@ -81,6 +95,28 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
     read_into_memory(&file, header, layout, options.to_native).map_err(|source| match source {
         npy_core::Error::Io(source) => io_error("read", path)(source),
         source => file_error(source),
+    })
+}
+
+/// Decodes the pickle after an object array's header (its length is
+/// unknown until it is decoded; it is read through a buffer).
+fn load_objects(
+    mut file: std::fs::File,
+    path: &Path,
+    header: &Header,
+    layout: Layout,
+    options: &ReadOptions,
+) -> Result<NpyArray> {
+    file.seek(SeekFrom::Start(layout.data_offset as u64))
+        .map_err(io_error("read", path))?;
+    read_objects(std::io::BufReader::new(file), header, layout, options).map_err(|source| {
+        match source {
+            npy_core::Error::Io(source) => io_error("read", path)(source),
+            source => Error::Header {
+                path: path.to_path_buf(),
+                source,
+            },
+        }
     })
 }
 

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use npy_core::{Element, Header, NpyArray, Order, write_npy, write_slice};
+use npy_core::{Element, Header, NpyArray, Order, write_array, write_npy, write_slice};
 
 use crate::error::io_error;
 use crate::{AtomicFile, Error, Result};
@@ -57,9 +57,11 @@ pub fn save_slice<T: Element>(
     save_with(path.as_ref(), |file| write_slice(file, data, shape, order))
 }
 
-/// Writes an owned array (as read by [`npy_core::read_npy`]) to `path`, atomically.
+/// Writes an owned array (as read by [`npy_core::read_npy`]) to `path`,
+/// atomically; an object array is pickled as `np.save` does it
+/// ([`npy_core::write_array`]).
 pub fn save_array(path: impl AsRef<Path>, array: &NpyArray) -> Result<()> {
-    save(path, array.header(), array.data())
+    save_with(path.as_ref(), |file| write_array(file, array))
 }
 
 /// Runs `write` into an [`AtomicFile`] beside `path` and commits it. npy-core's

@@ -224,6 +224,7 @@ fn header_limit_applies_to_members() {
     let options = npy_core::ReadOptions {
         parse: npy_core::ParseOptions {
             max_header_size: 100_000,
+            ..Default::default()
         },
         ..Default::default()
     };

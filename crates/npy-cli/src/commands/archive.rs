@@ -30,6 +30,16 @@ fn open(path: &Path, parse: ParseOptions) -> anyhow::Result<Archive> {
 fn inspect_options() -> ParseOptions {
     ParseOptions {
         max_header_size: source::INSPECT_MAX_HEADER,
+        ..Default::default()
+    }
+}
+
+/// For `info` and `ls`, which read headers only: object arrays are
+/// described (dtype `'|O'`), their pickles never read.
+fn describe_options() -> ParseOptions {
+    ParseOptions {
+        allow_pickle: true,
+        ..inspect_options()
     }
 }
 
@@ -70,7 +80,7 @@ fn summaries(archive: &mut Archive) -> anyhow::Result<Vec<MemberSummary>> {
 
 /// `npy info` on an archive.
 pub fn info(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut archive = open(path, inspect_options())?;
+    let mut archive = open(path, describe_options())?;
     let members = summaries(&mut archive)?;
     if json {
         let list: Vec<Value> = members.iter().map(member_json).collect();
@@ -133,7 +143,7 @@ fn member_json(member: &MemberSummary) -> Value {
 
 /// `npy ls`: one line per member.
 pub fn ls(args: &LsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut archive = open(&args.archive, inspect_options())?;
+    let mut archive = open(&args.archive, describe_options())?;
     let members = summaries(&mut archive)?;
     let mut rows = vec![[
         "name".to_string(),
@@ -194,15 +204,8 @@ pub fn ls(args: &LsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// `npy validate` on an archive: every member. The archive's own structure
 /// failing to read is a problem with the file, not an I/O error.
-pub fn validate(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> {
-    let mut archive = match NpzArchive::open_with_options(
-        path,
-        ReadOptions {
-            parse: *options,
-            to_native: false,
-            ..Default::default()
-        },
-    ) {
+pub fn validate(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
+    let mut archive = match NpzArchive::open_with_options(path, *options) {
         Ok(archive) => archive,
         Err(npy_mmap::npz::NpzError::Io(err)) => {
             return Err(err).with_context(|| format!("cannot read {}", path.display()));
@@ -220,7 +223,7 @@ pub fn validate(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> 
 
 /// What is wrong with one member, streaming it (CRC-32 checked at its end)
 /// so memory stays bounded whatever its size.
-fn member_verdict(archive: &mut Archive, name: &str, options: &ParseOptions) -> Verdict {
+fn member_verdict(archive: &mut Archive, name: &str, options: &ReadOptions) -> Verdict {
     let mut reader = match archive.reader(name) {
         Ok(reader) => reader,
         Err(err) => return Verdict::invalid(crate::one_line(&err.to_string())),
@@ -241,7 +244,7 @@ fn member_verdict(archive: &mut Archive, name: &str, options: &ParseOptions) -> 
         };
     }
     let mut stream = io::Cursor::new(magic).chain(&mut reader);
-    let (header, layout) = match Header::read_from(&mut stream, options) {
+    let (header, mut layout) = match Header::read_from(&mut stream, &options.parse) {
         Ok(parsed) => parsed,
         Err(err) => {
             return Verdict::invalid(format!(
@@ -250,11 +253,27 @@ fn member_verdict(archive: &mut Archive, name: &str, options: &ParseOptions) -> 
             ));
         }
     };
+    // An object array's data is its pickle, decoded to where it ends.
+    if header.dtype == npy_core::DType::Object {
+        match npy_core::io::read_objects(&mut stream, &header, layout, options) {
+            Ok(array) => layout = *array.layout(),
+            Err(err) => {
+                return Verdict::invalid(format!(
+                    "member '{name}': {}",
+                    crate::one_line(&err.to_string())
+                ));
+            }
+        }
+    }
     let present = match io::copy(&mut stream, &mut io::sink()) {
         Ok(present) => present,
         Err(err) => return Verdict::invalid(format!("member '{name}': {err}")),
     };
-    let surplus = i128::from(present) - layout.data_len as i128;
+    let surplus = match header.dtype {
+        // The pickle was read already: whatever follows it is surplus.
+        npy_core::DType::Object => i128::from(present),
+        _ => i128::from(present) - layout.data_len as i128,
+    };
     let mut verdict = super::validate::data_length_verdict(&header, layout.data_len, surplus);
     for line in verdict.problems.iter_mut().chain(&mut verdict.trailing) {
         *line = format!("member '{name}': {line}");

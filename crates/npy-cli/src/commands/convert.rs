@@ -41,6 +41,7 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             let options = ReadOptions {
                 parse: ParseOptions {
                     max_header_size: crate::source::INSPECT_MAX_HEADER,
+                    ..Default::default()
                 },
                 ..Default::default()
             };

@@ -4,6 +4,7 @@ pub mod archive;
 mod convert;
 mod create;
 mod info;
+mod objects;
 mod show;
 mod stats;
 mod validate;

@@ -3,17 +3,22 @@
 use std::io::Write;
 
 use anyhow::{Context, bail};
-use npy_core::swap::convert_byte_order;
-use npy_core::{ByteOrder, ElementLocator, Value};
+use npy_core::ElementLocator;
 
 use crate::cli::ShowArgs;
-use crate::print::{self, Column, Selection};
+use crate::print::{self, Selection};
 use crate::source::OpenedArray;
 
 /// More shown elements than this is a request for a data dump, not a look.
 const MAX_SHOWN: usize = 10_000_000;
 
 pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    if !args.image
+        && let Some(text) = crate::commands::objects::show(args)?
+    {
+        writeln!(out, "{text}")?;
+        return Ok(());
+    }
     if args.image {
         return crate::render::show_image(&args.path, args.member.as_deref(), &args.picture, out);
     }
@@ -74,19 +79,6 @@ pub fn render(opened: &mut OpenedArray, args: &ShowArgs) -> anyhow::Result<Strin
     );
     let mut bytes = opened.gather(&offsets, itemsize)?;
 
-    let mut column = Column::for_dtype(element);
-    // Elements are decoded in native order: the decoder knows long doubles
-    // only in the machine's own layout.
-    let native = element.with_byte_order(ByteOrder::NATIVE);
-    for value in bytes.chunks_exact_mut(itemsize.max(1)).take(count) {
-        convert_byte_order(element, value, ByteOrder::NATIVE);
-        column.push(Value::decode(&native, value)?)?;
-    }
-    if itemsize == 0 {
-        // Zero-size elements (V0) have no bytes to step over.
-        for _ in 0..count {
-            column.push(Value::decode(&native, &[])?)?;
-        }
-    }
+    let column = print::decode_elements(element, &mut bytes, count)?;
     Ok(print::array_str(&selection, &column))
 }

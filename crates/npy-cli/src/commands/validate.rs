@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use npy_core::ParseOptions;
+use npy_core::{DType, ParseOptions, ReadOptions};
 
 use crate::cli::ValidateArgs;
 use crate::source::{self, Kind, NpyFile};
@@ -30,9 +30,11 @@ impl Verdict {
 }
 
 pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let options = ParseOptions {
+    let parse = ParseOptions {
         max_header_size: args.max_header_size,
+        ..Default::default()
     };
+    let options = super::objects::read_options(&args.pickle, parse);
     let mut any_invalid = false;
     let mut any_unreadable = false;
     for path in &args.paths {
@@ -71,22 +73,28 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
 }
 
 /// Checks one path; `Err` only when it cannot be read at all.
-fn check(path: &Path, options: &ParseOptions) -> anyhow::Result<Verdict> {
+fn check(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
+    if source::is_stdin(path) && options.parse.allow_pickle {
+        return super::objects::check_stdin(options);
+    }
     match source::sniff(path)? {
         Kind::Npy => Ok(check_npy(path, options)),
         Kind::Npz => crate::commands::archive::validate(path, options),
     }
 }
 
-fn check_npy(path: &Path, options: &ParseOptions) -> Verdict {
+fn check_npy(path: &Path, options: &ReadOptions) -> Verdict {
     // Under the shared lock, like every reader of the library: a file being
     // appended to or streamed is judged before or after a change, never
     // half-way through one.
-    let file = match NpyFile::open(path, options) {
+    let file = match NpyFile::open(path, &options.parse) {
         Ok(file) => file,
         // The path opened a moment ago, so a failure here is the header's.
         Err(err) => return Verdict::invalid(header_problem(&err)),
     };
+    if file.header.dtype == DType::Object {
+        return super::objects::check_pickle(path, &file, options);
+    }
     data_length_verdict(&file.header, file.layout.data_len, file.surplus())
 }
 

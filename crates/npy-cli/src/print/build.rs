@@ -1,9 +1,51 @@
 //! Filling a [`Column`] from element bytes of any dtype.
 
 use anyhow::bail;
-use npy_core::{DType, ScalarKind, Value};
+use npy_core::swap::convert_byte_order;
+use npy_core::{ByteOrder, DType, RecordView, ScalarKind, Value};
 
-use super::{Column, FieldColumn, FloatWidth};
+use super::{Column, FieldColumn, FloatWidth, Selection};
+
+/// The decoded values of the elements of `view` that `selection` shows, in
+/// C order (only those are decoded).
+pub fn decode_shown(view: &RecordView<'_>, selection: &Selection) -> anyhow::Result<Column> {
+    let element = view.dtype();
+    let mut bytes = Vec::new();
+    let mut count = 0;
+    let mut outside = false;
+    selection.for_each_index(|index| match view.get(index) {
+        Some(record) => {
+            bytes.extend_from_slice(record.bytes());
+            count += 1;
+        }
+        None => outside = true,
+    });
+    anyhow::ensure!(
+        !outside,
+        "an index the selection produced is outside the array"
+    );
+    decode_elements(element, &mut bytes, count)
+}
+
+/// `count` elements of `element` from their stored bytes (converted to
+/// native order in place: the decoder knows long doubles only in the
+/// machine's own layout).
+pub fn decode_elements(element: &DType, bytes: &mut [u8], count: usize) -> anyhow::Result<Column> {
+    let mut column = Column::for_dtype(element);
+    let native = element.with_byte_order(ByteOrder::NATIVE);
+    let itemsize = element.itemsize();
+    for value in bytes.chunks_exact_mut(itemsize.max(1)).take(count) {
+        convert_byte_order(element, value, ByteOrder::NATIVE);
+        column.push(Value::decode(&native, value)?)?;
+    }
+    if itemsize == 0 {
+        // Zero-size elements (V0) have no bytes to step over.
+        for _ in 0..count {
+            column.push(Value::decode(&native, &[])?)?;
+        }
+    }
+    Ok(column)
+}
 
 fn float_width(itemsize: usize) -> FloatWidth {
     match itemsize {
@@ -59,6 +101,9 @@ impl Column {
             // A top-level subarray is shown as its elements (numpy appends
             // its shape to the array's shape); the caller flattens it.
             DType::SubArray(base, _) => Column::for_dtype(base),
+            // Object arrays are printed from their values (print::object);
+            // no element bytes ever reach a column.
+            DType::Object => Column::Void(Vec::new()),
         }
     }
 

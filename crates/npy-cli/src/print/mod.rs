@@ -9,9 +9,12 @@
 
 mod build;
 mod float;
+mod object;
 
+pub use build::{decode_elements, decode_shown};
 pub use float::FloatWidth;
 use npy_core::{DateTimeUnit, Value};
+pub use object::object_array_str;
 
 /// numpy's print options (the defaults; the CLI does not change them).
 const THRESHOLD: usize = 1000;
@@ -44,6 +47,9 @@ pub enum Column {
         len: usize,
         fields: Vec<FieldColumn>,
     },
+    /// Python objects, already formatted as numpy shows them (`repr`,
+    /// lists as `list([...])`): printed as they are, unpadded.
+    Object(Vec<String>),
 }
 
 /// One field of a record column: a subarray field holds `shape`'s product of
@@ -69,6 +75,7 @@ impl Column {
             Column::Str(v) => v.len(),
             Column::DateTime(_, v) | Column::TimeDelta(_, v) => v.len(),
             Column::Record { len, .. } => *len,
+            Column::Object(v) => v.len(),
         }
     }
 }
@@ -170,6 +177,7 @@ enum Formatter {
         width: usize,
     },
     Record(Vec<(Formatter, Vec<usize>)>),
+    Object,
 }
 
 impl Formatter {
@@ -206,6 +214,7 @@ impl Formatter {
                 Formatter::timelike(values, |v| format!("'{}'", Value::DateTime(Some(v), *unit)))
             }
             Column::TimeDelta(_, values) => Formatter::timelike(values, |v| v.to_string()),
+            Column::Object(_) => Formatter::Object,
             Column::Record { fields, .. } => Formatter::Record(
                 fields
                     .iter()
@@ -285,6 +294,7 @@ impl Formatter {
                     format!("({})", parts.join(", "))
                 }
             }
+            (Formatter::Object, Column::Object(v)) => v[i].clone(),
             _ => unreachable!("a formatter is only used on the column it was built from"),
         }
     }
@@ -354,6 +364,19 @@ pub fn array_str(selection: &Selection, column: &Column) -> String {
     if selection.shape.is_empty() {
         return scalar_str(column);
     }
+    format_array(selection, column, " ", "", LINE_WIDTH)
+}
+
+/// numpy's `array2string`: the nested brackets of a non-0-d array, elements
+/// joined by `separator`, lines wrapped at `line_width` and continued under
+/// `prefix` (`"array("` for a repr).
+fn format_array(
+    selection: &Selection,
+    column: &Column,
+    separator: &str,
+    prefix: &str,
+    line_width: usize,
+) -> String {
     if selection.shape.contains(&0) {
         return "[]".to_string();
     }
@@ -366,8 +389,9 @@ pub fn array_str(selection: &Selection, column: &Column) -> String {
         column,
         selection,
         shown_strides: c_strides(&shown),
+        separator,
     };
-    layout.recurse(0, 0, " ", LINE_WIDTH)
+    layout.recurse(0, 0, &format!(" {}", " ".repeat(prefix.len())), line_width)
 }
 
 /// numpy's `str()` of one float scalar of `width`.
@@ -408,6 +432,8 @@ struct Layout<'a> {
     column: &'a Column,
     selection: &'a Selection,
     shown_strides: Vec<usize>,
+    /// `" "` for `str()`, `", "` for `repr()`.
+    separator: &'a str,
 }
 
 impl Layout<'_> {
@@ -437,7 +463,7 @@ impl Layout<'_> {
             for position in 0..count {
                 if summarised && position == EDGE_ITEMS {
                     extend_line(&mut out, &mut line, "...", element_width, hanging_indent);
-                    line.push(' ');
+                    line.push_str(self.separator);
                 }
                 extend_line_pretty(
                     &mut out,
@@ -447,12 +473,16 @@ impl Layout<'_> {
                     hanging_indent,
                 );
                 if position + 1 < count {
-                    line.push(' ');
+                    line.push_str(self.separator);
                 }
             }
             out.push_str(&line);
         } else {
-            let separator = "\n".repeat(ndim - axis - 1);
+            let separator = format!(
+                "{}{}",
+                self.separator.trim_end(),
+                "\n".repeat(ndim - axis - 1)
+            );
             for position in 0..count {
                 if summarised && position == EDGE_ITEMS {
                     out.push_str(hanging_indent);
@@ -470,10 +500,16 @@ impl Layout<'_> {
     }
 }
 
+/// Python's `len()` of printed text: characters, not bytes (numpy wraps
+/// lines by it).
+fn width_of(text: &str) -> usize {
+    text.chars().count()
+}
+
 /// numpy's `_extendLine`: wrap before `word` when it would pass `width`,
 /// unless the line holds nothing but the indent.
 fn extend_line(out: &mut String, line: &mut String, word: &str, width: usize, indent: &str) {
-    if line.len() + word.len() > width && line.len() > indent.len() {
+    if width_of(line) + width_of(word) > width && width_of(line) > width_of(indent) {
         out.push_str(line.trim_end());
         out.push('\n');
         *line = indent.to_string();
@@ -490,15 +526,15 @@ fn extend_line_pretty(out: &mut String, line: &mut String, word: &str, width: us
         extend_line(out, line, word, width, indent);
         return;
     }
-    let longest = words.iter().map(|w| w.len()).max().unwrap_or(0);
+    let longest = words.iter().map(|w| width_of(w)).max().unwrap_or(0);
     let word_indent;
-    if line.len() + longest > width && line.len() > indent.len() {
+    if width_of(line) + longest > width && width_of(line) > width_of(indent) {
         out.push_str(line.trim_end());
         out.push('\n');
         *line = format!("{indent}{}", words[0]);
         word_indent = indent.to_string();
     } else {
-        word_indent = " ".repeat(line.len());
+        word_indent = " ".repeat(width_of(line));
         line.push_str(words[0]);
     }
     for word in &words[1..] {
@@ -506,7 +542,7 @@ fn extend_line_pretty(out: &mut String, line: &mut String, word: &str, width: us
         out.push('\n');
         *line = format!("{word_indent}{word}");
     }
-    line.push_str(&" ".repeat(longest - words[words.len() - 1].len()));
+    line.push_str(&" ".repeat(longest - width_of(words[words.len() - 1])));
 }
 
 #[cfg(test)]

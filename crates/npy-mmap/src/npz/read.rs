@@ -465,6 +465,9 @@ fn read_stored<R: Read>(
 ) -> npy_core::Result<NpyArray> {
     let mut stream = io::Cursor::new(prefix).chain(reader);
     let (header, layout) = Header::read_from(&mut stream, &options.parse)?;
+    if header.dtype == npy_core::DType::Object {
+        return npy_core::io::read_objects(stream, &header, layout, options);
+    }
     options.check_data_len(&layout)?;
     if layout.data_end() as u64 > stored_len {
         let available = stored_len.saturating_sub(layout.data_offset as u64) as usize;

@@ -206,9 +206,17 @@ impl<W: Write + Seek> NpzWriter<W> {
         self.add_bytes(key, &header, data.as_bytes())
     }
 
-    /// Adds a loaded array under `key`.
+    /// Adds a loaded array under `key`; an object array is pickled as
+    /// `np.savez` does it ([`npy_core::write_array`]).
     pub fn add_array(&mut self, key: &str, array: &NpyArray) -> Result<()> {
-        self.add_bytes(key, array.header(), array.data())
+        if array.objects().is_none() {
+            return self.add_bytes(key, array.header(), array.data());
+        }
+        let mut npy = Vec::new();
+        npy_core::write_array(&mut npy, array).map_err(NpzError::Header)?;
+        let mut member = self.start_member(member_name(key), Some(key), None)?;
+        member.write_all(&npy)?;
+        member.finish()
     }
 
     /// Adds the array `key` from a view, like `np.save` writes it: a C- or
@@ -262,6 +270,10 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// exactly the data bytes the header promises. Call
     /// [`MemberWriter::finish`]; a member left short is an error.
     pub fn start_array(&mut self, key: &str, header: &Header) -> Result<MemberWriter<'_, W>> {
+        // An object array's data is a pickle, not bytes: see `add_array`.
+        if header.dtype.has_object() {
+            return Err(NpzError::Header(npy_core::Error::ObjectData));
+        }
         let expected = header.data_len().map_err(NpzError::Header)?;
         let header_bytes = header.to_bytes(None).map_err(NpzError::Header)?;
         let mut member = self.start_member(member_name(key), Some(key), Some(expected as u64))?;

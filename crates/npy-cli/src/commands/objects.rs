@@ -1,0 +1,196 @@
+//! Object arrays (`dtype=object`) in `show` and `validate`: decoded only
+//! with `--allow-pickle`, by npy-core's restricted unpickler (which never
+//! runs code), as numpy decodes them only with `allow_pickle=True`.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use npy_core::pickle::{Encoding, PickleOptions};
+use npy_core::{DType, Header, NpyArray, Order, ParseOptions, ReadOptions};
+use npy_mmap::npz::NpzArchive;
+
+use crate::cli::{PickleArgs, PickleEncoding, ShowArgs};
+use crate::commands::Verdict;
+use crate::print;
+use crate::source::{self, Kind, NpyFile, OpenedArray};
+
+/// numpy's `np.load` options for these arguments.
+pub fn read_options(pickle: &PickleArgs, parse: ParseOptions) -> ReadOptions {
+    ReadOptions {
+        parse: ParseOptions {
+            allow_pickle: pickle.allow_pickle,
+            ..parse
+        },
+        pickle: PickleOptions {
+            encoding: match pickle.encoding {
+                PickleEncoding::Ascii => Encoding::Ascii,
+                PickleEncoding::Latin1 => Encoding::Latin1,
+                PickleEncoding::Bytes => Encoding::Bytes,
+            },
+            ..PickleOptions::default()
+        },
+        ..ReadOptions::default()
+    }
+}
+
+/// Header parsing that lets object dtypes through (nothing is unpickled).
+fn header_options() -> ParseOptions {
+    ParseOptions {
+        max_header_size: source::INSPECT_MAX_HEADER,
+        allow_pickle: true,
+    }
+}
+
+/// `npy show` of an object array: numpy's `str()` of it, or `None` when the
+/// array (the .npy, or the chosen npz member) does not hold objects.
+pub fn show(args: &ShowArgs) -> anyhow::Result<Option<String>> {
+    if source::is_stdin(&args.path) {
+        return show_stdin(args);
+    }
+    let Some(array) = load(&args.path, args.member.as_deref(), &args.pickle)? else {
+        return Ok(None);
+    };
+    let array = select_rows(array, args)?;
+    Ok(Some(print::object_array_str(&array)?))
+}
+
+/// `npy show -`: a stream can be read once, so with `--allow-pickle` it is
+/// read here, whatever it holds (without, the ordinary path reads it and
+/// refuses objects).
+fn show_stdin(args: &ShowArgs) -> anyhow::Result<Option<String>> {
+    if !args.pickle.allow_pickle {
+        return Ok(None);
+    }
+    let array = read_stdin(&read_options(&args.pickle, header_options()))?;
+    if array.objects().is_none() {
+        let mut opened = OpenedArray::from_array(array);
+        return crate::commands::show::render(&mut opened, args).map(Some);
+    }
+    let array = select_rows(array, args)?;
+    Ok(Some(print::object_array_str(&array)?))
+}
+
+fn read_stdin(options: &ReadOptions) -> anyhow::Result<NpyArray> {
+    npy_core::read_npy(std::io::stdin().lock(), options)
+        .context("standard input is not a valid .npy stream")
+}
+
+/// `npy validate - --allow-pickle`: the stream read as `np.load` would,
+/// objects decoded, then the bytes after it counted.
+pub fn check_stdin(options: &ReadOptions) -> anyhow::Result<Verdict> {
+    let mut stdin = std::io::stdin().lock();
+    let array = match npy_core::read_npy(&mut stdin, options) {
+        Ok(array) => array,
+        Err(npy_core::Error::Io(err)) => return Err(err).context("cannot read standard input"),
+        Err(err) => return Ok(Verdict::invalid(crate::one_line(&err.to_string()))),
+    };
+    let rest =
+        std::io::copy(&mut stdin, &mut std::io::sink()).context("cannot read standard input")?;
+    let mut verdict = Verdict::default();
+    if rest > 0 {
+        verdict.trailing.push(format!(
+            "{rest} trailing bytes after the {} bytes of data",
+            array.layout().data_len
+        ));
+    }
+    Ok(verdict)
+}
+
+/// The object array at `path` (or its `member`), loaded if pickles are
+/// allowed; `None` if it is not an object array.
+fn load(
+    path: &Path,
+    member: Option<&str>,
+    pickle: &PickleArgs,
+) -> anyhow::Result<Option<NpyArray>> {
+    let options = read_options(pickle, header_options());
+    match source::sniff(path)? {
+        Kind::Npy => {
+            let file = NpyFile::open(path, &header_options())?;
+            if file.header.dtype != DType::Object {
+                return Ok(None);
+            }
+            refuse_unless_allowed(pickle, path)?;
+            Ok(Some(npy_mmap::load_with(path, &options)?))
+        }
+        Kind::Npz => {
+            let mut archive = NpzArchive::open_with_options(path, options)
+                .with_context(|| format!("cannot read the archive {}", path.display()))?;
+            let key = match member {
+                Some(key) => key.to_string(),
+                None if archive.len() == 1 => archive.keys()[0].clone(),
+                // The array path explains the choice of member.
+                None => return Ok(None),
+            };
+            if !archive.contains(&key) || !archive.is_npy(&key)? {
+                return Ok(None);
+            }
+            if !matches!(archive.header(&key), Ok((header, _)) if header.dtype == DType::Object) {
+                return Ok(None);
+            }
+            refuse_unless_allowed(pickle, path)?;
+            Ok(Some(archive.load(&key)?))
+        }
+    }
+}
+
+fn refuse_unless_allowed(pickle: &PickleArgs, path: &Path) -> anyhow::Result<()> {
+    if !pickle.allow_pickle {
+        bail!(
+            "Object arrays cannot be loaded when allow_pickle=False: {} holds Python objects \
+             (dtype=object); --allow-pickle decodes them with a restricted unpickler that \
+             never runs code",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// `--rows` and `--limit` on axis 0 of an object array.
+fn select_rows(array: NpyArray, args: &ShowArgs) -> anyhow::Result<NpyArray> {
+    if args.rows.is_none() && args.limit.is_none() {
+        return Ok(array);
+    }
+    let header = array.header().clone();
+    let Some(&rows) = header.shape.first() else {
+        bail!("--rows and --limit need an array with at least one dimension; this one is 0-d");
+    };
+    let mut range = args.rows.map_or(0..rows, |r| r.resolve(rows));
+    if let Some(limit) = args.limit {
+        range.end = range.end.min(range.start.saturating_add(limit));
+    }
+    let per_row: usize = header.shape[1..].iter().product();
+    let values = array.into_c_order().into_objects().unwrap_or_default();
+    let selected = values[range.start * per_row..range.end * per_row].to_vec();
+    let mut shape = header.shape.clone();
+    shape[0] = range.len();
+    Ok(NpyArray::from_objects(
+        Header::new(DType::Object, Order::C, shape),
+        selected,
+    )?)
+}
+
+/// `npy validate --allow-pickle` of an object array: the pickle decodes in
+/// full; bytes after it are trailing bytes, as after any array's data.
+pub fn check_pickle(path: &Path, file: &NpyFile, options: &ReadOptions) -> Verdict {
+    match npy_mmap::load_with(path, options) {
+        Ok(array) => {
+            let end = array.layout().data_end() as u64;
+            let mut verdict = Verdict::default();
+            if let Some(surplus) = file.file_size.checked_sub(end).filter(|&n| n > 0) {
+                verdict.trailing.push(format!(
+                    "{surplus} trailing bytes after the {} bytes of pickled data",
+                    array.layout().data_len
+                ));
+            }
+            verdict
+        }
+        Err(err) => {
+            let text = match &err {
+                npy_mmap::Error::Header { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            Verdict::invalid(crate::one_line(&text))
+        }
+    }
+}

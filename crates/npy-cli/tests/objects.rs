@@ -1,0 +1,332 @@
+//! Object arrays (`dtype=object`) in the CLI, against numpy's answers in
+//! `manifest.json` (sections `object` and `object_npz`): `show
+//! --allow-pickle` prints exactly numpy's `str()`, `info` describes them
+//! without decoding, `validate --allow-pickle` decodes the pickle to its end.
+
+mod common;
+
+use std::ffi::OsStr;
+
+use common::{assert_exit, fixtures, npy, scratch, stderr, stdout};
+use serde_json::Value;
+
+fn section(name: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(fixtures().join("manifest.json")).unwrap();
+    let manifest: Value = serde_json::from_str(&text).unwrap();
+    manifest[name].as_array().unwrap().clone()
+}
+
+#[test]
+fn show_prints_numpys_str_of_every_object_fixture() {
+    let mut checked = 0;
+    for entry in section("object") {
+        let file = entry["file"].as_str().unwrap();
+        let path = fixtures().join(file);
+        for (encoding, numpy) in entry["loads"].as_object().unwrap() {
+            let args = [
+                OsStr::new("show"),
+                OsStr::new("--allow-pickle"),
+                OsStr::new("--encoding"),
+                OsStr::new(encoding),
+                path.as_os_str(),
+            ];
+            let output = npy(args);
+            checked += 1;
+            if numpy["self_reference"] == true {
+                // numpy prints `[list([[...]])]`; a tree cannot hold itself.
+                assert_exit(&output, 1);
+                assert!(stderr(&output).contains("holds itself"), "{file}");
+            } else if let Some(error) = numpy.get("error") {
+                assert_exit(&output, 1);
+                assert!(error["message"].as_str().unwrap().contains("'ascii'"));
+                assert!(
+                    stderr(&output).contains("'ascii' codec can't decode"),
+                    "{file}"
+                );
+            } else {
+                assert_exit(&output, 0);
+                let expected = format!("{}\n", numpy["str"].as_str().unwrap());
+                assert_eq!(stdout(&output), expected, "{file} ({encoding})");
+            }
+        }
+    }
+    assert!(checked >= 20);
+}
+
+#[test]
+fn show_prints_npz_object_members_like_numpy() {
+    for archive in section("object_npz") {
+        let path = fixtures().join(archive["file"].as_str().unwrap());
+        for (key, numpy) in archive["members"].as_object().unwrap() {
+            let output = npy([
+                OsStr::new("show"),
+                OsStr::new("--allow-pickle"),
+                path.as_os_str(),
+                OsStr::new("--member"),
+                OsStr::new(key),
+            ]);
+            assert_exit(&output, 0);
+            let expected = format!("{}\n", numpy["str"].as_str().unwrap());
+            assert_eq!(stdout(&output), expected, "{key}");
+        }
+    }
+}
+
+#[test]
+fn object_arrays_need_allow_pickle_everywhere() {
+    let path = fixtures().join("object/obj_issue_example.npy");
+    let output = npy([OsStr::new("show"), path.as_os_str()]);
+    assert_exit(&output, 1);
+    let message = stderr(&output);
+    assert!(
+        message.contains("Object arrays cannot be loaded when allow_pickle=False"),
+        "{message}"
+    );
+    assert!(message.contains("--allow-pickle"), "{message}");
+    let archive = fixtures().join("npz/objects.npz");
+    let output = npy([
+        OsStr::new("show"),
+        archive.as_os_str(),
+        OsStr::new("--member"),
+        OsStr::new("obj"),
+    ]);
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains("allow_pickle=False"));
+    // Numeric members of the same archive show as before.
+    let output = npy([
+        OsStr::new("show"),
+        archive.as_os_str(),
+        OsStr::new("--member"),
+        OsStr::new("num"),
+    ]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "[0 1 2]\n");
+    // Mapping refuses objects in numpy's words.
+    let output = npy([OsStr::new("stats"), path.as_os_str()]);
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains("Array can't be memory-mapped: Python objects in dtype."));
+}
+
+#[test]
+fn show_selects_rows_of_object_arrays() {
+    let path = fixtures().join("object/obj_f_2d.npy");
+    let output = npy([
+        OsStr::new("show"),
+        OsStr::new("--allow-pickle"),
+        OsStr::new("--rows"),
+        OsStr::new("1:"),
+        path.as_os_str(),
+    ]);
+    assert_exit(&output, 0);
+    // numpy: str(np.load(path, allow_pickle=True)[1:])
+    assert_eq!(stdout(&output), "[[list([1]) (2,) {3}]]\n");
+    let path = fixtures().join("object/obj_big_strings.npy");
+    let output = npy([
+        OsStr::new("show"),
+        OsStr::new("--allow-pickle"),
+        OsStr::new("--limit"),
+        OsStr::new("3"),
+        path.as_os_str(),
+    ]);
+    assert_eq!(stdout(&output), "['s0' 's1' 's2']\n");
+}
+
+#[test]
+fn info_describes_object_arrays_without_decoding_them() {
+    for entry in section("object") {
+        let file = entry["file"].as_str().unwrap();
+        let output = npy([
+            OsStr::new("info"),
+            OsStr::new("--json"),
+            fixtures().join(file).as_os_str(),
+        ]);
+        assert_exit(&output, 0);
+        let info: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(info["descr"], "|O", "{file}");
+        assert_eq!(info["shape"], entry["shape"], "{file}");
+        assert_eq!(info["fortran_order"], entry["fortran_order"], "{file}");
+        assert_eq!(info["data_offset"], entry["data_offset"], "{file}");
+        let count: u64 = entry["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .product();
+        assert_eq!(info["nbytes"], count * 8, "{file}: numpy's nbytes");
+        let pickle = entry["file_size"].as_u64().unwrap() - entry["data_offset"].as_u64().unwrap();
+        assert_eq!(info["pickle_bytes"], pickle, "{file}");
+    }
+    let output = npy([
+        OsStr::new("info"),
+        fixtures().join("object/obj_0d.npy").as_os_str(),
+    ]);
+    let text = stdout(&output);
+    assert!(text.contains("dtype:         '|O'"), "{text}");
+    assert!(text.contains("a pickle of"), "{text}");
+}
+
+#[test]
+fn validate_decodes_the_pickle_to_the_end_of_the_file() {
+    let dir = fixtures().join("object");
+    let good = dir.join("obj_kinds.npy");
+    // Without --allow-pickle an object array is invalid, in numpy's words.
+    let output = npy([OsStr::new("validate"), good.as_os_str()]);
+    assert_exit(&output, 1);
+    assert!(stdout(&output).contains("Object arrays cannot be loaded when allow_pickle=False"));
+    let output = npy([
+        OsStr::new("validate"),
+        OsStr::new("--allow-pickle"),
+        good.as_os_str(),
+    ]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "");
+    // Every fixture numpy loads is valid; the two it cannot (as a tree, or in ASCII) are not.
+    for entry in section("object") {
+        let path = fixtures().join(entry["file"].as_str().unwrap());
+        let loads = &entry["loads"]["ASCII"];
+        let output = npy([
+            OsStr::new("validate"),
+            OsStr::new("--allow-pickle"),
+            path.as_os_str(),
+        ]);
+        let expected = if loads.get("array").is_some() { 0 } else { 1 };
+        assert_exit(&output, expected);
+    }
+    let py2 = dir.join("obj_py2.npy");
+    let output = npy([
+        OsStr::new("validate"),
+        OsStr::new("--allow-pickle"),
+        OsStr::new("--encoding"),
+        OsStr::new("latin1"),
+        py2.as_os_str(),
+    ]);
+    assert_exit(&output, 0);
+    // Bytes after the pickle, and a pickle cut short.
+    let bytes = std::fs::read(&good).unwrap();
+    let scratch = scratch("validate_objects");
+    let trailing = scratch.join("trailing.npy");
+    std::fs::write(&trailing, [bytes.as_slice(), b"junk"].concat()).unwrap();
+    let truncated = scratch.join("truncated.npy");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 1]).unwrap();
+    // Bytes after the pickle are a note, as after any array's data (numpy
+    // ignores them), and a problem with --strict.
+    let output = npy([
+        OsStr::new("validate"),
+        OsStr::new("--allow-pickle"),
+        trailing.as_os_str(),
+    ]);
+    assert_exit(&output, 0);
+    let note = stderr(&output);
+    assert!(
+        note.contains("4 trailing bytes after the 920 bytes of pickled data"),
+        "{note}"
+    );
+    let output = npy([
+        OsStr::new("validate"),
+        OsStr::new("--allow-pickle"),
+        OsStr::new("--strict"),
+        trailing.as_os_str(),
+        truncated.as_os_str(),
+    ]);
+    assert_exit(&output, 1);
+    let text = stdout(&output);
+    assert!(
+        text.contains("trailing.npy: 4 trailing bytes after the 920 bytes of pickled data"),
+        "{text}"
+    );
+    assert!(
+        text.contains("truncated.npy: cannot unpickle the object array data"),
+        "{text}"
+    );
+    assert!(text.contains("pickle data was truncated"), "{text}");
+    // Archives: members with objects decode to their end too.
+    for archive in section("object_npz") {
+        let path = fixtures().join(archive["file"].as_str().unwrap());
+        let output = npy([
+            OsStr::new("validate"),
+            OsStr::new("--allow-pickle"),
+            path.as_os_str(),
+        ]);
+        assert_exit(&output, 0);
+        let output = npy([OsStr::new("validate"), path.as_os_str()]);
+        assert_exit(&output, 1);
+    }
+}
+
+/// Object arrays numpy writes on the spot, holding arrays of every dtype and
+/// random nested values: `show --allow-pickle` prints numpy's `str()`.
+const GENERATE_OBJECTS: &str = r#"
+import json, random, sys, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+out = sys.argv[1]
+rng = random.Random(11)
+arrays = [
+    np.arange(12.0).reshape(3, 4) * 1.1, np.asfortranarray(np.arange(6.0).reshape(2, 3) / 7),
+    np.array([np.nan, -np.inf, 0.0, -0.0, 1e-300, 1e300]), np.arange(5.0, dtype=">f8") / 3,
+    np.linspace(0, 1, 7, dtype=np.float32), np.array([0.1, 1000.5, -2.0], dtype=np.float16),
+    np.arange(-5, 5, dtype=np.int8), np.array([0, 2**64 - 1], dtype=np.uint64),
+    np.arange(2 * 3 * 400).reshape(2, 3, 400), np.array([True, False]),
+    np.array([1 + 2j, -3.5 - 4j]), np.array([b"ab", b"", b"a'b"], dtype="S5"),
+    np.array(["ab", "", "\u00e9t\u00e9"], dtype="U4"),
+    np.array(["2020-01-01T12:34:56", "NaT"], dtype="M8[s]"), np.array([1, -5, "NaT"], dtype="m8[ms]"),
+    np.array([(1, 2.5, b"x")], dtype=[("a", "<i4"), ("b", ">f8"), ("c", "S2")]),
+    np.array(3.25), np.zeros((0, 3)), np.arange(40, dtype=np.float64) * 12345.678,
+]
+def leaf():
+    return rng.choice([None, True, rng.randint(-10**12, 10**12), rng.random() * 10 ** rng.randint(-8, 8),
+                       "t" * rng.randint(0, 30), b"b" * rng.randint(0, 3), (1, "x"), {"k": [1, 2]},
+                       {3, 4}, np.float64(rng.random()), rng.choice(arrays)])
+cases = {
+    "arrays": arrays,
+    "mixed": [leaf() for _ in range(60)],
+    "grid": [[leaf() for _ in range(4)] for _ in range(3)],
+    "big": [leaf() for _ in range(1500)],
+    "lists": [[leaf(), [leaf()]] for _ in range(8)],
+}
+expected = {}
+for name, values in cases.items():
+    a = np.empty(len(values), dtype=object)
+    a[:] = values if name != "grid" else [None] * len(values)
+    if name == "grid":
+        a = np.empty((3, 4), dtype=object)
+        for i in range(3):
+            for j in range(4):
+                a[i, j] = values[i][j]
+    np.save(f"{out}/{name}.npy", a)
+    expected[name] = str(np.load(f"{out}/{name}.npy", allow_pickle=True))
+json.dump(expected, open(f"{out}/expected.json", "w"))
+"#;
+
+#[test]
+#[ignore = "needs numpy: run with NPY_PYTHON set (just interop)"]
+fn show_prints_what_numpy_prints_for_fresh_object_arrays() {
+    let dir = scratch("objects_interop");
+    let python = std::env::var("NPY_PYTHON").expect("NPY_PYTHON names a Python with numpy");
+    let status = std::process::Command::new(python)
+        .args(["-c", GENERATE_OBJECTS])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "the numpy generator failed");
+    let text = std::fs::read_to_string(dir.join("expected.json")).unwrap();
+    let expected: Value = serde_json::from_str(&text).unwrap();
+    let mut failures = Vec::new();
+    for (name, numpy) in expected.as_object().unwrap() {
+        let path = dir.join(format!("{name}.npy"));
+        let output = npy([
+            OsStr::new("show"),
+            OsStr::new("--allow-pickle"),
+            path.as_os_str(),
+        ]);
+        let want = format!("{}\n", numpy.as_str().unwrap());
+        if stdout(&output) != want {
+            failures.push(format!(
+                "{name}:\n--- numpy\n{want}--- npy\n{}{}",
+                stdout(&output),
+                stderr(&output)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,147 @@
+//! Object arrays without running code: a restricted unpickler and a pickler
+//! for numpy's `dtype=object` data.
+//!
+//! `np.save` writes an object array as its header (descr `'|O'`) followed by
+//! `pickle.dump(array, protocol=4)`. numpy reads that back only with
+//! `allow_pickle=True`, because Python's unpickler calls whatever the pickle
+//! names. This module decodes the same data without calling anything:
+//!
+//! * The unpickler is a bounded stack machine for the binary opcodes of
+//!   protocols 2 to 5 (frames, memo, `MARK`-based containers, `LONG1`,
+//!   Python 2 strings). Text opcodes (protocol 0/1), persistent ids,
+//!   extension codes, `NEWOBJ`/`INST`/`OBJ` and out-of-band buffers are
+//!   refused, naming the opcode.
+//! * `GLOBAL`/`STACK_GLOBAL` resolve against a fixed table of what numpy's
+//!   pickles name: `numpy._core.multiarray._reconstruct` (and numpy 1.x's
+//!   `numpy.core.multiarray`), `numpy.ndarray`, `numpy.dtype`,
+//!   `numpy._core.multiarray.scalar`, `numpy._core.numeric._frombuffer`
+//!   (protocol 5), and the builtins that protocol 2 spells as calls
+//!   (`set`, `frozenset`, `bytearray`, `bytes`, `complex`,
+//!   `_codecs.encode`). Any other global (`os.system`, `pandas…`,
+//!   `datetime.date`) is an error that names it. `REDUCE` and `BUILD` on
+//!   the allowed globals are *interpreted* by their known pattern
+//!   (`_reconstruct(ndarray, (0,), b'b')` then `BUILD` with `(version,
+//!   shape, dtype, is_fortran, data)`); nothing is ever called.
+//! * Bounded: memory while decoding follows the input (one arena node per
+//!   opcode, payloads copied from the input as it arrives, never allocated
+//!   from a declared length); the decoded values may take at most
+//!   [`PickleOptions::max_expansion`] times the pickle's size (shared objects
+//!   are copied, so a memo reference costs what it copies), and nest at most
+//!   [`PickleOptions::max_depth`] deep. Time is linear in the input plus the
+//!   output.
+//!
+//! Decoded values are [`PyValue`]s; the array itself is an
+//! [`NpyArray`] whose [`objects`](crate::NpyArray::objects)
+//! are its values. Readers ([`read_npy`](crate::read_npy), and npy-mmap's
+//! `load` and npz reader) decode object arrays when
+//! [`ParseOptions::allow_pickle`](crate::ParseOptions) is set, and
+//! [`write_array`](crate::io::write_array) writes them as numpy does.
+//!
+//! ```
+//! use npy_core::pickle::{self, PickleOptions, PyValue};
+//!
+//! let value = PyValue::List(vec!["abc".into(), 1.into(), PyValue::None]);
+//! let bytes = pickle::dumps(&value)?;
+//! assert_eq!(pickle::loads(&bytes, &PickleOptions::default())?, value);
+//!
+//! // A pickle that names os.system is refused, naming it.
+//! let evil = b"\x80\x04\x8c\x02os\x8c\x06system\x93\x8c\x02id\x85R.";
+//! let error = pickle::loads(evil, &PickleOptions::default()).unwrap_err();
+//! assert!(error.to_string().contains("'os.system' is not allowed"));
+//! # Ok::<(), npy_core::Error>(())
+//! ```
+
+mod value;
+mod vm;
+mod write;
+
+use std::io::Read;
+
+pub use value::{NumpyScalar, PyValue};
+
+use crate::Result;
+use crate::io::NpyArray;
+
+/// [`PickleOptions::max_depth`]'s default.
+pub(crate) const DEFAULT_MAX_DEPTH: usize = 1000;
+
+/// How Python 2 `str` objects in a pickle are decoded: numpy's `encoding`
+/// argument of `np.load`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// `'ASCII'` (numpy's default): as `str`; a byte above 127 is an error.
+    #[default]
+    Ascii,
+    /// `'latin1'`: as `str`, each byte one character (what numpy advises for
+    /// Python 2 files holding numeric arrays).
+    Latin1,
+    /// `'bytes'`: as `bytes`.
+    Bytes,
+}
+
+/// How object array pickles are decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PickleOptions {
+    /// Python 2 strings (`BINSTRING`/`SHORT_BINSTRING`), as `np.load`'s `encoding`.
+    pub encoding: Encoding,
+    /// Deepest nesting of containers and arrays accepted. Default 1000
+    /// (Python's own recursion limit for pickling).
+    pub max_depth: usize,
+    /// The decoded values (counted as `size_of::<PyValue>()` per value plus
+    /// their bytes) may take at most this many times the pickle's size,
+    /// plus 1 MiB. Default 64: plain data stays well below (a `None` is 1
+    /// byte of pickle and 32 of value); what exceeds it is one object
+    /// copied over and over through the memo.
+    pub max_expansion: usize,
+}
+
+impl Default for PickleOptions {
+    fn default() -> Self {
+        PickleOptions {
+            encoding: Encoding::Ascii,
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_expansion: 64,
+        }
+    }
+}
+
+/// Decodes one pickle from `reader`, reading exactly up to its `STOP`
+/// opcode (so several can follow each other); returns the value and the
+/// number of bytes read.
+///
+/// Errors: [`Error::Unpickling`](crate::Error::Unpickling) for anything the
+/// restricted unpickler refuses or finds malformed, read errors.
+pub fn unpickle<R: Read>(reader: R, options: &PickleOptions) -> Result<(PyValue, u64)> {
+    vm::Unpickler::new(reader, options).run()
+}
+
+/// Decodes a pickle that must fill `bytes` exactly.
+pub fn loads(bytes: &[u8], options: &PickleOptions) -> Result<PyValue> {
+    let (value, used) = unpickle(bytes, options)?;
+    if used != bytes.len() as u64 {
+        return Err(crate::Error::Unpickling {
+            position: used,
+            reason: format!(
+                "{} bytes follow the pickle's STOP opcode",
+                bytes.len() as u64 - used
+            ),
+        });
+    }
+    Ok(value)
+}
+
+/// The protocol-4 pickle of `value`, as Python's `pickle.dumps` would load it
+/// (numpy arrays as numpy pickles them).
+pub fn dumps(value: &PyValue) -> Result<Vec<u8>> {
+    let mut pickler = write::Pickler::new();
+    pickler.value(value)?;
+    Ok(pickler.finish())
+}
+
+/// The pickle `np.save` writes after the header of `array`.
+pub(crate) fn pickle_array(array: &NpyArray) -> Result<Vec<u8>> {
+    write::pickle_array(array)
+}
+
+pub(crate) use vm::fortran_to_c;
+pub(crate) use write::check_count;

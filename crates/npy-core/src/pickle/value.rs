@@ -1,0 +1,501 @@
+//! [`PyValue`]: the Python values an object array can hold, as Rust data.
+
+use std::fmt::{self, Write as _};
+
+use crate::io::NpyArray;
+use crate::pyrepr::{push_bytes_repr, push_str_repr};
+use crate::value::Value;
+use crate::{DType, Error, Result};
+
+/// One Python object from an object array: the plain values `np.save`
+/// pickles, and nested numpy arrays and scalars.
+///
+/// Equality is structural, and floats compare by their bits, so a value
+/// equals itself (NaN included) and a round trip through a file compares
+/// equal; `0.0` and `-0.0` differ. `Display` is Python's `repr()`.
+///
+/// ```
+/// use npy_core::pickle::PyValue;
+///
+/// let row = PyValue::List(vec!["abc".into(), 1.into(), 2.5.into(), PyValue::None]);
+/// assert_eq!(row.to_string(), "['abc', 1, 2.5, None]");
+/// let n: i64 = PyValue::Int(7).try_into()?;
+/// assert_eq!(n, 7);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub enum PyValue {
+    /// `None`.
+    None,
+    /// `True` / `False`.
+    Bool(bool),
+    /// An `int` that fits 64 bits.
+    Int(i64),
+    /// An `int` that does not fit 64 bits: its two's-complement bytes,
+    /// little-endian, as few as represent it (pickle's `LONG1` payload).
+    /// Values that fit an `i64` are always [`PyValue::Int`].
+    BigInt(Vec<u8>),
+    /// A `float`.
+    Float(f64),
+    /// A `complex`: real and imaginary parts.
+    Complex(f64, f64),
+    /// A `str`.
+    Str(String),
+    /// A `bytes`.
+    Bytes(Vec<u8>),
+    /// A `bytearray`.
+    ByteArray(Vec<u8>),
+    /// A `tuple`.
+    Tuple(Vec<PyValue>),
+    /// A `list`.
+    List(Vec<PyValue>),
+    /// A `dict`: its items in insertion order.
+    Dict(Vec<(PyValue, PyValue)>),
+    /// A `set`: its items in the pickle's order.
+    Set(Vec<PyValue>),
+    /// A `frozenset`: its items in the pickle's order.
+    FrozenSet(Vec<PyValue>),
+    /// A numpy array (any dtype, object arrays included), loaded.
+    Array(Box<NpyArray>),
+    /// A numpy scalar (`np.float64(1.5)`, `np.int32(3)`).
+    Scalar(Box<NumpyScalar>),
+}
+
+/// A numpy scalar: its dtype and its bytes, in the dtype's byte order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumpyScalar {
+    /// The scalar's type (not an object type).
+    pub dtype: DType,
+    /// Exactly `dtype.itemsize()` bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl NumpyScalar {
+    /// The scalar decoded as an element of its dtype.
+    pub fn value(&self) -> Result<Value> {
+        Value::decode(&self.dtype, &self.bytes)
+    }
+}
+
+impl PartialEq for PyValue {
+    fn eq(&self, other: &Self) -> bool {
+        use PyValue::*;
+        match (self, other) {
+            (None, None) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (BigInt(a), BigInt(b)) => a == b,
+            (Float(a), Float(b)) => a.to_bits() == b.to_bits(),
+            (Complex(a, b), Complex(c, d)) => {
+                a.to_bits() == c.to_bits() && b.to_bits() == d.to_bits()
+            }
+            (Str(a), Str(b)) => a == b,
+            (Bytes(a), Bytes(b)) | (ByteArray(a), ByteArray(b)) => a == b,
+            (Tuple(a), Tuple(b))
+            | (List(a), List(b))
+            | (Set(a), Set(b))
+            | (FrozenSet(a), FrozenSet(b)) => a == b,
+            (Dict(a), Dict(b)) => a == b,
+            (Array(a), Array(b)) => a == b,
+            (Scalar(a), Scalar(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for PyValue {}
+
+impl PyValue {
+    /// The Python type name (`'int'`, `'list'`, `'numpy.ndarray'`, ...), for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            PyValue::None => "NoneType",
+            PyValue::Bool(_) => "bool",
+            PyValue::Int(_) | PyValue::BigInt(_) => "int",
+            PyValue::Float(_) => "float",
+            PyValue::Complex(..) => "complex",
+            PyValue::Str(_) => "str",
+            PyValue::Bytes(_) => "bytes",
+            PyValue::ByteArray(_) => "bytearray",
+            PyValue::Tuple(_) => "tuple",
+            PyValue::List(_) => "list",
+            PyValue::Dict(_) => "dict",
+            PyValue::Set(_) => "set",
+            PyValue::FrozenSet(_) => "frozenset",
+            PyValue::Array(_) => "numpy.ndarray",
+            PyValue::Scalar(_) => "numpy scalar",
+        }
+    }
+
+    /// An `int` from the little-endian two's-complement bytes of pickle's
+    /// `LONG1`/`LONG4` (empty is 0): [`PyValue::Int`] when it fits.
+    pub fn int_from_le_bytes(bytes: &[u8]) -> PyValue {
+        // Without redundant sign bytes, equal numbers have equal bytes.
+        let bytes = trim_sign_bytes(bytes);
+        if bytes.len() <= 8 {
+            let fill = if bytes.last().is_some_and(|&b| b >= 0x80) {
+                0xff
+            } else {
+                0
+            };
+            let mut word = [fill; 8];
+            word[..bytes.len()].copy_from_slice(bytes);
+            return PyValue::Int(i64::from_le_bytes(word));
+        }
+        PyValue::BigInt(bytes.to_vec())
+    }
+
+    /// The little-endian two's-complement bytes of an int value (the
+    /// shortest, as pickle's `LONG1` wants them); `None` for other values.
+    pub fn int_le_bytes(&self) -> Option<Vec<u8>> {
+        match self {
+            PyValue::Int(0) => Some(Vec::new()),
+            PyValue::Int(n) => Some(trim_sign_bytes(&n.to_le_bytes()).to_vec()),
+            PyValue::BigInt(bytes) => Some(bytes.clone()),
+            _ => None,
+        }
+    }
+
+    /// Appends Python's `repr()` of the value.
+    ///
+    /// Nested numpy arrays are written in a short form
+    /// (`array(shape=[2], dtype='<f8')`): numpy's own array repr depends on
+    /// its print options; [`write_repr_with`](Self::write_repr_with) lets a
+    /// caller supply it (the `npy` CLI prints numpy's exact text).
+    pub fn write_repr(&self, out: &mut String) {
+        self.write_repr_with(out, &|_| None);
+    }
+
+    /// Python's `repr()` of the value, with `numpy_repr` asked first for
+    /// every nested array and numpy scalar (inside containers too); `None`
+    /// falls back to the short form of [`write_repr`](Self::write_repr).
+    pub fn write_repr_with(
+        &self,
+        out: &mut String,
+        numpy_repr: &dyn Fn(&PyValue) -> Option<String>,
+    ) {
+        if matches!(self, PyValue::Array(_) | PyValue::Scalar(_))
+            && let Some(text) = numpy_repr(self)
+        {
+            out.push_str(&text);
+            return;
+        }
+        let write_items = |out: &mut String, items: &[PyValue]| {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                item.write_repr_with(out, numpy_repr);
+            }
+        };
+        match self {
+            PyValue::None => out.push_str("None"),
+            PyValue::Bool(true) => out.push_str("True"),
+            PyValue::Bool(false) => out.push_str("False"),
+            PyValue::Int(n) => {
+                let _ = write!(out, "{n}");
+            }
+            PyValue::BigInt(bytes) => push_big_decimal(out, bytes),
+            PyValue::Float(x) => {
+                let _ = write!(out, "{}", Value::Float(*x));
+            }
+            PyValue::Complex(re, im) => {
+                let _ = write!(out, "{}", Value::Complex(*re, *im));
+            }
+            PyValue::Str(s) => push_str_repr(out, s),
+            PyValue::Bytes(b) => push_bytes_repr(out, b),
+            PyValue::ByteArray(b) => {
+                out.push_str("bytearray(");
+                push_bytes_repr(out, b);
+                out.push(')');
+            }
+            PyValue::Tuple(items) => {
+                out.push('(');
+                write_items(out, items);
+                if items.len() == 1 {
+                    out.push(',');
+                }
+                out.push(')');
+            }
+            PyValue::List(items) => {
+                out.push('[');
+                write_items(out, items);
+                out.push(']');
+            }
+            PyValue::Dict(items) => {
+                out.push('{');
+                for (i, (key, value)) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    key.write_repr_with(out, numpy_repr);
+                    out.push_str(": ");
+                    value.write_repr_with(out, numpy_repr);
+                }
+                out.push('}');
+            }
+            PyValue::Set(items) if items.is_empty() => out.push_str("set()"),
+            PyValue::Set(items) => {
+                out.push('{');
+                write_items(out, items);
+                out.push('}');
+            }
+            PyValue::FrozenSet(items) if items.is_empty() => out.push_str("frozenset()"),
+            PyValue::FrozenSet(items) => {
+                out.push_str("frozenset({");
+                write_items(out, items);
+                out.push_str("})");
+            }
+            PyValue::Array(array) => {
+                // numpy's full array repr needs its printing options; this
+                // is the plain nested-list form. The CLI prints numpy's.
+                let _ = write!(
+                    out,
+                    "array(shape={:?}, dtype={})",
+                    array.header().shape,
+                    array.header().dtype.descr()
+                );
+            }
+            PyValue::Scalar(scalar) => match scalar.value() {
+                Ok(value) => {
+                    let _ = write!(out, "{value}");
+                }
+                Err(_) => out.push_str("<numpy scalar>"),
+            },
+        }
+    }
+}
+
+/// `bytes` without the high bytes that only repeat the sign.
+fn trim_sign_bytes(bytes: &[u8]) -> &[u8] {
+    let mut len = bytes.len();
+    while len > 1 {
+        let (last, prev) = (bytes[len - 1], bytes[len - 2]);
+        if (last == 0 && prev < 0x80) || (last == 0xff && prev >= 0x80) {
+            len -= 1;
+        } else {
+            break;
+        }
+    }
+    &bytes[..len]
+}
+
+/// Appends the decimal digits of a little-endian two's-complement integer.
+fn push_big_decimal(out: &mut String, bytes: &[u8]) {
+    let negative = bytes.last().is_some_and(|&b| b >= 0x80);
+    // Magnitude as little-endian u32 limbs.
+    let mut limbs: Vec<u32> = bytes
+        .chunks(4)
+        .map(|chunk| {
+            let fill = if negative { 0xff } else { 0 };
+            let mut word = [fill; 4];
+            word[..chunk.len()].copy_from_slice(chunk);
+            u32::from_le_bytes(word)
+        })
+        .collect();
+    if negative {
+        // Two's complement: invert and add one.
+        let mut carry = 1u64;
+        for limb in &mut limbs {
+            let sum = u64::from(!*limb) + carry;
+            *limb = sum as u32;
+            carry = sum >> 32;
+        }
+    }
+    let mut groups = Vec::new();
+    while limbs.iter().any(|&l| l != 0) {
+        let mut rem = 0u64;
+        for limb in limbs.iter_mut().rev() {
+            let cur = (rem << 32) | u64::from(*limb);
+            *limb = (cur / 1_000_000_000) as u32;
+            rem = cur % 1_000_000_000;
+        }
+        groups.push(rem as u32);
+    }
+    if negative {
+        out.push('-');
+    }
+    match groups.split_last() {
+        None => out.push('0'),
+        Some((first, rest)) => {
+            let _ = write!(out, "{first}");
+            for group in rest.iter().rev() {
+                let _ = write!(out, "{group:09}");
+            }
+        }
+    }
+}
+
+impl fmt::Display for PyValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        self.write_repr(&mut out);
+        f.write_str(&out)
+    }
+}
+
+macro_rules! from_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for PyValue {
+            fn from(n: $t) -> PyValue {
+                PyValue::Int(i64::from(n))
+            }
+        }
+    )*};
+}
+from_int!(i8, i16, i32, i64, u8, u16, u32);
+
+impl From<u64> for PyValue {
+    fn from(n: u64) -> PyValue {
+        match i64::try_from(n) {
+            Ok(n) => PyValue::Int(n),
+            Err(_) => PyValue::int_from_le_bytes(&u128::from(n).to_le_bytes()),
+        }
+    }
+}
+
+impl From<i128> for PyValue {
+    fn from(n: i128) -> PyValue {
+        PyValue::int_from_le_bytes(&n.to_le_bytes())
+    }
+}
+
+impl From<bool> for PyValue {
+    fn from(b: bool) -> PyValue {
+        PyValue::Bool(b)
+    }
+}
+
+impl From<f64> for PyValue {
+    fn from(x: f64) -> PyValue {
+        PyValue::Float(x)
+    }
+}
+
+impl From<f32> for PyValue {
+    fn from(x: f32) -> PyValue {
+        PyValue::Float(f64::from(x))
+    }
+}
+
+impl From<&str> for PyValue {
+    fn from(s: &str) -> PyValue {
+        PyValue::Str(s.to_owned())
+    }
+}
+
+impl From<String> for PyValue {
+    fn from(s: String) -> PyValue {
+        PyValue::Str(s)
+    }
+}
+
+impl From<&[u8]> for PyValue {
+    fn from(b: &[u8]) -> PyValue {
+        PyValue::Bytes(b.to_vec())
+    }
+}
+
+impl<T: Into<PyValue>> From<Option<T>> for PyValue {
+    fn from(value: Option<T>) -> PyValue {
+        value.map_or(PyValue::None, Into::into)
+    }
+}
+
+impl<T: Into<PyValue>> From<Vec<T>> for PyValue {
+    /// A `list`. (Bytes are `PyValue::Bytes(vec)` or `(&vec[..]).into()`.)
+    fn from(items: Vec<T>) -> PyValue {
+        PyValue::List(items.into_iter().map(Into::into).collect())
+    }
+}
+
+impl From<NpyArray> for PyValue {
+    fn from(array: NpyArray) -> PyValue {
+        PyValue::Array(Box::new(array))
+    }
+}
+
+fn wrong_type(value: &PyValue, wanted: &str) -> Error {
+    Error::PyValueType {
+        found: value.type_name(),
+        wanted: wanted.to_owned(),
+    }
+}
+
+impl TryFrom<PyValue> for i64 {
+    type Error = Error;
+    fn try_from(value: PyValue) -> Result<i64> {
+        match value {
+            PyValue::Int(n) => Ok(n),
+            PyValue::Bool(b) => Ok(i64::from(b)),
+            other => Err(wrong_type(&other, "an int that fits i64")),
+        }
+    }
+}
+
+impl TryFrom<PyValue> for f64 {
+    type Error = Error;
+    /// Floats, and ints that convert exactly.
+    fn try_from(value: PyValue) -> Result<f64> {
+        match value {
+            PyValue::Float(x) => Ok(x),
+            PyValue::Int(n) if (n as f64) as i64 == n => Ok(n as f64),
+            other => Err(wrong_type(&other, "a float")),
+        }
+    }
+}
+
+impl TryFrom<PyValue> for bool {
+    type Error = Error;
+    fn try_from(value: PyValue) -> Result<bool> {
+        match value {
+            PyValue::Bool(b) => Ok(b),
+            other => Err(wrong_type(&other, "a bool")),
+        }
+    }
+}
+
+impl TryFrom<PyValue> for String {
+    type Error = Error;
+    fn try_from(value: PyValue) -> Result<String> {
+        match value {
+            PyValue::Str(s) => Ok(s),
+            other => Err(wrong_type(&other, "a str")),
+        }
+    }
+}
+
+impl TryFrom<PyValue> for Vec<u8> {
+    type Error = Error;
+    /// `bytes` or `bytearray`.
+    fn try_from(value: PyValue) -> Result<Vec<u8>> {
+        match value {
+            PyValue::Bytes(b) | PyValue::ByteArray(b) => Ok(b),
+            other => Err(wrong_type(&other, "bytes")),
+        }
+    }
+}
+
+impl TryFrom<PyValue> for Vec<PyValue> {
+    type Error = Error;
+    /// The items of a `list`, `tuple`, `set` or `frozenset`.
+    fn try_from(value: PyValue) -> Result<Vec<PyValue>> {
+        match value {
+            PyValue::List(items)
+            | PyValue::Tuple(items)
+            | PyValue::Set(items)
+            | PyValue::FrozenSet(items) => Ok(items),
+            other => Err(wrong_type(&other, "a list, tuple or set")),
+        }
+    }
+}
+
+impl TryFrom<PyValue> for NpyArray {
+    type Error = Error;
+    fn try_from(value: PyValue) -> Result<NpyArray> {
+        match value {
+            PyValue::Array(array) => Ok(*array),
+            other => Err(wrong_type(&other, "a numpy array")),
+        }
+    }
+}

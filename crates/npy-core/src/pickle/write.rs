@@ -1,0 +1,423 @@
+//! The pickler: protocol 4, the opcodes and globals numpy's own pickles use.
+
+use std::collections::HashMap;
+
+use super::value::PyValue;
+use super::vm::fortran_to_c;
+use crate::io::NpyArray;
+use crate::{ByteOrder, DType, Error, Header, Order, Result, Scalar, ScalarKind};
+
+/// Deepest nesting the writer follows (the reader's default limit).
+const MAX_DEPTH: usize = super::DEFAULT_MAX_DEPTH;
+
+/// Python's pickler batches APPENDS/SETITEMS by 1000 items.
+const BATCH: usize = 1000;
+
+pub(super) struct Pickler {
+    out: Vec<u8>,
+    /// Memo index of each global already written.
+    globals: HashMap<(&'static str, &'static str), u32>,
+    next_memo: u32,
+}
+
+impl Pickler {
+    pub(super) fn new() -> Self {
+        let mut out = Vec::with_capacity(256);
+        out.extend_from_slice(&[0x80, 4]);
+        Pickler {
+            out,
+            globals: HashMap::new(),
+            next_memo: 0,
+        }
+    }
+
+    pub(super) fn finish(mut self) -> Vec<u8> {
+        self.out.push(b'.');
+        self.out
+    }
+
+    fn global(&mut self, module: &'static str, name: &'static str) {
+        if let Some(&index) = self.globals.get(&(module, name)) {
+            self.get(index);
+            return;
+        }
+        self.str(module);
+        self.str(name);
+        self.out.push(0x93);
+        self.out.push(0x94);
+        self.globals.insert((module, name), self.next_memo);
+        self.next_memo += 1;
+    }
+
+    fn get(&mut self, index: u32) {
+        match u8::try_from(index) {
+            Ok(i) => self.out.extend_from_slice(&[b'h', i]),
+            Err(_) => {
+                self.out.push(b'j');
+                self.out.extend_from_slice(&index.to_le_bytes());
+            }
+        }
+    }
+
+    fn int(&mut self, n: i64) {
+        match n {
+            0..=0xff => self.out.extend_from_slice(&[b'K', n as u8]),
+            0x100..=0xffff => {
+                self.out.push(b'M');
+                self.out.extend_from_slice(&(n as u16).to_le_bytes());
+            }
+            _ if i32::try_from(n).is_ok() => {
+                self.out.push(b'J');
+                self.out.extend_from_slice(&(n as i32).to_le_bytes());
+            }
+            _ => self.long(&PyValue::Int(n).int_le_bytes().unwrap_or_default()),
+        }
+    }
+
+    fn long(&mut self, bytes: &[u8]) {
+        match u8::try_from(bytes.len()) {
+            Ok(len) => self.out.extend_from_slice(&[0x8a, len]),
+            Err(_) => {
+                self.out.push(0x8b);
+                self.out
+                    .extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            }
+        }
+        self.out.extend_from_slice(bytes);
+    }
+
+    fn str(&mut self, s: &str) {
+        self.sized(s.as_bytes(), 0x8c, b'X', 0x8d);
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.sized(b, b'C', b'B', 0x8e);
+    }
+
+    /// A payload with a 1-, 4- or 8-byte length, whichever is shortest.
+    fn sized(&mut self, payload: &[u8], short: u8, long: u8, huge: u8) {
+        if let Ok(len) = u8::try_from(payload.len()) {
+            self.out.extend_from_slice(&[short, len]);
+        } else if let Ok(len) = u32::try_from(payload.len()) {
+            self.out.push(long);
+            self.out.extend_from_slice(&len.to_le_bytes());
+        } else {
+            self.out.push(huge);
+            self.out
+                .extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        }
+        self.out.extend_from_slice(payload);
+    }
+
+    fn float(&mut self, x: f64) {
+        self.out.push(b'G');
+        self.out.extend_from_slice(&x.to_be_bytes());
+    }
+
+    fn tuple_of(&mut self, count: usize) {
+        match count {
+            0 => self.out.push(b')'),
+            1..=3 => self.out.push(0x84 + count as u8),
+            _ => self.out.push(b't'),
+        }
+    }
+
+    /// Writes `root`, without recursion: containers push their parts as
+    /// tasks, so nesting costs heap, not stack.
+    pub(super) fn value(&mut self, root: &PyValue) -> Result<()> {
+        self.run(vec![Task::Value(root, 0)])
+    }
+
+    fn run<'v>(&mut self, mut tasks: Vec<Task<'v>>) -> Result<()> {
+        while let Some(task) = tasks.pop() {
+            let (value, depth) = match task {
+                Task::Op(op) => {
+                    self.out.push(op);
+                    continue;
+                }
+                Task::Value(value, depth) => (value, depth),
+            };
+            if depth > MAX_DEPTH {
+                return Err(Error::PyValueType {
+                    found: value.type_name(),
+                    wanted: format!("a value nested at most {MAX_DEPTH} levels deep"),
+                });
+            }
+            match value {
+                PyValue::None => self.out.push(b'N'),
+                PyValue::Bool(true) => self.out.push(0x88),
+                PyValue::Bool(false) => self.out.push(0x89),
+                PyValue::Int(n) => self.int(*n),
+                PyValue::BigInt(bytes) => self.long(bytes),
+                PyValue::Float(x) => self.float(*x),
+                PyValue::Complex(re, im) => {
+                    self.global("builtins", "complex");
+                    self.float(*re);
+                    self.float(*im);
+                    self.out.extend_from_slice(&[0x86, b'R']);
+                }
+                PyValue::Str(s) => self.str(s),
+                PyValue::Bytes(b) => self.bytes(b),
+                PyValue::ByteArray(b) => {
+                    self.global("builtins", "bytearray");
+                    self.bytes(b);
+                    self.out.extend_from_slice(&[0x85, b'R']);
+                }
+                PyValue::Tuple(items) => {
+                    if items.len() > 3 {
+                        self.out.push(b'(');
+                    }
+                    tasks.push(Task::Op(match items.len() {
+                        0 => b')',
+                        n @ 1..=3 => 0x84 + n as u8,
+                        _ => b't',
+                    }));
+                    push_values(&mut tasks, items.iter(), depth);
+                }
+                PyValue::List(items) => {
+                    self.out.push(b']');
+                    push_batches(&mut tasks, items.iter().collect(), depth, b'e');
+                }
+                PyValue::Set(items) => {
+                    self.out.push(0x8f);
+                    push_batches(&mut tasks, items.iter().collect(), depth, 0x90);
+                }
+                PyValue::FrozenSet(items) => {
+                    self.out.push(b'(');
+                    tasks.push(Task::Op(0x91));
+                    push_values(&mut tasks, items.iter(), depth);
+                }
+                PyValue::Dict(items) => {
+                    self.out.push(b'}');
+                    let flat: Vec<&PyValue> = items.iter().flat_map(|(k, v)| [k, v]).collect();
+                    for batch in flat.chunks(2 * BATCH).rev() {
+                        tasks.push(Task::Op(b'u'));
+                        push_values(&mut tasks, batch.iter().copied(), depth);
+                        tasks.push(Task::Op(b'('));
+                    }
+                }
+                PyValue::Array(array) => self.array(array, depth, &mut tasks)?,
+                PyValue::Scalar(scalar) => {
+                    self.global("numpy._core.multiarray", "scalar");
+                    self.dtype(&scalar.dtype)?;
+                    self.bytes(&scalar.bytes);
+                    self.out.extend_from_slice(&[0x86, b'R']);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `_reconstruct(ndarray, (0,), b'b')` then BUILD with
+    /// `(1, shape, dtype, is_fortran, data)`, as `ndarray.__reduce__` gives;
+    /// an object array's items become tasks.
+    fn array<'v>(
+        &mut self,
+        array: &'v NpyArray,
+        depth: usize,
+        tasks: &mut Vec<Task<'v>>,
+    ) -> Result<()> {
+        let header = array.header();
+        self.global("numpy._core.multiarray", "_reconstruct");
+        self.global("numpy", "ndarray");
+        self.int(0);
+        self.out.push(0x85);
+        self.bytes(b"b");
+        self.out.extend_from_slice(&[0x87, b'R']);
+        self.out.push(b'(');
+        self.int(1);
+        for &dim in &header.shape {
+            self.int(dim as i64);
+        }
+        self.tuple_of(header.shape.len());
+        self.dtype(&header.dtype)?;
+        self.out.push(if header.order == Order::Fortran {
+            0x88
+        } else {
+            0x89
+        });
+        tasks.push(Task::Op(b'b'));
+        tasks.push(Task::Op(b't'));
+        match array.objects() {
+            // numpy lists an object array's items in C order whatever its layout.
+            Some(values) => {
+                self.out.push(b']');
+                let refs: Vec<&'v PyValue> = values.iter().collect();
+                let c_order = match header.order {
+                    Order::C => refs,
+                    Order::Fortran => fortran_to_c(&refs, &header.shape),
+                };
+                push_batches(tasks, c_order, depth, b'e');
+            }
+            None => self.bytes(array.data()),
+        }
+        Ok(())
+    }
+
+    /// `dtype(type, False, True)` with BUILD of numpy's state tuple.
+    fn dtype(&mut self, dtype: &DType) -> Result<()> {
+        self.global("numpy", "dtype");
+        let (type_str, order, elsize, alignment, flags) = match dtype {
+            DType::Object => ("O8".to_owned(), '|', -1, -1, 63),
+            DType::Scalar(s) => scalar_state(s),
+            DType::Record(r) => (format!("V{}", r.itemsize), '|', r.itemsize as i64, 1, 16),
+            DType::SubArray(base, _) => (
+                format!("V{}", dtype.itemsize()),
+                '|',
+                dtype.itemsize() as i64,
+                base_alignment(base),
+                0,
+            ),
+        };
+        self.str(&type_str);
+        self.out.extend_from_slice(&[0x89, 0x88, 0x87, b'R']);
+        self.out.push(b'(');
+        let datetime_unit = match dtype {
+            DType::Scalar(Scalar {
+                kind: ScalarKind::DateTime(unit) | ScalarKind::TimeDelta(unit),
+                ..
+            }) => Some(*unit),
+            _ => None,
+        };
+        self.int(if datetime_unit.is_some() { 4 } else { 3 });
+        self.str(&order.to_string());
+        match dtype {
+            DType::SubArray(base, shape) => {
+                self.dtype(base)?;
+                for &dim in shape {
+                    self.int(dim as i64);
+                }
+                self.tuple_of(shape.len());
+                self.out.push(0x86);
+            }
+            _ => self.out.push(b'N'),
+        }
+        match dtype {
+            DType::Record(record) => {
+                self.out.push(b'(');
+                for field in &record.fields {
+                    self.str(&field.name);
+                }
+                self.out.push(b't');
+                self.out.push(b'}');
+                self.out.push(b'(');
+                for field in &record.fields {
+                    let entry = |p: &mut Pickler| -> Result<()> {
+                        p.dtype(&field.dtype)?;
+                        p.int(field.offset as i64);
+                        match &field.title {
+                            Some(title) => {
+                                p.str(title);
+                                p.out.push(0x87);
+                            }
+                            None => p.out.push(0x86),
+                        }
+                        Ok(())
+                    };
+                    self.str(&field.name);
+                    entry(self)?;
+                    if let Some(title) = &field.title {
+                        self.str(title);
+                        entry(self)?;
+                    }
+                }
+                self.out.push(b'u');
+            }
+            _ => self.out.extend_from_slice(b"NN"),
+        }
+        self.int(elsize);
+        self.int(alignment);
+        self.int(flags);
+        if let Some(unit) = datetime_unit {
+            self.out.push(b'N');
+            let (symbol, multiple) = match unit {
+                Some(unit) => (unit.unit.symbol(), i64::from(unit.multiple)),
+                None => ("generic", 1),
+            };
+            self.out.push(b'(');
+            self.bytes(symbol.as_bytes());
+            self.int(multiple);
+            self.int(1);
+            self.int(1);
+            self.out.extend_from_slice(&[b't', 0x86]);
+        }
+        self.out.extend_from_slice(b"tb");
+        Ok(())
+    }
+}
+
+/// `(type, byteorder, elsize, alignment, flags)` of a scalar's state.
+fn scalar_state(s: &Scalar) -> (String, char, i64, i64, i64) {
+    let type_str = s.type_str();
+    let order = match s.byte_order {
+        ByteOrder::Little => '<',
+        ByteOrder::Big => '>',
+        ByteOrder::NotApplicable => '|',
+    };
+    // `type_str` is `<f8`, `|S5`, `<M8[ns]`: numpy's type omits order and unit.
+    let bare: String = type_str[1..].split('[').next().unwrap_or("").to_owned();
+    let size = s.itemsize as i64;
+    match s.kind {
+        ScalarKind::Unicode => (bare, order, size, 4, 8),
+        ScalarKind::Bytes | ScalarKind::Void => (bare, order, size, 1, 0),
+        _ => (bare, order, -1, -1, 0),
+    }
+}
+
+fn base_alignment(dtype: &DType) -> i64 {
+    match dtype {
+        DType::Scalar(s) => match s.kind {
+            ScalarKind::Unicode => 4,
+            ScalarKind::Bytes | ScalarKind::Void | ScalarKind::Bool => 1,
+            ScalarKind::Complex => (s.itemsize / 2).min(16) as i64,
+            _ => s.itemsize.min(16) as i64,
+        },
+        _ => 1,
+    }
+}
+
+/// Work left for [`Pickler::value`]: a value (and its depth) or one opcode.
+pub(super) enum Task<'v> {
+    Value(&'v PyValue, usize),
+    Op(u8),
+}
+
+/// Pushes `values` so that they pop in order.
+fn push_values<'v>(
+    tasks: &mut Vec<Task<'v>>,
+    values: impl DoubleEndedIterator<Item = &'v PyValue>,
+    depth: usize,
+) {
+    tasks.extend(values.rev().map(|value| Task::Value(value, depth + 1)));
+}
+
+/// Pushes MARK items `op` batches (APPENDS, ADDITEMS) so they pop in order.
+fn push_batches<'v>(tasks: &mut Vec<Task<'v>>, items: Vec<&'v PyValue>, depth: usize, op: u8) {
+    for batch in items.chunks(BATCH).rev() {
+        tasks.push(Task::Op(op));
+        push_values(tasks, batch.iter().copied(), depth);
+        tasks.push(Task::Op(b'('));
+    }
+}
+
+/// The pickle of a whole array, as `np.save` writes after the header.
+pub(super) fn pickle_array(array: &NpyArray) -> Result<Vec<u8>> {
+    let mut pickler = Pickler::new();
+    let mut tasks = Vec::new();
+    pickler.array(array, 0, &mut tasks)?;
+    pickler.run(tasks)?;
+    Ok(pickler.finish())
+}
+
+/// Checks a header can describe the given objects.
+pub(crate) fn check_count(header: &Header, count: usize) -> Result<()> {
+    let expected = header.element_count()?;
+    if expected != count {
+        return Err(Error::ObjectCount {
+            shape: crate::shape_repr(&header.shape),
+            expected,
+            actual: count,
+        });
+    }
+    Ok(())
+}
