@@ -13,16 +13,14 @@ use crate::source::OpenedArray;
 const MAX_SHOWN: usize = 10_000_000;
 
 pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    if !args.image
-        && let Some(text) = crate::commands::objects::show(args)?
-    {
-        writeln!(out, "{text}")?;
-        return Ok(());
-    }
     if args.image {
         return crate::render::show_image(&args.path, args.member.as_deref(), &args.picture, out);
     }
     args.picture.refuse_without_image()?;
+    if let Some(text) = crate::commands::objects::show(args)? {
+        writeln!(out, "{text}")?;
+        return Ok(());
+    }
     let mut opened =
         crate::commands::open_array(&args.path, args.member.as_deref(), npy_mmap::Advice::Random)?;
     let text = render(&mut opened, args)?;
