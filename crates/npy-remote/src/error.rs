@@ -118,6 +118,19 @@ pub enum Error {
         shape: Vec<usize>,
     },
 
+    /// Data bytes outside the array's data were asked for.
+    #[error("{path}: data bytes {start}..{end} are outside the {data_len} bytes of data")]
+    OutsideData {
+        /// The object's path in its store.
+        path: String,
+        /// First byte asked for.
+        start: usize,
+        /// One past the last byte asked for.
+        end: usize,
+        /// Bytes of data in the array.
+        data_len: usize,
+    },
+
     /// A multipart plan is inconsistent, or a part does not fit it.
     #[error("{path}: {reason}")]
     Plan {

@@ -45,15 +45,17 @@
 #![deny(missing_docs)]
 
 pub mod blocking;
+mod copy;
 mod error;
 mod plan;
 mod read;
 mod store;
 mod write;
 
+pub use copy::{download, upload_reader};
 pub use error::{Error, Operation, Result};
 pub use plan::{PlanOptions, PlannedPart, UploadedPart, WritePlan};
-pub use read::{OPEN_PREFIX, RemoteArray, RowBlocks, Transfer};
+pub use read::{OPEN_PREFIX, RemoteArray, RemoteHeader, RowBlocks, Transfer};
 pub use store::{Store, is_url};
 pub use write::{MAX_PART_SIZE, MAX_PARTS, MIN_PART_SIZE, StreamWriter, UploadOptions, upload};
 

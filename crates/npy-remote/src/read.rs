@@ -7,7 +7,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use npy_core::io::AlignedBytes;
-use npy_core::{ByteOrder, ElementLocator, Header, Layout, NpyArray, Preamble, ReadOptions};
+use npy_core::{
+    ByteOrder, ElementLocator, Header, Layout, NpyArray, ParseOptions, Preamble, ReadOptions,
+};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
@@ -114,25 +116,9 @@ impl RemoteArray {
         options: ReadOptions,
         transfer: Transfer,
     ) -> Result<RemoteArray> {
-        let first_len = len.map_or(OPEN_PREFIX, |len| len.min(OPEN_PREFIX));
-        let (mut prefix, object_size) = get_prefix(&store, &path, base, first_len).await?;
-        let available = len.unwrap_or(object_size.saturating_sub(base));
-        // The preamble says how long the header is; fetch the rest of it only
-        // when the first request did not hold it all.
-        let preamble = Preamble::parse(&prefix).map_err(|e| Error::format(&path, e))?;
-        preamble
-            .check_size(&options.parse)
-            .map_err(|e| Error::format(&path, e))?;
-        let header_end = preamble.data_offset() as u64;
-        if header_end > prefix.len() as u64 && header_end <= available {
-            let rest = fetch(&store, &path, base + prefix.len() as u64..base + header_end).await?;
-            let mut whole = Vec::with_capacity(prefix.len() + rest.len());
-            whole.extend_from_slice(&prefix);
-            whole.extend_from_slice(&rest);
-            prefix = Bytes::from(whole);
-        }
-        let (header, layout) =
-            Header::parse(&prefix, &options.parse).map_err(|e| Error::format(&path, e))?;
+        let found = read_header(&store, &path, base, len, &options.parse).await?;
+        let (header, layout) = (found.header, found.layout);
+        let available = len.unwrap_or(found.object_size.saturating_sub(base));
         let data_end = layout.data_end() as u64;
         if available < data_end {
             let present = available.saturating_sub(layout.data_offset as u64);
@@ -141,6 +127,7 @@ impl RemoteArray {
                 npy_core::Error::truncated_data(&header, usize::try_from(present).unwrap_or(0)),
             ));
         }
+        let object_size = found.object_size;
         options
             .check_data_len(&layout)
             .map_err(|e| Error::format(&path, e))?;
@@ -202,6 +189,15 @@ impl RemoteArray {
     /// Offset in the object of data byte `offset`.
     fn object_offset(&self, data_offset: usize) -> u64 {
         self.base + (self.layout.data_offset + data_offset) as u64
+    }
+
+    fn outside(&self, start: usize, end: usize) -> Error {
+        Error::OutsideData {
+            path: self.path.to_string(),
+            start,
+            end,
+            data_len: self.layout.data_len,
+        }
     }
 
     /// Checks `rows` against the header; returns their data bytes.
@@ -280,9 +276,23 @@ impl RemoteArray {
         Ok(AlignedBytes::from_owner(buffer).unwrap_or_else(|v| AlignedBytes::copy_from(&v)))
     }
 
+    /// The data bytes `span` (offsets into the data, checked against it)
+    /// as a stream of parts of [`Transfer::part_size`] bytes, in order,
+    /// fetched [`Transfer::concurrency`] at a time: memory stays bounded by
+    /// those two whatever the span's length.
+    pub fn data_stream(
+        &self,
+        span: Range<usize>,
+    ) -> Result<impl futures::Stream<Item = Result<Bytes>> + Send + 'static> {
+        if span.start > span.end || span.end > self.layout.data_len {
+            return Err(self.outside(span.start, span.end));
+        }
+        Ok(self.data_parts(span))
+    }
+
     /// The bytes of data span `span` as a stream of parts in order, fetched
     /// concurrently ([`Transfer::concurrency`] at a time).
-    pub(crate) fn data_parts(
+    fn data_parts(
         &self,
         span: Range<usize>,
     ) -> impl futures::Stream<Item = Result<Bytes>> + Send + 'static {
@@ -348,6 +358,20 @@ impl RemoteArray {
             converter.convert(&mut bytes);
         }
         Ok(bytes)
+    }
+
+    /// The `width` bytes at each data offset in `offsets` (any order,
+    /// checked to lie in the data), one after another in the order given;
+    /// nearby offsets share a request. No byte-order conversion.
+    pub async fn read_at(&self, offsets: &[usize], width: usize) -> Result<Vec<u8>> {
+        let mut spans = Vec::with_capacity(offsets.len());
+        for &offset in offsets {
+            match offset.checked_add(width) {
+                Some(end) if end <= self.layout.data_len => spans.push(offset..end),
+                _ => return Err(self.outside(offset, offset.saturating_add(width))),
+            }
+        }
+        Ok(self.gather(&spans, spans.len() * width).await?.to_vec())
     }
 
     /// Fetches data spans (checked to lie in the data) with coalesced
@@ -435,6 +459,65 @@ impl Drop for RowBlocks {
             handle.abort();
         }
     }
+}
+
+/// What an `.npy`'s header says, and how long the object is: read with
+/// one ranged GET (two for a header longer than [`OPEN_PREFIX`]), without
+/// judging whether the data is all there (for tools that report it, like
+/// `npy info` and `npy validate`; [`RemoteArray::open`] refuses a short object).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteHeader {
+    /// The header.
+    pub header: Header,
+    /// Where the header and data are.
+    pub layout: Layout,
+    /// The object's size in bytes.
+    pub object_size: u64,
+}
+
+impl RemoteHeader {
+    /// Reads the header of the `.npy` object at `path`.
+    pub async fn read(
+        store: &Arc<dyn ObjectStore>,
+        path: &Path,
+        options: &ParseOptions,
+    ) -> Result<RemoteHeader> {
+        read_header(store, path, 0, None, options).await
+    }
+}
+
+/// The header of the `.npy` starting `base` bytes into the object (of
+/// `len` bytes when known).
+async fn read_header(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    base: u64,
+    len: Option<u64>,
+    options: &ParseOptions,
+) -> Result<RemoteHeader> {
+    let first_len = len.map_or(OPEN_PREFIX, |len| len.min(OPEN_PREFIX));
+    let (mut prefix, object_size) = get_prefix(store, path, base, first_len).await?;
+    let available = len.unwrap_or(object_size.saturating_sub(base));
+    // The preamble says how long the header is; fetch the rest of it only
+    // when the first request did not hold it all.
+    let preamble = Preamble::parse(&prefix).map_err(|e| Error::format(path, e))?;
+    preamble
+        .check_size(options)
+        .map_err(|e| Error::format(path, e))?;
+    let header_end = preamble.data_offset() as u64;
+    if header_end > prefix.len() as u64 && header_end <= available {
+        let rest = fetch(store, path, base + prefix.len() as u64..base + header_end).await?;
+        let mut whole = Vec::with_capacity(prefix.len() + rest.len());
+        whole.extend_from_slice(&prefix);
+        whole.extend_from_slice(&rest);
+        prefix = Bytes::from(whole);
+    }
+    let (header, layout) = Header::parse(&prefix, options).map_err(|e| Error::format(path, e))?;
+    Ok(RemoteHeader {
+        header,
+        layout,
+        object_size,
+    })
 }
 
 /// The first `len` bytes from `base` (fewer when the object is shorter) and

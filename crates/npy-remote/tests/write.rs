@@ -362,3 +362,53 @@ async fn plans_keep_within_the_part_count_and_size_rules() {
     assert_eq!(array.header().shape, [0, 3]);
     let _: &dyn ObjectStore = store.objects().as_ref();
 }
+
+#[tokio::test]
+async fn whole_objects_copy_up_and_down_in_parts() {
+    let counting = Counting::new(InMemory::new());
+    let store = Store::new(counting.clone());
+    let path = Path::from("copied.bin");
+    let bytes = pattern(12_345_678);
+    let options = UploadOptions {
+        part_size: MIN_PART_SIZE,
+        concurrency: 2,
+    };
+    let mut sent = 0;
+    npy_remote::upload_reader(
+        &store,
+        &path,
+        &mut &bytes[..],
+        bytes.len() as u64,
+        options,
+        |n| sent = n,
+    )
+    .await
+    .unwrap();
+    assert_eq!(sent, bytes.len() as u64);
+    assert_eq!(counting.puts(), 0, "a multipart upload");
+    counting.reset();
+    let mut back = Vec::new();
+    let transfer = npy_remote::Transfer {
+        part_size: 1 << 20,
+        ..Default::default()
+    };
+    let size = npy_remote::download(store.objects(), &path, &mut back, transfer, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(size, bytes.len() as u64);
+    assert_eq!(back, bytes);
+    assert_eq!(counting.gets(), (12, bytes.len() as u64));
+    // A source shorter than announced: the upload is aborted, no object.
+    let err = npy_remote::upload_reader(
+        &store,
+        &Path::from("short.bin"),
+        &mut &bytes[..],
+        bytes.len() as u64 + 1,
+        options,
+        |_| {},
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("short.bin"), "{err}");
+    assert!(!exists(&store, &Path::from("short.bin")).await);
+}
