@@ -118,6 +118,15 @@ pub enum Error {
         shape: Vec<usize>,
     },
 
+    /// An `.npz` archive is not a valid zip, or a member is corrupt.
+    #[error("{path}: {reason}")]
+    Npz {
+        /// The archive's path in its store.
+        path: String,
+        /// What is wrong (Python's zipfile wording where it has one).
+        reason: String,
+    },
+
     /// Data bytes outside the array's data were asked for.
     #[error("{path}: data bytes {start}..{end} are outside the {data_len} bytes of data")]
     OutsideData {

@@ -47,6 +47,7 @@
 pub mod blocking;
 mod copy;
 mod error;
+pub mod npz;
 mod plan;
 mod read;
 mod store;

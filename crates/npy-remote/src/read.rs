@@ -103,7 +103,25 @@ impl RemoteArray {
         options: ReadOptions,
         transfer: Transfer,
     ) -> Result<RemoteArray> {
-        RemoteArray::open_span(store, path, 0, None, options, transfer).await
+        RemoteArray::open_span(store, path, 0, None, None, options, transfer).await
+    }
+
+    /// Opens the `.npy` of `len` bytes starting `base` bytes into an object
+    /// of `object_size` bytes, whose first bytes (`prefix`, from `base`)
+    /// were fetched already (an archive member with its local header).
+    #[allow(clippy::too_many_arguments)] // crate-internal: one call site
+    pub(crate) async fn open_prefetched(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        base: u64,
+        len: u64,
+        prefix: Bytes,
+        object_size: u64,
+        options: ReadOptions,
+        transfer: Transfer,
+    ) -> Result<RemoteArray> {
+        let prefetched = Some((prefix, object_size));
+        RemoteArray::open_span(store, path, base, Some(len), prefetched, options, transfer).await
     }
 
     /// Opens an `.npy` that starts `base` bytes into the object and, when
@@ -113,10 +131,11 @@ impl RemoteArray {
         path: Path,
         base: u64,
         len: Option<u64>,
+        prefetched: Option<(Bytes, u64)>,
         options: ReadOptions,
         transfer: Transfer,
     ) -> Result<RemoteArray> {
-        let found = read_header(&store, &path, base, len, &options.parse).await?;
+        let found = read_header(&store, &path, base, len, prefetched, &options.parse).await?;
         let (header, layout) = (found.header, found.layout);
         let available = len.unwrap_or(found.object_size.saturating_sub(base));
         let data_end = layout.data_end() as u64;
@@ -482,21 +501,26 @@ impl RemoteHeader {
         path: &Path,
         options: &ParseOptions,
     ) -> Result<RemoteHeader> {
-        read_header(store, path, 0, None, options).await
+        read_header(store, path, 0, None, None, options).await
     }
 }
 
 /// The header of the `.npy` starting `base` bytes into the object (of
-/// `len` bytes when known).
+/// `len` bytes when known), from its first bytes and the object's size
+/// when they were fetched already, else from one ranged GET.
 async fn read_header(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
     base: u64,
     len: Option<u64>,
+    prefetched: Option<(Bytes, u64)>,
     options: &ParseOptions,
 ) -> Result<RemoteHeader> {
     let first_len = len.map_or(OPEN_PREFIX, |len| len.min(OPEN_PREFIX));
-    let (mut prefix, object_size) = get_prefix(store, path, base, first_len).await?;
+    let (mut prefix, object_size) = match prefetched {
+        Some(fetched) => fetched,
+        None => get_prefix(store, path, base, first_len).await?,
+    };
     let available = len.unwrap_or(object_size.saturating_sub(base));
     // The preamble says how long the header is; fetch the rest of it only
     // when the first request did not hold it all.
