@@ -318,3 +318,30 @@ async fn bad_credentials_are_refused_with_the_path_and_operation() {
         "{message}"
     );
 }
+
+#[tokio::test]
+#[ignore = "needs the local S3 server (scripts/s3-server.sh)"]
+async fn npz_archives_numpy_wrote_are_read_from_the_tail_over_s3() {
+    python(&format!(
+        "with S3.open('{}', 'wb') as f: np.savez(f, rows=np.arange(200_000, dtype='<i4').reshape(50_000, 4), meta=np.array(['a', 'bc']))\n\
+         with S3.open('{}', 'wb') as f: np.savez_compressed(f, z=np.arange(1_000_000, dtype='<i8') % 7)",
+        url("npz/stored.npz").trim_start_matches("s3://"),
+        url("npz/deflated.npz").trim_start_matches("s3://"),
+    ));
+    let (store, path) = store("npz/stored.npz");
+    let counting = Counting::new(store.objects().clone());
+    let archive = npy_remote::npz::RemoteNpz::open(counting.clone(), path, Default::default()).await.unwrap();
+    assert_eq!(counting.gets().0, 1);
+    let keys: Vec<&str> = archive.members().iter().map(|m| m.key.as_str()).collect();
+    assert_eq!(keys, ["rows", "meta"]);
+    counting.reset();
+    let rows = archive.array("rows").await.unwrap();
+    let got = rows.read_rows(40_000..40_002).await.unwrap();
+    assert_eq!(counting.gets().0, 2);
+    assert_eq!(got.view::<i32>().unwrap().to_vec(), (160_000..160_008).collect::<Vec<i32>>());
+
+    let archive = npy_remote::npz::RemoteNpz::open_url(&url("npz/deflated.npz")).await.unwrap();
+    let z = archive.load("z").await.unwrap();
+    let expected: Vec<i64> = (0..1_000_000).map(|i| i % 7).collect();
+    assert_eq!(z.view::<i64>().unwrap().to_vec(), expected);
+}
