@@ -1,14 +1,21 @@
 //! A blocking facade for synchronous callers (and the CLI): a struct that
 //! owns a tokio runtime and runs the async API on it.
 
+use std::collections::VecDeque;
 use std::future::Future;
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::sync::Arc;
 
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use npy_core::NpyArray;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore};
 
-use crate::error::{Error, Result};
-use crate::read::{RemoteArray, RowBlocks};
+use crate::error::{Error, Operation, Result};
+use crate::read::{RemoteArray, RowBlocks, fetch};
 
 /// Owns the runtime the async API runs on.
 #[derive(Clone, Debug)]
@@ -84,6 +91,21 @@ impl Array {
         self.runtime.block_on(self.array.read_elements(indices))
     }
 
+    /// The data bytes `span` as parts in order, fetched concurrently (see
+    /// [`RemoteArray::data_stream`]).
+    pub fn data_parts(&self, span: Range<usize>) -> Result<DataParts> {
+        let _guard = self.runtime.runtime.enter();
+        Ok(DataParts {
+            runtime: self.runtime.clone(),
+            stream: self.array.data_stream(span)?.boxed(),
+        })
+    }
+
+    /// See [`RemoteArray::read_at`].
+    pub fn read_at(&self, offsets: &[usize], width: usize) -> Result<Vec<u8>> {
+        self.runtime.block_on(self.array.read_at(offsets, width))
+    }
+
     /// Row blocks as an iterator, the next block prefetched while the
     /// caller works on the current one.
     pub fn row_blocks(&self, rows_per_block: usize) -> BlockIter {
@@ -108,5 +130,161 @@ impl Iterator for BlockIter {
 
     fn next(&mut self) -> Option<Self::Item> {
         self.runtime.block_on(self.blocks.next())
+    }
+}
+
+/// Blocking [`RemoteArray::data_stream`].
+pub struct DataParts {
+    runtime: Runtime,
+    stream: BoxStream<'static, Result<Bytes>>,
+}
+
+impl std::fmt::Debug for DataParts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DataParts").finish_non_exhaustive()
+    }
+}
+
+impl Iterator for DataParts {
+    type Item = Result<Bytes>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.runtime.block_on(self.stream.next())
+    }
+}
+
+/// `Read + Seek` over an object, fetching blocks by range as they are read
+/// and keeping the last few: how synchronous code written for files (the
+/// zip crate, npy-mmap's `NpzArchive`) reads an object without downloading
+/// it. Memory: `block_size × max_blocks`.
+///
+/// Opening fetches the object's last block with one suffix GET, which
+/// also gives its size (archives are read from their end).
+pub struct RangeReader {
+    runtime: Runtime,
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    size: u64,
+    pos: u64,
+    block_size: u64,
+    max_blocks: usize,
+    /// Fetched ranges (start, bytes), most recent last.
+    cache: VecDeque<(u64, Bytes)>,
+}
+
+impl std::fmt::Debug for RangeReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RangeReader")
+            .field("path", &self.path)
+            .field("size", &self.size)
+            .field("pos", &self.pos)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RangeReader {
+    /// A reader of the object at `path` with blocks of `block_size` bytes,
+    /// at most `max_blocks` kept.
+    pub fn open(
+        runtime: &Runtime,
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        block_size: usize,
+        max_blocks: usize,
+    ) -> Result<RangeReader> {
+        let block_size = block_size.max(1) as u64;
+        let options = GetOptions::default().with_range(Some(GetRange::Suffix(block_size)));
+        let (tail, size) = runtime.block_on(async {
+            let result = store
+                .get_opts(&path, options)
+                .await
+                .map_err(|e| Error::store(Operation::Open, &path, e))?;
+            let size = result.meta.size;
+            let start = result.range.start;
+            let bytes = result
+                .bytes()
+                .await
+                .map_err(|e| Error::store(Operation::Open, &path, e))?;
+            if start + bytes.len() as u64 != size {
+                return Err(Error::ShortRead {
+                    path: path.to_string(),
+                    range: start..size,
+                    got: bytes.len() as u64,
+                });
+            }
+            Ok((bytes, size))
+        })?;
+        let mut cache = VecDeque::new();
+        cache.push_back((size - tail.len() as u64, tail));
+        Ok(RangeReader {
+            runtime: runtime.clone(),
+            store,
+            path,
+            size,
+            pos: 0,
+            block_size,
+            max_blocks: max_blocks.max(1),
+            cache,
+        })
+    }
+
+    /// The object's size.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The cached bytes from `pos` on, fetching the block holding it first
+    /// when none is cached.
+    fn bytes_at(&mut self, pos: u64) -> std::io::Result<&[u8]> {
+        let found = self
+            .cache
+            .iter()
+            .position(|(start, bytes)| (*start..*start + bytes.len() as u64).contains(&pos));
+        let index = match found {
+            Some(index) => index,
+            None => {
+                let start = pos - pos % self.block_size;
+                let range = start..(start + self.block_size).min(self.size);
+                let bytes = self
+                    .runtime
+                    .block_on(fetch(&self.store, &self.path, range))
+                    .map_err(std::io::Error::other)?;
+                if self.cache.len() == self.max_blocks {
+                    self.cache.pop_front();
+                }
+                self.cache.push_back((start, bytes));
+                self.cache.len() - 1
+            }
+        };
+        let (start, bytes) = &self.cache[index];
+        Ok(&bytes[(pos - start) as usize..])
+    }
+}
+
+impl Read for RangeReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos >= self.size || buf.is_empty() {
+            return Ok(0);
+        }
+        let pos = self.pos;
+        let available = self.bytes_at(pos)?;
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for RangeReader {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(offset) => Some(offset),
+            SeekFrom::End(delta) => self.size.checked_add_signed(delta),
+            SeekFrom::Current(delta) => self.pos.checked_add_signed(delta),
+        };
+        self.pos = target.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        Ok(self.pos)
     }
 }

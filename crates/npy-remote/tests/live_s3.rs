@@ -330,7 +330,9 @@ async fn npz_archives_numpy_wrote_are_read_from_the_tail_over_s3() {
     ));
     let (store, path) = store("npz/stored.npz");
     let counting = Counting::new(store.objects().clone());
-    let archive = npy_remote::npz::RemoteNpz::open(counting.clone(), path, Default::default()).await.unwrap();
+    let archive = npy_remote::npz::RemoteNpz::open(counting.clone(), path, Default::default())
+        .await
+        .unwrap();
     assert_eq!(counting.gets().0, 1);
     let keys: Vec<&str> = archive.members().iter().map(|m| m.key.as_str()).collect();
     assert_eq!(keys, ["rows", "meta"]);
@@ -338,9 +340,14 @@ async fn npz_archives_numpy_wrote_are_read_from_the_tail_over_s3() {
     let rows = archive.array("rows").await.unwrap();
     let got = rows.read_rows(40_000..40_002).await.unwrap();
     assert_eq!(counting.gets().0, 2);
-    assert_eq!(got.view::<i32>().unwrap().to_vec(), (160_000..160_008).collect::<Vec<i32>>());
+    assert_eq!(
+        got.view::<i32>().unwrap().to_vec(),
+        (160_000..160_008).collect::<Vec<i32>>()
+    );
 
-    let archive = npy_remote::npz::RemoteNpz::open_url(&url("npz/deflated.npz")).await.unwrap();
+    let archive = npy_remote::npz::RemoteNpz::open_url(&url("npz/deflated.npz"))
+        .await
+        .unwrap();
     let z = archive.load("z").await.unwrap();
     let expected: Vec<i64> = (0..1_000_000).map(|i| i % 7).collect();
     assert_eq!(z.view::<i64>().unwrap().to_vec(), expected);

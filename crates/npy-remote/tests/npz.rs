@@ -199,3 +199,26 @@ async fn a_large_directory_takes_a_second_suffix_request() {
         "{err}"
     );
 }
+
+#[test]
+fn the_range_reader_lets_file_code_read_an_object() {
+    let runtime = npy_remote::blocking::Runtime::new().unwrap();
+    let (bytes, _) = our_archive(&[]);
+    let (store, path) = runtime.block_on(put(bytes.clone()));
+    let reader =
+        npy_remote::blocking::RangeReader::open(&runtime, store.clone(), path, 256 << 10, 4)
+            .unwrap();
+    assert_eq!(reader.size(), bytes.len() as u64);
+    let mut archive = NpzArchive::new(reader).unwrap();
+    assert_eq!(archive.keys(), ["rows", "notes.txt"]);
+    let rows = archive.load("rows").unwrap();
+    let local = NpzArchive::new(Cursor::new(bytes.clone()))
+        .unwrap()
+        .load("rows")
+        .unwrap();
+    assert_eq!(rows.data(), local.data());
+    // 1.6 MB read in 256 KiB blocks: about seven requests, not one per read call.
+    let (requests, fetched) = store.gets();
+    assert!(requests <= 10, "{requests}");
+    assert!(fetched < 2 * bytes.len() as u64, "{fetched}");
+}
