@@ -349,7 +349,7 @@ impl StreamWriter {
         let rows = if self.row_bytes == 0 {
             0
         } else {
-            if self.data_len % self.row_bytes as u64 != 0 {
+            if !self.data_len.is_multiple_of(self.row_bytes as u64) {
                 return Err(Error::Write {
                     path: self.path.to_string(),
                     reason: format!(
