@@ -46,6 +46,7 @@
 
 pub mod blocking;
 mod copy;
+mod counting;
 mod error;
 pub mod npz;
 mod plan;
@@ -54,6 +55,7 @@ mod store;
 mod write;
 
 pub use copy::{download, upload_reader};
+pub use counting::CountingStore;
 pub use error::{Error, Operation, Result};
 pub use plan::{PlanOptions, PlannedPart, UploadedPart, WritePlan};
 pub use read::{OPEN_PREFIX, RemoteArray, RemoteHeader, RowBlocks, Transfer};
