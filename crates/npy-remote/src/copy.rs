@@ -70,7 +70,7 @@ pub async fn download(
     progress(written);
     let ranges = (written..size)
         .step_by(part_size as usize)
-        .map(move |from| from..(from + part_size).min(size));
+        .map(move |from| from..from.saturating_add(part_size).min(size));
     let mut parts = futures::stream::iter(ranges)
         .map(|range| fetch(store, path, range))
         .buffered(transfer.concurrency.max(1));

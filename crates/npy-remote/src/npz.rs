@@ -320,7 +320,7 @@ impl RemoteNpz {
         let path = self.path.clone();
         let ranges = (rest_start..end)
             .step_by(part_size as usize)
-            .map(move |from| from..(from + part_size).min(end));
+            .map(move |from| from..from.saturating_add(part_size).min(end));
         let parts = futures::stream::iter(ranges)
             .map(move |range| {
                 let store = store.clone();

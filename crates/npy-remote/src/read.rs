@@ -322,7 +322,7 @@ impl RemoteArray {
         let path = self.path.clone();
         let ranges = (start..end)
             .step_by(part_size)
-            .map(move |from| from..(from + part_size as u64).min(end));
+            .map(move |from| from..from.saturating_add(part_size as u64).min(end));
         futures::stream::iter(ranges)
             .map(move |range| {
                 let store = store.clone();

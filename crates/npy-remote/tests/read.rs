@@ -291,3 +291,19 @@ fn the_blocking_facade_reads_without_an_async_caller() {
     let blocks: Vec<_> = array.row_blocks(20).map(|b| b.unwrap().0).collect();
     assert_eq!(blocks, [0..20, 20..40, 40..50]);
 }
+
+#[tokio::test]
+async fn a_part_size_larger_than_any_object_reads_in_one_request() {
+    let (store, path, file) = put_array(&[100, 3], Order::C).await;
+    let one = Transfer {
+        part_size: usize::MAX,
+        concurrency: 1,
+        ..Transfer::default()
+    };
+    let array = RemoteArray::open_with(store.clone(), path, ReadOptions::default(), one)
+        .await
+        .unwrap();
+    store.reset();
+    assert_eq!(array.read_all().await.unwrap().data(), &file[128..]);
+    assert_eq!(store.gets(), (1, 600));
+}
