@@ -49,7 +49,11 @@ def measure(case, run):
 def open_header(**options):
     f = fs.open(path, "rb", **options)
     version = np.lib.format.read_magic(f)
-    shape, fortran, dtype = np.lib.format._read_array_header(f, version)
+    read_header = {
+        (1, 0): np.lib.format.read_array_header_1_0,
+        (2, 0): np.lib.format.read_array_header_2_0,
+    }[version]
+    shape, fortran, dtype = read_header(f)
     return f, f.tell(), dtype
 
 
