@@ -9,6 +9,7 @@
 //!     --features remote --bin npy-remote-compare -- --whole 1G
 //! ```
 
+use std::io::Write as _;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,7 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use bytes::Bytes;
 use clap::Parser;
-use npy_bench::{Samples, parse_size};
+use futures::FutureExt as _;
+use npy_bench::{Samples, parse_size, random_indices};
 use npy_core::{DType, Header, Order, ReadOptions};
 use npy_remote::object_store::memory::InMemory;
 use npy_remote::object_store::path::Path;
@@ -50,7 +52,6 @@ struct Args {
 
 /// Bytes per row: 256 `<f4`.
 const ROW_BYTES: usize = 1024;
-const SEED: u64 = 7;
 
 /// One measured case: median seconds, requests, bytes.
 struct Measured {
@@ -101,20 +102,6 @@ where
     })
 }
 
-/// The rows of one run of 1000 random reads (the same on both sides).
-fn random_rows(rows: usize) -> Vec<usize> {
-    // A small xorshift: the same picks every run, no dependency.
-    let mut state = SEED.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..1000)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % rows as u64) as usize
-        })
-        .collect()
-}
-
 /// The five cases on `store`: open, 1 MiB of rows, the whole array
 /// concurrently and as one stream, 1000 random rows.
 async fn our_cases<S: ObjectStore>(
@@ -149,7 +136,7 @@ async fn our_cases<S: ObjectStore>(
         "whole_one_stream",
         measure(&counting, reps, || one_stream.read_all().map(|r| r.map(drop))).await?,
     ));
-    let picks = random_rows(rows);
+    let picks = random_indices(1000, rows);
     out.push((
         "random_rows",
         measure(&counting, reps, || array.read_rows_at(&picks).map(|r| r.map(drop))).await?,
@@ -157,7 +144,6 @@ async fn our_cases<S: ObjectStore>(
     Ok(out)
 }
 
-use futures::FutureExt as _;
 
 /// The array's header and data: `<f4`, 256 per row, values from the row index.
 fn array(bytes: u64) -> (Header, Bytes) {
@@ -204,9 +190,16 @@ async fn s3_table(args: &Args) -> Result<()> {
     let ours = our_cases(counting, &path, args.reps).await?;
     let python = std::env::var("NPY_PYTHON").context("NPY_PYTHON: scripts/setup-venv.sh")?;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/remote_numpy.py");
-    let output = Command::new(python)
-        .args([script, &url, &rows.to_string(), &ROW_BYTES.to_string(), &args.reps.to_string(), &SEED.to_string()])
-        .output()?;
+    // The same 1000 random rows as ours, on standard input.
+    let picks = serde_json::to_vec(&random_indices(1000, rows))?;
+    let mut child = Command::new(python)
+        .args([script, &url, &rows.to_string(), &ROW_BYTES.to_string(), &args.reps.to_string()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    child.stdin.take().context("stdin")?.write_all(&picks)?;
+    let output = child.wait_with_output()?;
     anyhow::ensure!(output.status.success(), "numpy side failed: {}", String::from_utf8_lossy(&output.stderr));
     let numpy: serde_json::Value = serde_json::from_slice(&output.stdout)?;
     println!("### Local S3 server (moto), {} array of 1 KiB rows, median of {}\n", human(args.whole), args.reps);

@@ -277,14 +277,7 @@ impl Read for RangeReader {
 
 impl Seek for RangeReader {
     fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
-        let target = match to {
-            SeekFrom::Start(offset) => Some(offset),
-            SeekFrom::End(delta) => self.size.checked_add_signed(delta),
-            SeekFrom::Current(delta) => self.pos.checked_add_signed(delta),
-        };
-        self.pos = target.ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
-        })?;
+        self.pos = crate::npz::seek_target(self.size, self.pos, to)?;
         Ok(self.pos)
     }
 }

@@ -619,14 +619,17 @@ impl Read for TailReader {
 
 impl Seek for TailReader {
     fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
-        let target = match to {
-            SeekFrom::Start(offset) => Some(offset),
-            SeekFrom::End(delta) => self.size.checked_add_signed(delta),
-            SeekFrom::Current(delta) => self.pos.checked_add_signed(delta),
-        };
-        self.pos = target.ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
-        })?;
+        self.pos = seek_target(self.size, self.pos, to)?;
         Ok(self.pos)
     }
+}
+
+/// Where a seek of a reader over `size` bytes at `pos` lands.
+pub(crate) fn seek_target(size: u64, pos: u64, to: SeekFrom) -> std::io::Result<u64> {
+    let target = match to {
+        SeekFrom::Start(offset) => Some(offset),
+        SeekFrom::End(delta) => size.checked_add_signed(delta),
+        SeekFrom::Current(delta) => pos.checked_add_signed(delta),
+    };
+    target.ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start"))
 }

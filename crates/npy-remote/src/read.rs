@@ -341,8 +341,12 @@ impl RemoteArray {
         for &row in rows {
             spans.push(self.row_span(&(row..row + 1))?);
         }
-        let len = row_bytes.checked_mul(rows.len()).ok_or_else(|| {
-            Error::format(&self.path, npy_core::Error::truncated_data(&self.header, 0))
+        let len = row_bytes.checked_mul(rows.len()).ok_or_else(|| Error::Io {
+            path: self.path.to_string(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                "the rows asked for add up to more bytes than memory can address",
+            ),
         })?;
         let data = self.gather(&spans, len).await?;
         self.array(rows.len(), 0, data)
