@@ -171,4 +171,3 @@ fn write_chunks(path: &Path, header: &Header, fill: impl Fn(usize, &mut Vec<u8>)
     writer.finish()?.into_inner()?.sync_all()?;
     Ok(())
 }
-

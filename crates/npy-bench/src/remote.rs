@@ -82,7 +82,11 @@ fn human(bytes: u64) -> String {
 }
 
 /// Runs `work` `reps` times on a fresh count; the counts are the last run's.
-async fn measure<S, F, Fut>(counting: &CountingStore<S>, reps: usize, mut work: F) -> Result<Measured>
+async fn measure<S, F, Fut>(
+    counting: &CountingStore<S>,
+    reps: usize,
+    mut work: F,
+) -> Result<Measured>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = npy_remote::Result<()>>,
@@ -114,7 +118,9 @@ async fn our_cases<S: ObjectStore>(
     out.push((
         "open",
         measure(&counting, reps, || async {
-            RemoteArray::open(store.clone(), path.clone()).await.map(drop)
+            RemoteArray::open(store.clone(), path.clone())
+                .await
+                .map(drop)
         })
         .await?,
     ));
@@ -123,32 +129,50 @@ async fn our_cases<S: ObjectStore>(
     let per_mib = (1 << 20) / ROW_BYTES;
     out.push((
         "rows_1mib",
-        measure(&counting, reps, || array.read_rows(rows / 2..rows / 2 + per_mib).map(|r| r.map(drop))).await?,
+        measure(&counting, reps, || {
+            array
+                .read_rows(rows / 2..rows / 2 + per_mib)
+                .map(|r| r.map(drop))
+        })
+        .await?,
     ));
-    out.push(("whole", measure(&counting, reps, || array.read_all().map(|r| r.map(drop))).await?));
+    out.push((
+        "whole",
+        measure(&counting, reps, || array.read_all().map(|r| r.map(drop))).await?,
+    ));
     let single = Transfer {
         part_size: usize::MAX,
         concurrency: 1,
         ..Transfer::default()
     };
-    let one_stream = RemoteArray::open_with(store.clone(), path.clone(), ReadOptions::default(), single).await?;
+    let one_stream =
+        RemoteArray::open_with(store.clone(), path.clone(), ReadOptions::default(), single).await?;
     out.push((
         "whole_one_stream",
-        measure(&counting, reps, || one_stream.read_all().map(|r| r.map(drop))).await?,
+        measure(&counting, reps, || {
+            one_stream.read_all().map(|r| r.map(drop))
+        })
+        .await?,
     ));
     let picks = random_indices(1000, rows);
     out.push((
         "random_rows",
-        measure(&counting, reps, || array.read_rows_at(&picks).map(|r| r.map(drop))).await?,
+        measure(&counting, reps, || {
+            array.read_rows_at(&picks).map(|r| r.map(drop))
+        })
+        .await?,
     ));
     Ok(out)
 }
 
-
 /// The array's header and data: `<f4`, 256 per row, values from the row index.
 fn array(bytes: u64) -> (Header, Bytes) {
     let rows = (bytes as usize / ROW_BYTES).max(1);
-    let header = Header::new(DType::parse("<f4").unwrap(), Order::C, vec![rows, ROW_BYTES / 4]);
+    let header = Header::new(
+        DType::parse("<f4").unwrap(),
+        Order::C,
+        vec![rows, ROW_BYTES / 4],
+    );
     let data: Vec<u8> = (0..rows * ROW_BYTES / 4)
         .flat_map(|i| (i as f32).to_le_bytes())
         .collect();
@@ -165,7 +189,10 @@ const LABELS: [(&str, &str); 6] = [
 ];
 
 fn label(case: &str) -> &'static str {
-    LABELS.iter().find(|(id, _)| *id == case).map_or("?", |(_, l)| l)
+    LABELS
+        .iter()
+        .find(|(id, _)| *id == case)
+        .map_or("?", |(_, l)| l)
 }
 
 #[tokio::main]
@@ -178,14 +205,19 @@ async fn main() -> Result<()> {
 }
 
 async fn s3_table(args: &Args) -> Result<()> {
-    let bucket = std::env::var("NPY_S3_BUCKET").context("run `scripts/s3-server.sh start` and eval its env first")?;
+    let bucket = std::env::var("NPY_S3_BUCKET")
+        .context("run `scripts/s3-server.sh start` and eval its env first")?;
     let url = format!("s3://{bucket}/bench/rows.npy");
     let (store, path) = Store::from_url(&url)?;
     let (header, data) = array(args.whole);
     let rows = header.shape[0];
     let started = Instant::now();
     upload(&store, &path, &header, data, UploadOptions::default()).await?;
-    eprintln!("uploaded {} in {:.1} s", human(args.whole), started.elapsed().as_secs_f64());
+    eprintln!(
+        "uploaded {} in {:.1} s",
+        human(args.whole),
+        started.elapsed().as_secs_f64()
+    );
     let counting = CountingStore::new(store.objects().clone());
     let ours = our_cases(counting, &path, args.reps).await?;
     let python = std::env::var("NPY_PYTHON").context("NPY_PYTHON: scripts/setup-venv.sh")?;
@@ -193,16 +225,30 @@ async fn s3_table(args: &Args) -> Result<()> {
     // The same 1000 random rows as ours, on standard input.
     let picks = serde_json::to_vec(&random_indices(1000, rows))?;
     let mut child = Command::new(python)
-        .args([script, &url, &rows.to_string(), &ROW_BYTES.to_string(), &args.reps.to_string()])
+        .args([
+            script,
+            &url,
+            &rows.to_string(),
+            &ROW_BYTES.to_string(),
+            &args.reps.to_string(),
+        ])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()?;
     child.stdin.take().context("stdin")?.write_all(&picks)?;
     let output = child.wait_with_output()?;
-    anyhow::ensure!(output.status.success(), "numpy side failed: {}", String::from_utf8_lossy(&output.stderr));
+    anyhow::ensure!(
+        output.status.success(),
+        "numpy side failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let numpy: serde_json::Value = serde_json::from_slice(&output.stdout)?;
-    println!("### Local S3 server (moto), {} array of 1 KiB rows, median of {}\n", human(args.whole), args.reps);
+    println!(
+        "### Local S3 server (moto), {} array of 1 KiB rows, median of {}\n",
+        human(args.whole),
+        args.reps
+    );
     println!("| case | npy-remote | numpy + s3fs |\n| --- | --- | --- |");
     for (case, measured) in &ours {
         let theirs = match case {

@@ -631,5 +631,7 @@ pub(crate) fn seek_target(size: u64, pos: u64, to: SeekFrom) -> std::io::Result<
         SeekFrom::End(delta) => size.checked_add_signed(delta),
         SeekFrom::Current(delta) => pos.checked_add_signed(delta),
     };
-    target.ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start"))
+    target.ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+    })
 }

@@ -130,7 +130,11 @@ async fn send_parts(
     let total = (head.len() + data.len()) as u64;
     let mut in_flight = FuturesUnordered::new();
     for start in (0..total).step_by(part_size as usize) {
-        let part = concat_span(head, data, start..start.saturating_add(part_size).min(total));
+        let part = concat_span(
+            head,
+            data,
+            start..start.saturating_add(part_size).min(total),
+        );
         in_flight.push(upload.put_part(part));
         if in_flight.len() >= concurrency
             && let Some(result) = in_flight.next().await
