@@ -382,4 +382,3 @@ mod tests {
         assert_eq!(sum_f64(&[]), 0.0);
     }
 }
-

@@ -11,8 +11,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use npy_core::NpyArray;
+use object_store::ObjectStore;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore};
 
 use crate::error::{Error, Operation, Result};
 use crate::read::{RemoteArray, RowBlocks, fetch};
@@ -193,27 +193,12 @@ impl RangeReader {
         max_blocks: usize,
     ) -> Result<RangeReader> {
         let block_size = block_size.max(1) as u64;
-        let options = GetOptions::default().with_range(Some(GetRange::Suffix(block_size)));
-        let (tail, size) = runtime.block_on(async {
-            let result = store
-                .get_opts(&path, options)
-                .await
-                .map_err(|e| Error::store(Operation::Open, &path, e))?;
-            let size = result.meta.size;
-            let start = result.range.start;
-            let bytes = result
-                .bytes()
-                .await
-                .map_err(|e| Error::store(Operation::Open, &path, e))?;
-            if start + bytes.len() as u64 != size {
-                return Err(Error::ShortRead {
-                    path: path.to_string(),
-                    range: start..size,
-                    got: bytes.len() as u64,
-                });
-            }
-            Ok((bytes, size))
-        })?;
+        let (tail, size) = runtime.block_on(crate::npz::get_suffix(
+            &store,
+            &path,
+            block_size,
+            Operation::Open,
+        ))?;
         let mut cache = VecDeque::new();
         cache.push_back((size - tail.len() as u64, tail));
         Ok(RangeReader {

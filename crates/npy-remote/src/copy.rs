@@ -9,10 +9,10 @@ use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use crate::error::{Error, Operation, Result};
-use crate::read::{Transfer, fetch};
+use crate::read::{Transfer, fetch, get_prefix};
 use crate::store::Store;
 use crate::write::UploadOptions;
 
@@ -32,39 +32,8 @@ pub async fn download(
         path: path.to_string(),
         source,
     };
-    // The first part tells the size.
-    let first = store
-        .get_opts(
-            path,
-            GetOptions::default().with_range(Some(GetRange::Bounded(0..part_size))),
-        )
-        .await;
-    let (first, size) = match first {
-        Ok(result) => {
-            let size = result.meta.size;
-            let expected = result.range.end - result.range.start;
-            let bytes = result
-                .bytes()
-                .await
-                .map_err(|e| Error::store(Operation::Read, path, e))?;
-            if bytes.len() as u64 != expected {
-                return Err(Error::ShortRead {
-                    path: path.to_string(),
-                    range: 0..expected,
-                    got: bytes.len() as u64,
-                });
-            }
-            (bytes, size)
-        }
-        Err(e @ object_store::Error::NotFound { .. }) => {
-            return Err(Error::store(Operation::Read, path, e));
-        }
-        Err(e) => match store.head(path).await {
-            // An empty object: a range is refused, there is nothing to copy.
-            Ok(meta) if meta.size == 0 => (Bytes::new(), 0),
-            _ => return Err(Error::store(Operation::Read, path, e)),
-        },
-    };
+    // The first part tells the size (an empty object has no first part).
+    let (first, size) = get_prefix(store, path, 0, part_size, Operation::Read).await?;
     writer.write_all(&first).map_err(io_error)?;
     let mut written = first.len() as u64;
     progress(written);

@@ -24,7 +24,7 @@ use zip::CompressionMethod;
 use zip::read::{ArchiveOffset, Config};
 
 use crate::error::{Error, Operation, Result};
-use crate::read::{OPEN_PREFIX, RemoteArray, Transfer, fetch};
+use crate::read::{OPEN_PREFIX, RemoteArray, Transfer, checked_bytes, fetch};
 use crate::store::Store;
 
 /// How an archive is read.
@@ -115,7 +115,7 @@ impl RemoteNpz {
     ) -> Result<RemoteNpz> {
         let mut want = options.tail.max(22);
         loop {
-            let (tail, size) = get_suffix(&store, &path, want).await?;
+            let (tail, size) = get_suffix(&store, &path, want, Operation::List).await?;
             let missed = Arc::new(Mutex::new(None));
             let reader = TailReader {
                 size,
@@ -520,30 +520,23 @@ impl MemberContent {
 }
 
 /// The last `len` bytes of the object and its size (one suffix GET).
-async fn get_suffix(store: &Arc<dyn ObjectStore>, path: &Path, len: u64) -> Result<(Bytes, u64)> {
+pub(crate) async fn get_suffix(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    len: u64,
+    operation: Operation,
+) -> Result<(Bytes, u64)> {
     let options = GetOptions::default().with_range(Some(GetRange::Suffix(len)));
     let result = store
         .get_opts(path, options)
         .await
-        .map_err(|e| Error::store(Operation::List, path, e))?;
+        .map_err(|e| Error::store(operation, path, e))?;
     let size = result.meta.size;
-    let range = result.range.clone();
-    let expected = range.end - range.start;
-    if range.end != size || expected > len {
+    let (bytes, range) = checked_bytes(result, path, operation, len).await?;
+    if range.end != size {
         return Err(Error::ShortRead {
             path: path.to_string(),
             range: size.saturating_sub(len)..size,
-            got: expected,
-        });
-    }
-    let bytes = result
-        .bytes()
-        .await
-        .map_err(|e| Error::store(Operation::List, path, e))?;
-    if bytes.len() as u64 != expected {
-        return Err(Error::ShortRead {
-            path: path.to_string(),
-            range,
             got: bytes.len() as u64,
         });
     }

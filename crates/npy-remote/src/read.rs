@@ -523,7 +523,7 @@ async fn read_header(
     let first_len = len.map_or(OPEN_PREFIX, |len| len.min(OPEN_PREFIX));
     let (mut prefix, object_size) = match prefetched {
         Some(fetched) => fetched,
-        None => get_prefix(store, path, base, first_len).await?,
+        None => get_prefix(store, path, base, first_len, Operation::Open).await?,
     };
     let available = len.unwrap_or(object_size.saturating_sub(base));
     // The preamble says how long the header is; fetch the rest of it only
@@ -550,43 +550,63 @@ async fn read_header(
 
 /// The first `len` bytes from `base` (fewer when the object is shorter) and
 /// the object's size, in one ranged GET.
-async fn get_prefix(
+pub(crate) async fn get_prefix(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
     base: u64,
     len: u64,
+    operation: Operation,
 ) -> Result<(Bytes, u64)> {
-    let options =
-        GetOptions::default().with_range(Some(GetRange::Bounded(base..base + len.max(1))));
+    let len = len.max(1);
+    let options = GetOptions::default().with_range(Some(GetRange::Bounded(base..base + len)));
     match store.get_opts(path, options).await {
         Ok(result) => {
             let size = result.meta.size;
-            let expected = result.range.end.saturating_sub(result.range.start);
-            let bytes = result
-                .bytes()
-                .await
-                .map_err(|e| Error::store(Operation::Open, path, e))?;
-            if bytes.len() as u64 != expected || expected > len.max(1) {
-                return Err(Error::ShortRead {
-                    path: path.to_string(),
-                    range: base..base + expected,
-                    got: bytes.len() as u64,
-                });
-            }
+            let (bytes, _) = checked_bytes(result, path, operation, len).await?;
             Ok((bytes, size))
         }
-        Err(e @ object_store::Error::NotFound { .. }) => {
-            Err(Error::store(Operation::Open, path, e))
-        }
+        Err(e @ object_store::Error::NotFound { .. }) => Err(Error::store(operation, path, e)),
         Err(e) => {
             // A range starting at or past the end is refused by stores; an
             // object that short is a format error, as for a local file.
             match store.head(path).await {
                 Ok(meta) if meta.size <= base => Ok((Bytes::new(), meta.size)),
-                _ => Err(Error::store(Operation::Open, path, e)),
+                _ => Err(Error::store(operation, path, e)),
             }
         }
     }
+}
+
+/// The body of a ranged GET, checked to be as long as the range the
+/// response names, which must not exceed `max_len`: a server cannot make
+/// us hold more than we asked for. Returns the bytes and their range.
+pub(crate) async fn checked_bytes(
+    result: object_store::GetResult,
+    path: &Path,
+    operation: Operation,
+    max_len: u64,
+) -> Result<(Bytes, Range<u64>)> {
+    let range = result.range.clone();
+    let expected = range.end.saturating_sub(range.start);
+    if expected > max_len {
+        return Err(Error::ShortRead {
+            path: path.to_string(),
+            range,
+            got: expected,
+        });
+    }
+    let bytes = result
+        .bytes()
+        .await
+        .map_err(|e| Error::store(operation, path, e))?;
+    if bytes.len() as u64 != expected {
+        return Err(Error::ShortRead {
+            path: path.to_string(),
+            range,
+            got: bytes.len() as u64,
+        });
+    }
+    Ok((bytes, range))
 }
 
 /// Bytes `range` of the object, checked to be exactly that many.

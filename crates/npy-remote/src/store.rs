@@ -79,39 +79,34 @@ impl Store {
         };
         let parsed = Url::parse(url).map_err(|e| bad(e.to_string()))?;
         let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(e.to_string()))?;
-        let build_failed = |e: object_store::Error| bad(e.to_string());
-        let (store, path) = match scheme {
-            ObjectStoreScheme::AmazonS3 => {
-                let store = object_store::aws::AmazonS3Builder::from_env()
+        // The cloud stores, built from the environment, upload numbered parts.
+        fn numbered<S: ObjectStore + MultipartStore>(
+            built: object_store::Result<S>,
+        ) -> object_store::Result<Store> {
+            built.map(|store| Store::with_multipart(Arc::new(store)))
+        }
+        let built = match scheme {
+            ObjectStoreScheme::AmazonS3 => numbered(
+                object_store::aws::AmazonS3Builder::from_env()
                     .with_url(url)
-                    .build()
-                    .map_err(build_failed)?;
-                (Store::with_multipart(Arc::new(store)), path)
-            }
-            ObjectStoreScheme::GoogleCloudStorage => {
-                let store = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                    .build(),
+            ),
+            ObjectStoreScheme::GoogleCloudStorage => numbered(
+                object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(url)
-                    .build()
-                    .map_err(build_failed)?;
-                (Store::with_multipart(Arc::new(store)), path)
-            }
-            ObjectStoreScheme::MicrosoftAzure => {
-                let store = object_store::azure::MicrosoftAzureBuilder::from_env()
+                    .build(),
+            ),
+            ObjectStoreScheme::MicrosoftAzure => numbered(
+                object_store::azure::MicrosoftAzureBuilder::from_env()
                     .with_url(url)
-                    .build()
-                    .map_err(build_failed)?;
-                (Store::with_multipart(Arc::new(store)), path)
-            }
-            ObjectStoreScheme::Memory => {
-                let store = object_store::memory::InMemory::new();
-                (Store::with_multipart(Arc::new(store)), path)
-            }
-            _ => {
-                let (store, path) = object_store::parse_url_opts(&parsed, std::env::vars())
-                    .map_err(build_failed)?;
-                (Store::new(Arc::from(store)), path)
-            }
+                    .build(),
+            ),
+            ObjectStoreScheme::Memory => numbered(Ok(object_store::memory::InMemory::new())),
+            // HTTP and local files: object_store's own URL parsing, with the environment.
+            _ => object_store::parse_url_opts(&parsed, std::env::vars())
+                .map(|(store, _)| Store::new(Arc::from(store))),
         };
+        let store = built.map_err(|e| bad(e.to_string()))?;
         if path.as_ref().is_empty() {
             return Err(bad("the URL names no object (the path is empty)".into()));
         }
