@@ -106,12 +106,14 @@ where
     })
 }
 
-/// The five cases on `store`: open, 1 MiB of rows, the whole array
-/// concurrently and as one stream, 1000 random rows.
+/// The cases on `store`: open, 1 MiB of rows, the whole array
+/// concurrently and as one stream, 1000 random rows (and, with
+/// `uncoalesced_too`, the same rows without coalescing: one request each).
 async fn our_cases<S: ObjectStore>(
     counting: Arc<CountingStore<S>>,
     path: &Path,
     reps: usize,
+    uncoalesced_too: bool,
 ) -> Result<Vec<(&'static str, Measured)>> {
     let store: Arc<dyn ObjectStore> = counting.clone();
     let mut out = Vec::new();
@@ -162,6 +164,27 @@ async fn our_cases<S: ObjectStore>(
         })
         .await?,
     ));
+    if !uncoalesced_too {
+        return Ok(out);
+    }
+    let uncoalesced = Transfer {
+        coalesce_gap: 0,
+        ..Transfer::default()
+    };
+    let one_each = RemoteArray::open_with(
+        store.clone(),
+        path.clone(),
+        ReadOptions::default(),
+        uncoalesced,
+    )
+    .await?;
+    out.push((
+        "random_rows_uncoalesced",
+        measure(&counting, reps, || {
+            one_each.read_rows_at(&picks).map(|r| r.map(drop))
+        })
+        .await?,
+    ));
     Ok(out)
 }
 
@@ -179,12 +202,16 @@ fn array(bytes: u64) -> (Header, Bytes) {
     (header, Bytes::from(data))
 }
 
-const LABELS: [(&str, &str); 6] = [
+const LABELS: [(&str, &str); 7] = [
     ("open", "open (header)"),
     ("rows_1mib", "1 MiB row range"),
     ("whole", "whole array, concurrent (8 × 8 MiB)"),
     ("whole_one_stream", "whole array, one stream"),
     ("random_rows", "1,000 random rows"),
+    (
+        "random_rows_uncoalesced",
+        "1,000 random rows, not coalesced (gap 0, 10 in flight)",
+    ),
     ("", ""),
 ];
 
@@ -219,7 +246,7 @@ async fn s3_table(args: &Args) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     let counting = CountingStore::new(store.objects().clone());
-    let ours = our_cases(counting, &path, args.reps).await?;
+    let ours = our_cases(counting, &path, args.reps, false).await?;
     let python = std::env::var("NPY_PYTHON").context("NPY_PYTHON: scripts/setup-venv.sh")?;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/remote_numpy.py");
     // The same 1000 random rows as ours, on standard input.
@@ -252,7 +279,7 @@ async fn s3_table(args: &Args) -> Result<()> {
     println!("| case | npy-remote | numpy + s3fs |\n| --- | --- | --- |");
     for (case, measured) in &ours {
         let theirs = match case {
-            &"whole_one_stream" => "".to_string(),
+            &"whole_one_stream" | &"random_rows_uncoalesced" => "".to_string(),
             case => numpy_cell(&numpy[case]),
         };
         println!("| {} | {} | {} |", label(case), measured.cell(), theirs);
@@ -288,7 +315,7 @@ async fn throttled_table(args: &Args) -> Result<()> {
     file.extend_from_slice(&data);
     memory.put(&path, file.into()).await?;
     let counting = CountingStore::new(ThrottledStore::new(memory, config));
-    let ours = our_cases(counting, &path, args.reps).await?;
+    let ours = our_cases(counting, &path, args.reps, true).await?;
     println!(
         "### Throttled store: {} ms per GET, {} MB/s per stream, {} array, median of {}\n",
         args.latency_ms,
