@@ -166,6 +166,8 @@ pub struct RangeReader {
     path: Path,
     size: u64,
     pos: u64,
+    /// The version every block is read from.
+    e_tag: Option<String>,
     block_size: u64,
     max_blocks: usize,
     /// Fetched ranges (start, bytes), most recent last.
@@ -193,7 +195,11 @@ impl RangeReader {
         max_blocks: usize,
     ) -> Result<RangeReader> {
         let block_size = block_size.max(1) as u64;
-        let (tail, size) = runtime.block_on(crate::npz::get_suffix(
+        let crate::read::Fetched {
+            bytes: tail,
+            size,
+            e_tag,
+        } = runtime.block_on(crate::npz::get_suffix(
             &store,
             &path,
             block_size,
@@ -207,6 +213,7 @@ impl RangeReader {
             path,
             size,
             pos: 0,
+            e_tag,
             block_size,
             max_blocks: max_blocks.max(1),
             cache,
@@ -232,7 +239,7 @@ impl RangeReader {
                 let range = start..(start + self.block_size).min(self.size);
                 let bytes = self
                     .runtime
-                    .block_on(fetch(&self.store, &self.path, range))
+                    .block_on(fetch(&self.store, &self.path, range, self.e_tag.as_deref()))
                     .map_err(std::io::Error::other)?;
                 if self.cache.len() == self.max_blocks {
                     self.cache.pop_front();

@@ -33,7 +33,9 @@ pub async fn download(
         source,
     };
     // The first part tells the size (an empty object has no first part).
-    let (first, size) = get_prefix(store, path, 0, part_size, Operation::Read).await?;
+    let first = get_prefix(store, path, 0, part_size, Operation::Read).await?;
+    let (size, e_tag) = (first.size, first.e_tag);
+    let first = first.bytes;
     writer.write_all(&first).map_err(io_error)?;
     let mut written = first.len() as u64;
     progress(written);
@@ -41,7 +43,7 @@ pub async fn download(
         .step_by(part_size as usize)
         .map(move |from| from..from.saturating_add(part_size).min(size));
     let mut parts = futures::stream::iter(ranges)
-        .map(|range| fetch(store, path, range))
+        .map(|range| fetch(store, path, range, e_tag.as_deref()))
         .buffered(transfer.concurrency.max(1));
     while let Some(part) = parts.next().await {
         let part = part?;

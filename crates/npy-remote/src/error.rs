@@ -62,6 +62,19 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
 
+    /// The object was replaced after it was opened: its ETag no longer
+    /// matches the one every later read is pinned to (`If-Match`), so the
+    /// bytes would come from another version. Open it again.
+    #[error(
+        "{operation} {path}: the object changed since it was opened (its ETag no longer matches); open it again"
+    )]
+    Changed {
+        /// What was being done.
+        operation: Operation,
+        /// The object's path in its store.
+        path: String,
+    },
+
     /// The object is not a valid `.npy` (or archive member), or a request
     /// does not fit the array: npy-core's error, with numpy's wording.
     #[error("{path}: {source}")]
@@ -186,6 +199,12 @@ impl Error {
         path: &object_store::path::Path,
         source: object_store::Error,
     ) -> Error {
+        if matches!(source, object_store::Error::Precondition { .. }) {
+            return Error::Changed {
+                operation,
+                path: path.to_string(),
+            };
+        }
         Error::Store {
             operation,
             path: path.to_string(),

@@ -24,7 +24,7 @@ use zip::CompressionMethod;
 use zip::read::{ArchiveOffset, Config};
 
 use crate::error::{Error, Operation, Result};
-use crate::read::{OPEN_PREFIX, RemoteArray, Transfer, checked_bytes, fetch};
+use crate::read::{Fetched, OPEN_PREFIX, RemoteArray, Transfer, checked_bytes, fetch};
 use crate::store::Store;
 
 /// How an archive is read.
@@ -91,6 +91,8 @@ pub struct RemoteNpz {
     store: Arc<dyn ObjectStore>,
     path: Path,
     size: u64,
+    /// The version every member read is pinned to.
+    e_tag: Option<String>,
     directory_start: u64,
     members: Vec<MemberInfo>,
     options: NpzOptions,
@@ -115,7 +117,11 @@ impl RemoteNpz {
     ) -> Result<RemoteNpz> {
         let mut want = options.tail.max(22);
         loop {
-            let (tail, size) = get_suffix(&store, &path, want, Operation::List).await?;
+            let Fetched {
+                bytes: tail,
+                size,
+                e_tag,
+            } = get_suffix(&store, &path, want, Operation::List).await?;
             let missed = Arc::new(Mutex::new(None));
             let reader = TailReader {
                 size,
@@ -132,6 +138,7 @@ impl RemoteNpz {
                     let members = list(&zip, &path)?;
                     return Ok(RemoteNpz {
                         directory_start: zip.central_directory_start(),
+                        e_tag,
                         store,
                         path,
                         size,
@@ -201,7 +208,7 @@ impl RemoteNpz {
         if start + LOCAL_HEADER_LEN > end {
             return Err(self.corrupt(member, "the local header lies past the central directory"));
         }
-        let mut bytes = fetch(&self.store, &self.path, start..end).await?;
+        let mut bytes = fetch(&self.store, &self.path, start..end, self.e_tag.as_deref()).await?;
         if &bytes[..4] != b"PK\x03\x04" {
             return Err(self.corrupt(member, "Bad magic number for file header"));
         }
@@ -262,6 +269,7 @@ impl RemoteNpz {
             member.size,
             prefix,
             self.size,
+            self.e_tag.clone(),
             self.options.read,
             self.options.transfer,
         )
@@ -318,6 +326,7 @@ impl RemoteNpz {
         let part_size = self.options.transfer.part_size as u64;
         let store = self.store.clone();
         let path = self.path.clone();
+        let e_tag = self.e_tag.clone();
         let ranges = (rest_start..end)
             .step_by(part_size as usize)
             .map(move |from| from..from.saturating_add(part_size).min(end));
@@ -325,7 +334,8 @@ impl RemoteNpz {
             .map(move |range| {
                 let store = store.clone();
                 let path = path.clone();
-                async move { fetch(&store, &path, range).await }
+                let e_tag = e_tag.clone();
+                async move { fetch(&store, &path, range, e_tag.as_deref()).await }
             })
             .buffered(self.options.transfer.concurrency);
         Ok(MemberContent {
@@ -525,13 +535,13 @@ pub(crate) async fn get_suffix(
     path: &Path,
     len: u64,
     operation: Operation,
-) -> Result<(Bytes, u64)> {
+) -> Result<Fetched> {
     let options = GetOptions::default().with_range(Some(GetRange::Suffix(len)));
     let result = store
         .get_opts(path, options)
         .await
         .map_err(|e| Error::store(operation, path, e))?;
-    let size = result.meta.size;
+    let (size, e_tag) = (result.meta.size, result.meta.e_tag.clone());
     let (bytes, range) = checked_bytes(result, path, operation, len).await?;
     if range.end != size {
         return Err(Error::ShortRead {
@@ -540,7 +550,7 @@ pub(crate) async fn get_suffix(
             got: bytes.len() as u64,
         });
     }
-    Ok((bytes, size))
+    Ok(Fetched { bytes, size, e_tag })
 }
 
 /// The members the zip crate found in the directory.

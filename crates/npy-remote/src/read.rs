@@ -71,6 +71,8 @@ pub struct RemoteArray {
     /// Where the `.npy` starts in the object.
     base: u64,
     object_size: u64,
+    /// The version every read is pinned to.
+    e_tag: Option<String>,
     options: ReadOptions,
     transfer: Transfer,
 }
@@ -117,10 +119,15 @@ impl RemoteArray {
         len: u64,
         prefix: Bytes,
         object_size: u64,
+        e_tag: Option<String>,
         options: ReadOptions,
         transfer: Transfer,
     ) -> Result<RemoteArray> {
-        let prefetched = Some((prefix, object_size));
+        let prefetched = Some(Fetched {
+            bytes: prefix,
+            size: object_size,
+            e_tag,
+        });
         RemoteArray::open_span(store, path, base, Some(len), prefetched, options, transfer).await
     }
 
@@ -131,11 +138,12 @@ impl RemoteArray {
         path: Path,
         base: u64,
         len: Option<u64>,
-        prefetched: Option<(Bytes, u64)>,
+        prefetched: Option<Fetched>,
         options: ReadOptions,
         transfer: Transfer,
     ) -> Result<RemoteArray> {
-        let found = read_header(&store, &path, base, len, prefetched, &options.parse).await?;
+        let (found, e_tag) =
+            read_header(&store, &path, base, len, prefetched, &options.parse).await?;
         let (header, layout) = (found.header, found.layout);
         let available = len.unwrap_or(found.object_size.saturating_sub(base));
         let data_end = layout.data_end() as u64;
@@ -157,6 +165,7 @@ impl RemoteArray {
             layout,
             base,
             object_size,
+            e_tag,
             options,
             transfer: transfer.sanitised(),
         })
@@ -320,6 +329,7 @@ impl RemoteArray {
         let end = self.object_offset(span.end);
         let store = self.store.clone();
         let path = self.path.clone();
+        let e_tag = self.e_tag.clone();
         let ranges = (start..end)
             .step_by(part_size)
             .map(move |from| from..from.saturating_add(part_size as u64).min(end));
@@ -327,7 +337,8 @@ impl RemoteArray {
             .map(move |range| {
                 let store = store.clone();
                 let path = path.clone();
-                async move { fetch(&store, &path, range).await }
+                let e_tag = e_tag.clone();
+                async move { fetch(&store, &path, range, e_tag.as_deref()).await }
             })
             .buffered(self.transfer.concurrency)
     }
@@ -404,11 +415,10 @@ impl RemoteArray {
             .iter()
             .map(|s| self.object_offset(s.start)..self.object_offset(s.end))
             .collect();
-        let store = &self.store;
-        let path = &self.path;
+        let (store, path, e_tag) = (&self.store, &self.path, self.e_tag.as_deref());
         let fetched = object_store::coalesce_ranges(
             &ranges,
-            |range| async move { fetch(store, path, range).await },
+            |range| async move { fetch(store, path, range, e_tag).await },
             self.transfer.coalesce_gap,
         )
         .await?;
@@ -505,7 +515,7 @@ impl RemoteHeader {
         path: &Path,
         options: &ParseOptions,
     ) -> Result<RemoteHeader> {
-        read_header(store, path, 0, None, None, options).await
+        Ok(read_header(store, path, 0, None, None, options).await?.0)
     }
 }
 
@@ -517,11 +527,15 @@ async fn read_header(
     path: &Path,
     base: u64,
     len: Option<u64>,
-    prefetched: Option<(Bytes, u64)>,
+    prefetched: Option<Fetched>,
     options: &ParseOptions,
-) -> Result<RemoteHeader> {
+) -> Result<(RemoteHeader, Option<String>)> {
     let first_len = len.map_or(OPEN_PREFIX, |len| len.min(OPEN_PREFIX));
-    let (mut prefix, object_size) = match prefetched {
+    let Fetched {
+        bytes: mut prefix,
+        size: object_size,
+        e_tag,
+    } = match prefetched {
         Some(fetched) => fetched,
         None => get_prefix(store, path, base, first_len, Operation::Open).await?,
     };
@@ -534,18 +548,34 @@ async fn read_header(
         .map_err(|e| Error::format(path, e))?;
     let header_end = preamble.data_offset() as u64;
     if header_end > prefix.len() as u64 && header_end <= available {
-        let rest = fetch(store, path, base + prefix.len() as u64..base + header_end).await?;
+        let rest = fetch(
+            store,
+            path,
+            base + prefix.len() as u64..base + header_end,
+            e_tag.as_deref(),
+        )
+        .await?;
         let mut whole = Vec::with_capacity(prefix.len() + rest.len());
         whole.extend_from_slice(&prefix);
         whole.extend_from_slice(&rest);
         prefix = Bytes::from(whole);
     }
     let (header, layout) = Header::parse(&prefix, options).map_err(|e| Error::format(path, e))?;
-    Ok(RemoteHeader {
+    let found = RemoteHeader {
         header,
         layout,
         object_size,
-    })
+    };
+    Ok((found, e_tag))
+}
+
+/// The first bytes of an object, its size and its version.
+#[derive(Clone, Debug)]
+pub(crate) struct Fetched {
+    pub(crate) bytes: Bytes,
+    pub(crate) size: u64,
+    /// The ETag later reads are pinned to (`None` when the store has none).
+    pub(crate) e_tag: Option<String>,
 }
 
 /// The first `len` bytes from `base` (fewer when the object is shorter) and
@@ -556,21 +586,25 @@ pub(crate) async fn get_prefix(
     base: u64,
     len: u64,
     operation: Operation,
-) -> Result<(Bytes, u64)> {
+) -> Result<Fetched> {
     let len = len.max(1);
     let options = GetOptions::default().with_range(Some(GetRange::Bounded(base..base + len)));
     match store.get_opts(path, options).await {
         Ok(result) => {
-            let size = result.meta.size;
+            let (size, e_tag) = (result.meta.size, result.meta.e_tag.clone());
             let (bytes, _) = checked_bytes(result, path, operation, len).await?;
-            Ok((bytes, size))
+            Ok(Fetched { bytes, size, e_tag })
         }
         Err(e @ object_store::Error::NotFound { .. }) => Err(Error::store(operation, path, e)),
         Err(e) => {
             // A range starting at or past the end is refused by stores; an
             // object that short is a format error, as for a local file.
             match store.head(path).await {
-                Ok(meta) if meta.size <= base => Ok((Bytes::new(), meta.size)),
+                Ok(meta) if meta.size <= base => Ok(Fetched {
+                    bytes: Bytes::new(),
+                    size: meta.size,
+                    e_tag: meta.e_tag,
+                }),
                 _ => Err(Error::store(operation, path, e)),
             }
         }
@@ -609,17 +643,27 @@ pub(crate) async fn checked_bytes(
     Ok((bytes, range))
 }
 
-/// Bytes `range` of the object, checked to be exactly that many.
+/// Bytes `range` of the object, checked to be exactly that many; with an
+/// ETag, only from that version of the object (`If-Match`), so that reads
+/// after an open never mix two versions ([`Error::Changed`]).
 pub(crate) async fn fetch(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
     range: Range<u64>,
+    e_tag: Option<&str>,
 ) -> Result<Bytes> {
-    let bytes = store
-        .get_range(path, range.clone())
+    let options = GetOptions {
+        range: Some(GetRange::Bounded(range.clone())),
+        if_match: e_tag.map(str::to_owned),
+        ..GetOptions::default()
+    };
+    let result = store
+        .get_opts(path, options)
         .await
         .map_err(|e| Error::store(Operation::Read, path, e))?;
-    if bytes.len() as u64 != range.end - range.start {
+    let (bytes, got) =
+        checked_bytes(result, path, Operation::Read, range.end - range.start).await?;
+    if got != range {
         return Err(Error::ShortRead {
             path: path.to_string(),
             range,

@@ -352,3 +352,34 @@ async fn npz_archives_numpy_wrote_are_read_from_the_tail_over_s3() {
     let expected: Vec<i64> = (0..1_000_000).map(|i| i % 7).collect();
     assert_eq!(z.view::<i64>().unwrap().to_vec(), expected);
 }
+
+#[tokio::test]
+#[ignore = "needs the local S3 server (scripts/s3-server.sh)"]
+async fn a_replaced_object_is_not_read_as_a_mix_of_versions() {
+    let (store, path) = store("changed/a.npy");
+    let header = Header::new(DType::parse("<u2").unwrap(), Order::C, vec![1000]);
+    upload(
+        &store,
+        &path,
+        &header,
+        pattern(2000).into(),
+        UploadOptions::default(),
+    )
+    .await
+    .unwrap();
+    let array = RemoteArray::open(store.objects().clone(), path.clone())
+        .await
+        .unwrap();
+    array.read_rows(0..10).await.unwrap();
+    upload(
+        &store,
+        &path,
+        &header,
+        pattern(2000).into_iter().rev().collect::<Vec<u8>>().into(),
+        UploadOptions::default(),
+    )
+    .await
+    .unwrap();
+    let err = array.read_rows(0..10).await.unwrap_err();
+    assert!(matches!(err, npy_remote::Error::Changed { .. }), "{err}");
+}

@@ -307,3 +307,26 @@ async fn a_part_size_larger_than_any_object_reads_in_one_request() {
     assert_eq!(array.read_all().await.unwrap().data(), &file[128..]);
     assert_eq!(store.gets(), (1, 600));
 }
+
+#[tokio::test]
+async fn reads_after_the_object_is_replaced_fail_instead_of_mixing_versions() {
+    let (store, path, file) = put_array(&[100, 3], Order::C).await;
+    let array = RemoteArray::open(store.clone(), path.clone())
+        .await
+        .unwrap();
+    assert_eq!(array.read_rows(0..1).await.unwrap().data(), &file[128..134]);
+    store.put(&path, file.clone().into()).await.unwrap(); // same bytes, a new version
+    let err = array.read_rows(0..1).await.unwrap_err();
+    assert!(matches!(err, npy_remote::Error::Changed { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("read data/a.npy: the object changed"),
+        "{err}"
+    );
+    // Opened again, it reads.
+    let array = RemoteArray::open(store, path).await.unwrap();
+    assert_eq!(
+        array.read_rows_at(&[99]).await.unwrap().data(),
+        &file[128 + 594..]
+    );
+}
