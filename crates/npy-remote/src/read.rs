@@ -486,6 +486,18 @@ impl RowBlocks {
     }
 }
 
+impl RowBlocks {
+    /// The blocks as a [`futures::Stream`], for `StreamExt` combinators.
+    pub fn into_stream(
+        self,
+    ) -> impl futures::Stream<Item = Result<(Range<usize>, NpyArray)>> + Send + 'static {
+        futures::stream::unfold(self, |mut blocks| async move {
+            let item = blocks.next().await?;
+            Some((item, blocks))
+        })
+    }
+}
+
 impl Drop for RowBlocks {
     fn drop(&mut self) {
         if let Some((_, handle)) = self.pending.take() {

@@ -187,6 +187,20 @@ async fn row_blocks_cover_the_array_in_order() {
 }
 
 #[tokio::test]
+async fn row_blocks_are_a_stream_too() {
+    use futures::StreamExt;
+    let (store, path, file) = put_array(&[250, 2], Order::C).await;
+    let array = RemoteArray::open(store, path).await.unwrap();
+    let blocks: Vec<_> = array.row_blocks(100).into_stream().collect().await;
+    let rows: Vec<_> = blocks
+        .iter()
+        .map(|b| b.as_ref().unwrap().0.clone())
+        .collect();
+    assert_eq!(rows, [0..100, 100..200, 200..250]);
+    assert_eq!(blocks[2].as_ref().unwrap().1.data(), &file[128 + 800..]);
+}
+
+#[tokio::test]
 async fn out_of_bounds_rows_are_refused() {
     let (store, path, _) = put_array(&[10, 2], Order::C).await;
     let array = RemoteArray::open(store, path).await.unwrap();
