@@ -4,9 +4,10 @@
 test:
     cargo test --workspace
 
-# Live numpy interop: creates .venv with numpy from PyPI, then runs the ignored interop tests.
+# Live suites: creates .venv (numpy, moto, s3fs from PyPI), starts the local S3 server, runs the ignored tests.
 interop:
-    NPY_PYTHON="$(scripts/setup-venv.sh)" cargo test --workspace -- --ignored
+    scripts/s3-server.sh start
+    NPY_PYTHON="$(scripts/setup-venv.sh)" bash -c 'eval "$(scripts/s3-server.sh env)"; cargo test --workspace -- --ignored'; status=$?; scripts/s3-server.sh stop; exit $status
 
 # Format check and clippy with warnings as errors.
 lint:
@@ -42,3 +43,8 @@ fuzz-seed:
 # `npy render` vs `npy stats` on a 4 GiB float32 array (docs/BENCHMARKS.md, "Pictures").
 bench-render *ARGS:
     scripts/bench-render.sh {{ARGS}}
+
+# npy-remote against numpy + s3fs on the local S3 server, and behind a throttled store (docs/BENCHMARKS.md).
+compare-remote *ARGS:
+    scripts/s3-server.sh start
+    NPY_PYTHON="${NPY_PYTHON:-$(scripts/setup-venv.sh)}" bash -c 'eval "$(scripts/s3-server.sh env)"; cargo run --release -p npy-bench --features remote --bin npy-remote-compare -- "$@"' _ {{ARGS}}; status=$?; scripts/s3-server.sh stop; exit $status

@@ -33,7 +33,8 @@ for line in open(sys.argv[1]):
     pin = line.split("#")[0].strip()
     if pin:
         name, _, version = pin.partition("==")
-        if importlib.metadata.version(name) != version:
+        # A pin may name extras (moto[server]); the distribution is the name before them.
+        if importlib.metadata.version(name.split("[")[0]) != version:
             sys.exit(1)
 PY
 }

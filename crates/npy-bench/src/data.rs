@@ -7,6 +7,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
+use npy_bench::random_indices;
 use npy_core::{DType, Header, NpyWriter, Order};
 
 /// Files for open, sums and random reads.
@@ -169,18 +170,4 @@ fn write_chunks(path: &Path, header: &Header, fill: impl Fn(usize, &mut Vec<u8>)
     }
     writer.finish()?.into_inner()?.sync_all()?;
     Ok(())
-}
-
-/// `count` indices below `bound` from a fixed-seed xorshift: the same
-/// every run.
-fn random_indices(count: usize, bound: usize) -> Vec<usize> {
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    (0..count)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % bound as u64) as usize
-        })
-        .collect()
 }

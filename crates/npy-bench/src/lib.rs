@@ -293,6 +293,20 @@ pub fn sum_f64(values: &[f64]) -> f64 {
     lanes.iter().sum::<f64>() + rest.iter().sum::<f64>()
 }
 
+/// `count` indices below `bound` from a fixed-seed xorshift: the same
+/// every run (and for every contender).
+pub fn random_indices(count: usize, bound: usize) -> Vec<usize> {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..count)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,9 @@ Examples:
   npy pack out.npz a.npy b.npy --compress
   npy create zeros.npy --dtype '<f8' --shape 1000,1000
   npy render big.npy big.png           a heat map (or image, line plot) as PNG
-  npy show --image big.npy             the same picture in the terminal"
+  npy show --image big.npy             the same picture in the terminal
+  npy info s3://bucket/big.npy         any reading command takes a URL
+  npy cp big.npy s3://bucket/big.npy   upload (or download) and verify"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -40,6 +42,7 @@ pub enum Command {
     Pack(PackArgs),
     Create(CreateArgs),
     Render(RenderArgs),
+    Cp(CpArgs),
 }
 
 /// Show the header of an .npy file, or the members of an .npz archive.
@@ -411,4 +414,32 @@ mod tests {
         use clap::CommandFactory;
         Cli::command().debug_assert();
     }
+}
+
+/// Copy an .npy file or .npz archive between a local path and a URL
+/// (s3://, gs://, az://, http(s)://, file://), in either direction, and
+/// verify the copy: its size, and its header (or its archive's members)
+/// read back from the destination.
+///
+/// Uploads are multipart with concurrent parts when large; downloads are
+/// concurrent ranged GETs written in order to a temporary file that
+/// replaces the destination only once verified. Credentials and endpoints
+/// come from the environment (AWS_*, GOOGLE_*, AZURE_*).
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  npy cp big.npy s3://bucket/arrays/big.npy
+  npy cp s3://bucket/arrays/big.npy ./big.npy
+  npy cp gs://bucket/run.npz run.npz")]
+pub struct CpArgs {
+    /// What to copy: a local path or a URL.
+    pub source: PathBuf,
+    /// Where to: a URL or a local path (a local folder keeps the name).
+    pub destination: PathBuf,
+    /// Bytes per part of the transfer, in MiB.
+    #[arg(long, default_value_t = 16)]
+    pub part_mib: usize,
+    /// Parts in flight at once.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
 }

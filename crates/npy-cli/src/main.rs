@@ -6,6 +6,7 @@ mod commands;
 mod describe;
 mod print;
 mod progress;
+mod remote;
 mod render;
 mod source;
 mod stats;

@@ -34,6 +34,9 @@ pub fn sniff(path: &Path) -> anyhow::Result<Kind> {
     if is_stdin(path) {
         return Ok(Kind::Npy);
     }
+    if let Some(url) = crate::remote::url_of(path) {
+        return Ok(crate::remote::kind(url));
+    }
     // Never blocks: a FIFO is refused with a clear message, not waited on.
     let mut file = npy_mmap::open_regular(path, false)?;
     let mut start = [0u8; 4];
@@ -63,6 +66,9 @@ pub struct NpyFile {
 impl NpyFile {
     /// Opens `path` and parses its header with `options`.
     pub fn open(path: &Path, options: &ParseOptions) -> anyhow::Result<NpyFile> {
+        if let Some(url) = crate::remote::url_of(path) {
+            return crate::remote::npy_file(url, options);
+        }
         if is_stdin(path) {
             // The header, then the rest counted as it streams by.
             let mut stdin = std::io::stdin().lock();
@@ -140,10 +146,18 @@ enum Data {
     /// A member of an .npz archive, streamed (inflated as it is read) from
     /// its start on every pass: it is never held whole in memory.
     Member { archive: Archive, key: String },
+    /// An .npy object in a store, read with ranged GETs.
+    Remote(npy_remote::blocking::Array),
 }
 
+/// What an archive is read from: a local file, or an object in a store
+/// read by range (`npy_remote::blocking::RangeReader`).
+pub trait ArchiveSource: Read + std::io::Seek + Send {}
+
+impl<T: Read + std::io::Seek + Send> ArchiveSource for T {}
+
 /// The archive type the CLI reads.
-pub type Archive = npy_mmap::npz::NpzArchive<BufReader<File>>;
+pub type Archive = npy_mmap::npz::NpzArchive<Box<dyn ArchiveSource>>;
 
 /// Bytes read at a time from a file with holes or a member stream.
 const READ_CHUNK: usize = 4 << 20;
@@ -210,6 +224,14 @@ impl OpenedArray {
         }
     }
 
+    /// An `.npy` object in a store (opened with one ranged GET).
+    pub fn remote(array: npy_remote::blocking::Array) -> OpenedArray {
+        OpenedArray {
+            header: array.remote().header().clone(),
+            data: Data::Remote(array),
+        }
+    }
+
     /// The data bytes in the header's memory order, when they can be touched
     /// directly: a mapping of a file without holes, or data in memory.
     pub fn contiguous(&self) -> Option<&[u8]> {
@@ -260,6 +282,29 @@ impl OpenedArray {
                     }
                 }
             }
+            Data::Remote(array) => {
+                // Concurrent ranged GETs in order, cut into the chunks asked for.
+                let mut chunk =
+                    Vec::with_capacity(chunk_bytes.min(array.remote().layout().data_len));
+                for part in array.data_parts(0..array.remote().layout().data_len)? {
+                    let mut part = &part?[..];
+                    while !part.is_empty() {
+                        let take = (chunk_bytes - chunk.len()).min(part.len());
+                        chunk.extend_from_slice(&part[..take]);
+                        part = &part[take..];
+                        if chunk.len() == chunk_bytes {
+                            if visit(&chunk)?.is_break() {
+                                return Ok(());
+                            }
+                            chunk.clear();
+                        }
+                    }
+                }
+                if !chunk.is_empty() {
+                    // The last chunk: whether the visitor would stop no longer matters.
+                    let _ = visit(&chunk)?;
+                }
+            }
             Data::Member { archive, key } => {
                 let mut reader = archive.reader(key)?;
                 let (_, layout) = Header::read_from(
@@ -301,6 +346,10 @@ impl OpenedArray {
                 slot.copy_from_slice(&data[offset..offset + width]);
             }
             return Ok(out);
+        }
+        if let Data::Remote(array) = &self.data {
+            // Nearby elements share a request.
+            return Ok(array.read_at(offsets, width)?);
         }
         let mut order: Vec<usize> = (0..offsets.len()).collect();
         order.sort_unstable_by_key(|&i| offsets[i]);

@@ -541,6 +541,34 @@ impl Header {
         Ok(if any_zero { 0 } else { nonzero_product })
     }
 
+    /// The axis rows are counted along, the one whose slices are contiguous
+    /// in the data: axis 0 in C order, the last axis in Fortran order (the
+    /// growth axis `np.save` pads for). `None` for a 0-d array.
+    pub fn row_axis(&self) -> Option<usize> {
+        let last = self.shape.len().checked_sub(1)?;
+        Some(match self.order {
+            Order::C => 0,
+            Order::Fortran => last,
+        })
+    }
+
+    /// Number of rows along [`row_axis`](Self::row_axis) (1 for a 0-d array).
+    pub fn row_count(&self) -> usize {
+        self.row_axis().map_or(1, |axis| self.shape[axis])
+    }
+
+    /// Bytes of one row: the itemsize times every other dimension (the
+    /// whole element for a 0-d array). Checked: `None` when the product
+    /// overflows, which only an array with no rows can describe.
+    pub fn row_bytes(&self) -> Option<usize> {
+        let axis = self.row_axis();
+        self.shape
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| Some(i) != axis)
+            .try_fold(self.dtype.itemsize(), |acc, (_, &d)| acc.checked_mul(d))
+    }
+
     /// Number of data bytes (element count × itemsize), checked to fit
     /// `isize`. The product of the non-zero dimensions times the itemsize must
     /// fit even when a zero dimension makes the array empty, so that every

@@ -23,8 +23,17 @@ fn open(path: &Path, parse: ParseOptions) -> anyhow::Result<Archive> {
         to_native: false,
         ..Default::default()
     };
-    NpzArchive::open_with_options(path, options)
+    open_archive(path, options)
         .with_context(|| format!("cannot read the archive {}", path.display()))
+}
+
+/// The archive at `path`: a local file, or an object a URL names.
+fn open_archive(path: &Path, options: ReadOptions) -> npy_mmap::npz::Result<Archive> {
+    let source: Box<dyn source::ArchiveSource> = match crate::remote::url_of(path) {
+        Some(url) => Box::new(crate::remote::archive_reader(url).map_err(io::Error::other)?),
+        None => Box::new(io::BufReader::new(npy_mmap::open_regular(path, false)?)),
+    };
+    NpzArchive::with_options(source, options)
 }
 
 fn inspect_options() -> ParseOptions {
@@ -205,7 +214,7 @@ pub fn ls(args: &LsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 /// `npy validate` on an archive: every member. The archive's own structure
 /// failing to read is a problem with the file, not an I/O error.
 pub fn validate(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
-    let mut archive = match NpzArchive::open_with_options(path, *options) {
+    let mut archive = match open_archive(path, *options) {
         Ok(archive) => archive,
         Err(npy_mmap::npz::NpzError::Io(err)) => {
             return Err(err).with_context(|| format!("cannot read {}", path.display()));

@@ -33,6 +33,7 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Extract(args) => archive::extract(&args, out)?,
         Command::Pack(args) => archive::pack(&args)?,
         Command::Render(args) => crate::render::run(&args, out)?,
+        Command::Cp(args) => crate::remote::cp(&args, out)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -46,6 +47,9 @@ pub fn open_array(
 ) -> anyhow::Result<OpenedArray> {
     match (source::sniff(path)?, member) {
         (Kind::Npy, None) if source::is_stdin(path) => OpenedArray::stdin(),
+        (Kind::Npy, None) if let Some(url) = crate::remote::url_of(path) => {
+            crate::remote::open_array(url)
+        }
         (Kind::Npy, None) => OpenedArray::map(path, advice),
         (Kind::Npy, Some(_)) => bail!(
             "{} is an .npy file, not an .npz archive: --member does not apply",

@@ -1,0 +1,640 @@
+//! `.npz` archives in object storage, read from their tail.
+//!
+//! [`RemoteNpz::open`] lists an archive with one suffix GET in the common
+//! case: the last [`NpzOptions::tail`] bytes hold the end records (zip64
+//! too) and the central directory of any archive with a few hundred
+//! members. The zip crate parses them (the same parser npy-mmap uses),
+//! through a reader over the fetched tail; when the directory is larger, the
+//! reader reports where it needed to read and a second suffix GET fetches
+//! from there. Members are then read by range: a stored member is an
+//! ordinary [`RemoteArray`] (rows, scattered reads, blocks — our writer
+//! aligns its data to 64 bytes); a deflated member is stream-inflated from
+//! concurrent ranged GETs, its size and CRC-32 checked.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use npy_core::{NpyArray, ReadOptions};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore};
+use zip::CompressionMethod;
+use zip::read::{ArchiveOffset, Config};
+
+use crate::error::{Error, Operation, Result};
+use crate::read::{Fetched, OPEN_PREFIX, RemoteArray, Transfer, checked_bytes, fetch};
+use crate::store::Store;
+
+/// How an archive is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NpzOptions {
+    /// Bytes of the archive's end fetched at open (default 64 KiB: the
+    /// end records and the directory of a few hundred members).
+    pub tail: u64,
+    /// The largest central directory accepted (default 64 MiB): the
+    /// archive says how large it is, and that is not trusted unbounded.
+    pub max_directory: u64,
+    /// How members' arrays are read (header limit, byte order, data limit).
+    pub read: ReadOptions,
+    /// How members' data is fetched.
+    pub transfer: Transfer,
+}
+
+impl Default for NpzOptions {
+    fn default() -> Self {
+        NpzOptions {
+            tail: 64 << 10,
+            max_directory: 64 << 20,
+            read: ReadOptions::default(),
+            transfer: Transfer::default(),
+        }
+    }
+}
+
+/// How a member's bytes are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MemberCompression {
+    /// As is (`np.savez`): readable by range.
+    Stored,
+    /// Deflated (`np.savez_compressed`): stream-inflated.
+    Deflated,
+    /// Another zip method (its number, or `u16::MAX` when the zip crate
+    /// names it but npz never uses it).
+    Other(u16),
+}
+
+/// What the central directory says about one member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberInfo {
+    /// The full member name (`x.npy`).
+    pub name: String,
+    /// numpy's key: the name with one trailing `.npy` removed.
+    pub key: String,
+    /// How it is stored.
+    pub compression: MemberCompression,
+    /// Bytes in the archive.
+    pub compressed_size: u64,
+    /// Bytes of content.
+    pub size: u64,
+    /// CRC-32 of the content.
+    pub crc32: u32,
+    /// Offset of its local header in the archive.
+    pub header_offset: u64,
+}
+
+/// An `.npz` archive in a store, listed from its tail.
+#[derive(Clone, Debug)]
+pub struct RemoteNpz {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    size: u64,
+    /// The version every member read is pinned to.
+    e_tag: Option<String>,
+    directory_start: u64,
+    members: Vec<MemberInfo>,
+    options: NpzOptions,
+}
+
+/// The fixed part of a zip local header, before the name.
+const LOCAL_HEADER_LEN: u64 = 30;
+
+/// Extra-field bytes fetched with a local header in the first request:
+/// enough for our writer's alignment padding and a zip64 field.
+const LOCAL_EXTRA_GUESS: u64 = 256;
+
+impl RemoteNpz {
+    /// Lists the archive at `path` (one suffix GET in the common case).
+    ///
+    /// Errors: [`Error::Format`]-like [`Error::Npz`] when it is not a zip
+    /// archive or its directory is larger than [`NpzOptions::max_directory`].
+    pub async fn open(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        options: NpzOptions,
+    ) -> Result<RemoteNpz> {
+        let mut want = options.tail.max(22);
+        loop {
+            let Fetched {
+                bytes: tail,
+                size,
+                e_tag,
+            } = get_suffix(&store, &path, want, Operation::List).await?;
+            let missed = Arc::new(Mutex::new(None));
+            let reader = TailReader {
+                size,
+                start: size - tail.len() as u64,
+                tail,
+                pos: 0,
+                missed: missed.clone(),
+            };
+            let config = Config {
+                archive_offset: ArchiveOffset::Known(0),
+            };
+            match zip::ZipArchive::with_config(config, reader) {
+                Ok(zip) => {
+                    let members = list(&zip, &path)?;
+                    return Ok(RemoteNpz {
+                        directory_start: zip.central_directory_start(),
+                        e_tag,
+                        store,
+                        path,
+                        size,
+                        members,
+                        options,
+                    });
+                }
+                Err(e) => {
+                    let needed = *missed.lock().expect("never poisoned");
+                    match needed {
+                        Some(offset) if size - offset > want => {
+                            want = size - offset;
+                            if want > options.max_directory {
+                                return Err(npz_error(
+                                    &path,
+                                    format!(
+                                        "the central directory and end records are {want} bytes, more than the limit of {}",
+                                        options.max_directory
+                                    ),
+                                ));
+                            }
+                        }
+                        _ => return Err(npz_error(&path, format!("not a zip archive: {e}"))),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lists the archive a URL names.
+    pub async fn open_url(url: &str) -> Result<RemoteNpz> {
+        let (store, path) = Store::from_url(url)?;
+        RemoteNpz::open(store.objects().clone(), path, NpzOptions::default()).await
+    }
+
+    /// The members, in directory order.
+    pub fn members(&self) -> &[MemberInfo] {
+        &self.members
+    }
+
+    /// The archive's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The archive's size.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The member whose key (or full name) is `key`.
+    pub fn member(&self, key: &str) -> Result<&MemberInfo> {
+        self.members
+            .iter()
+            .find(|m| m.key == key)
+            .or_else(|| self.members.iter().find(|m| m.name == key))
+            .ok_or_else(|| npz_error(&self.path, format!("{key} is not a file in the archive")))
+    }
+
+    /// Where a member's data starts, from its local header (one GET of the
+    /// header and, for the caller, the first `extra` bytes of data).
+    async fn locate(&self, member: &MemberInfo, extra: u64) -> Result<(u64, Bytes)> {
+        let name_len = member.name.len() as u64;
+        let start = member.header_offset;
+        let end = (start + LOCAL_HEADER_LEN + name_len + LOCAL_EXTRA_GUESS + extra)
+            .min(self.directory_start);
+        if start + LOCAL_HEADER_LEN > end {
+            return Err(self.corrupt(member, "the local header lies past the central directory"));
+        }
+        let mut bytes = fetch(&self.store, &self.path, start..end, self.e_tag.as_deref()).await?;
+        if &bytes[..4] != b"PK\x03\x04" {
+            return Err(self.corrupt(member, "Bad magic number for file header"));
+        }
+        let local_name_len = u64::from(u16::from_le_bytes([bytes[26], bytes[27]]));
+        let extra_len = u64::from(u16::from_le_bytes([bytes[28], bytes[29]]));
+        let data_start = start + LOCAL_HEADER_LEN + local_name_len + extra_len;
+        let name_end = (LOCAL_HEADER_LEN + local_name_len) as usize;
+        if local_name_len != name_len
+            || bytes.get(LOCAL_HEADER_LEN as usize..name_end) != Some(member.name.as_bytes())
+        {
+            return Err(self.corrupt(
+                member,
+                "the names in the directory and the local header differ",
+            ));
+        }
+        if data_start
+            .checked_add(member.compressed_size)
+            .is_none_or(|end| end > self.directory_start)
+        {
+            return Err(self.corrupt(
+                member,
+                "its data runs past the start of the central directory",
+            ));
+        }
+        let have_from = data_start - start;
+        if have_from > bytes.len() as u64 {
+            bytes = Bytes::new(); // a long extra field: the data comes later
+        } else {
+            bytes = bytes.slice(have_from as usize..);
+        }
+        Ok((data_start, bytes))
+    }
+
+    fn corrupt(&self, member: &MemberInfo, detail: &str) -> Error {
+        npz_error(&self.path, format!("member '{}': {detail}", member.name))
+    }
+
+    /// A stored member as a [`RemoteArray`]: its header read with the local
+    /// header in one GET, its data read by range like any array.
+    ///
+    /// Errors: [`Error::NotSupported`] for a deflated member (use
+    /// [`load`](Self::load) or [`content`](Self::content)); format errors
+    /// as for an `.npy` object.
+    pub async fn array(&self, key: &str) -> Result<RemoteArray> {
+        let member = self.member(key)?.clone();
+        if member.compression != MemberCompression::Stored {
+            return Err(Error::NotSupported {
+                path: format!("{}/{}", self.path, member.name),
+                what: "reading rows of a compressed member by range",
+            });
+        }
+        let (data_start, prefix) = self.locate(&member, OPEN_PREFIX).await?;
+        let prefix = prefix.slice(..prefix.len().min(member.size as usize));
+        RemoteArray::open_prefetched(
+            self.store.clone(),
+            self.path.clone(),
+            data_start,
+            member.size,
+            prefix,
+            self.size,
+            self.e_tag.clone(),
+            self.options.read,
+            self.options.transfer,
+        )
+        .await
+    }
+
+    /// A member's header (one GET for a stored member; the first inflated
+    /// bytes for a deflated one).
+    pub async fn header(&self, key: &str) -> Result<(npy_core::Header, npy_core::Layout)> {
+        let member = self.member(key)?;
+        if member.compression == MemberCompression::Stored {
+            let array = self.array(key).await?;
+            return Ok((array.header().clone(), *array.layout()));
+        }
+        let mut content = self.content(key).await?;
+        let mut prefix = Vec::new();
+        while let Some(chunk) = content.next().await {
+            prefix.extend_from_slice(&chunk?);
+            match npy_core::Header::parse(&prefix, &self.options.read.parse) {
+                Err(npy_core::Error::Eof { .. }) => continue,
+                other => return other.map_err(|e| self.member_error(member, e)),
+            }
+        }
+        npy_core::Header::parse(&prefix, &self.options.read.parse)
+            .map_err(|e| self.member_error(member, e))
+    }
+
+    fn member_error(&self, member: &MemberInfo, source: npy_core::Error) -> Error {
+        Error::Format {
+            path: format!("{}/{}", self.path, member.name),
+            source,
+        }
+    }
+
+    /// A member's content (an `.npy` file or raw bytes) as a stream of
+    /// chunks: ranged GETs, inflated as they arrive for a deflated member;
+    /// the size and CRC-32 the directory records are checked at the end.
+    pub async fn content(&self, key: &str) -> Result<MemberContent> {
+        let member = self.member(key)?.clone();
+        let inflater = match member.compression {
+            MemberCompression::Stored => None,
+            MemberCompression::Deflated => Some(flate2::Decompress::new(false)),
+            MemberCompression::Other(method) => {
+                return Err(self.corrupt(
+                    &member,
+                    &format!("compression method {method} is not supported"),
+                ));
+            }
+        };
+        let (data_start, first) = self.locate(&member, 0).await?;
+        let first = first.slice(..first.len().min(member.compressed_size as usize));
+        let rest_start = data_start + first.len() as u64;
+        let end = data_start + member.compressed_size;
+        let part_size = self.options.transfer.part_size as u64;
+        let store = self.store.clone();
+        let path = self.path.clone();
+        let e_tag = self.e_tag.clone();
+        let ranges = (rest_start..end)
+            .step_by(part_size as usize)
+            .map(move |from| from..from.saturating_add(part_size).min(end));
+        let parts = futures::stream::iter(ranges)
+            .map(move |range| {
+                let store = store.clone();
+                let path = path.clone();
+                let e_tag = e_tag.clone();
+                async move { fetch(&store, &path, range, e_tag.as_deref()).await }
+            })
+            .buffered(self.options.transfer.concurrency);
+        Ok(MemberContent {
+            parts: futures::stream::once(async move { Ok(first) })
+                .chain(parts)
+                .boxed(),
+            inflater,
+            input: Bytes::new(),
+            produced: 0,
+            crc: crc32fast::Hasher::new(),
+            member,
+            archive: self.path.to_string(),
+            finished: false,
+        })
+    }
+
+    /// A member's whole array in memory (concurrent ranged GETs, inflated
+    /// as they arrive when deflated), checked like a local load: the size
+    /// and CRC-32 the directory records, then the `.npy` it holds. (Rows
+    /// read by range through [`array`](Self::array) skip the CRC, which
+    /// covers the whole member.)
+    pub async fn load(&self, key: &str) -> Result<NpyArray> {
+        let member = self.member(key)?.clone();
+        let content = self.read_content(&member).await?;
+        npy_core::read_npy(&content[..], &self.options.read)
+            .map_err(|e| self.member_error(&member, e))
+    }
+
+    /// A member's whole content in memory (the raw bytes numpy returns for
+    /// a member that is not an array).
+    pub async fn read_raw(&self, key: &str) -> Result<Vec<u8>> {
+        let member = self.member(key)?.clone();
+        self.read_content(&member).await
+    }
+
+    async fn read_content(&self, member: &MemberInfo) -> Result<Vec<u8>> {
+        if let Some(max) = self.options.read.max_data_len
+            && member.size > max as u64
+        {
+            return Err(self.member_error(
+                member,
+                npy_core::Error::DataTooLarge {
+                    len: member.size as usize,
+                    max,
+                },
+            ));
+        }
+        let mut content = self.content(&member.name).await?;
+        // The recorded size is checked as the content arrives; reserve a bounded amount up front.
+        let mut out = Vec::with_capacity(member.size.min(64 << 20) as usize);
+        while let Some(chunk) = content.next().await {
+            out.extend_from_slice(&chunk?);
+        }
+        Ok(out)
+    }
+}
+
+/// A member's content, chunk by chunk (see [`RemoteNpz::content`]).
+pub struct MemberContent {
+    parts: BoxStream<'static, Result<Bytes>>,
+    inflater: Option<flate2::Decompress>,
+    input: Bytes,
+    produced: u64,
+    crc: crc32fast::Hasher,
+    member: MemberInfo,
+    archive: String,
+    finished: bool,
+}
+
+impl std::fmt::Debug for MemberContent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberContent")
+            .field("member", &self.member.name)
+            .field("produced", &self.produced)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Inflated bytes handed out at a time.
+const INFLATE_CHUNK: usize = 1 << 20;
+
+impl MemberContent {
+    /// The member this is the content of.
+    pub fn member(&self) -> &MemberInfo {
+        &self.member
+    }
+
+    fn corrupt(&self, detail: String) -> Error {
+        Error::Npz {
+            path: self.archive.clone(),
+            reason: format!("member '{}': {detail}", self.member.name),
+        }
+    }
+
+    /// The next chunk of content, or `None` at its end (after the size and
+    /// CRC-32 were checked).
+    pub async fn next(&mut self) -> Option<Result<Bytes>> {
+        if self.finished {
+            return None;
+        }
+        match self.next_chunk().await {
+            Ok(Some(chunk)) => {
+                self.produced += chunk.len() as u64;
+                if self.produced > self.member.size {
+                    self.finished = true;
+                    return Some(Err(self.corrupt(format!(
+                        "its content is longer than the {} bytes the directory records",
+                        self.member.size
+                    ))));
+                }
+                self.crc.update(&chunk);
+                Some(Ok(chunk))
+            }
+            Ok(None) => {
+                self.finished = true;
+                let crc = self.crc.clone().finalize();
+                if self.produced != self.member.size {
+                    Some(Err(self.corrupt(format!(
+                        "its content is {} bytes, the directory records {}",
+                        self.produced, self.member.size
+                    ))))
+                } else if crc != self.member.crc32 {
+                    Some(Err(self.corrupt(format!(
+                        "Bad CRC-32 (computed {crc:#010x}, recorded {:#010x})",
+                        self.member.crc32
+                    ))))
+                } else {
+                    None
+                }
+            }
+            Err(e) => {
+                self.finished = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    async fn next_chunk(&mut self) -> Result<Option<Bytes>> {
+        let Some(inflater) = self.inflater.as_mut() else {
+            // Stored: the parts are the content.
+            return self.parts.next().await.transpose();
+        };
+        let mut out = Vec::with_capacity(INFLATE_CHUNK);
+        loop {
+            let input_ended = if self.input.is_empty() {
+                match self.parts.next().await {
+                    Some(part) => {
+                        self.input = part?;
+                        false
+                    }
+                    None => true,
+                }
+            } else {
+                false
+            };
+            let before_in = inflater.total_in();
+            let before_out = inflater.total_out();
+            let flush = if input_ended {
+                flate2::FlushDecompress::Finish
+            } else {
+                flate2::FlushDecompress::None
+            };
+            let status = inflater
+                .decompress_vec(&self.input, &mut out, flush)
+                .map_err(|e| Error::Npz {
+                    path: self.archive.clone(),
+                    reason: format!("member '{}': {e}", self.member.name),
+                })?;
+            let consumed = (inflater.total_in() - before_in) as usize;
+            self.input = self.input.slice(consumed..);
+            let made = inflater.total_out() - before_out;
+            if status == flate2::Status::StreamEnd {
+                return Ok((!out.is_empty()).then(|| Bytes::from(out)));
+            }
+            if out.len() == out.capacity() {
+                return Ok(Some(Bytes::from(out)));
+            }
+            if input_ended && made == 0 && consumed == 0 {
+                if out.is_empty() {
+                    return Err(Error::Npz {
+                        path: self.archive.clone(),
+                        reason: format!(
+                            "member '{}': the compressed data ends early",
+                            self.member.name
+                        ),
+                    });
+                }
+                return Ok(Some(Bytes::from(out)));
+            }
+        }
+    }
+}
+
+/// The last `len` bytes of the object and its size (one suffix GET).
+pub(crate) async fn get_suffix(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    len: u64,
+    operation: Operation,
+) -> Result<Fetched> {
+    let options = GetOptions::default().with_range(Some(GetRange::Suffix(len)));
+    let result = store
+        .get_opts(path, options)
+        .await
+        .map_err(|e| Error::store(operation, path, e))?;
+    let (size, e_tag) = (result.meta.size, result.meta.e_tag.clone());
+    let (bytes, range) = checked_bytes(result, path, operation, len).await?;
+    if range.end != size {
+        return Err(Error::ShortRead {
+            path: path.to_string(),
+            range: size.saturating_sub(len)..size,
+            got: bytes.len() as u64,
+        });
+    }
+    Ok(Fetched { bytes, size, e_tag })
+}
+
+/// The members the zip crate found in the directory.
+fn list<R: Read + Seek>(zip: &zip::ZipArchive<R>, path: &Path) -> Result<Vec<MemberInfo>> {
+    (0..zip.len())
+        .map(|index| {
+            let entry = zip
+                .by_index_data(index)
+                .map_err(|e| npz_error(path, format!("central directory entry {index}: {e}")))?;
+            let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
+            #[allow(deprecated)] // the tuple variant is the only way to read a method's number
+            let compression = match entry.compression() {
+                CompressionMethod::Stored => MemberCompression::Stored,
+                CompressionMethod::Deflated => MemberCompression::Deflated,
+                CompressionMethod::Unsupported(number) => MemberCompression::Other(number),
+                _ => MemberCompression::Other(u16::MAX),
+            };
+            Ok(MemberInfo {
+                key: name.strip_suffix(".npy").unwrap_or(&name).to_owned(),
+                name,
+                compression,
+                compressed_size: entry.compressed_size(),
+                size: entry.size(),
+                crc32: entry.crc32(),
+                header_offset: entry.header_start(),
+            })
+        })
+        .collect()
+}
+
+fn npz_error(path: &Path, reason: String) -> Error {
+    Error::Npz {
+        path: path.to_string(),
+        reason,
+    }
+}
+
+/// `Read + Seek` over the fetched tail of an object: reads before the tail
+/// fail and record the lowest offset wanted, so the caller can fetch from
+/// there and parse again (the zip crate reads only the end records and the
+/// central directory).
+struct TailReader {
+    size: u64,
+    start: u64,
+    tail: Bytes,
+    pos: u64,
+    missed: Arc<Mutex<Option<u64>>>,
+}
+
+impl Read for TailReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos >= self.size || buf.is_empty() {
+            return Ok(0);
+        }
+        if self.pos < self.start {
+            let mut missed = self.missed.lock().expect("never poisoned");
+            *missed = Some(missed.map_or(self.pos, |m| m.min(self.pos)));
+            return Err(std::io::Error::other(
+                "the archive's directory starts before the fetched tail",
+            ));
+        }
+        let from = (self.pos - self.start) as usize;
+        let n = buf.len().min(self.tail.len() - from);
+        buf[..n].copy_from_slice(&self.tail[from..from + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for TailReader {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        self.pos = seek_target(self.size, self.pos, to)?;
+        Ok(self.pos)
+    }
+}
+
+/// Where a seek of a reader over `size` bytes at `pos` lands.
+pub(crate) fn seek_target(size: u64, pos: u64, to: SeekFrom) -> std::io::Result<u64> {
+    let target = match to {
+        SeekFrom::Start(offset) => Some(offset),
+        SeekFrom::End(delta) => size.checked_add_signed(delta),
+        SeekFrom::Current(delta) => pos.checked_add_signed(delta),
+    };
+    target.ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+    })
+}

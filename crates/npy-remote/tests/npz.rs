@@ -1,0 +1,224 @@
+//! `.npz` archives in a store: listed from the tail in one request, members
+//! read by range or inflated, checked against numpy's fixtures and
+//! npy-mmap's local reader.
+
+mod support;
+
+use std::io::Cursor;
+use std::sync::Arc;
+
+use npy_core::{DType, Header, Order};
+use npy_mmap::npz::{Compression, NpzArchive, NpzWriter};
+use npy_remote::Transfer;
+use npy_remote::npz::{MemberCompression, NpzOptions, RemoteNpz};
+use npy_remote::object_store::ObjectStoreExt;
+use npy_remote::object_store::memory::InMemory;
+use npy_remote::object_store::path::Path;
+use support::{Counting, fixtures_dir, manifest, pattern};
+
+async fn put(bytes: Vec<u8>) -> (Arc<Counting<InMemory>>, Path) {
+    let store = Counting::new(InMemory::new());
+    let path = Path::from("archive.npz");
+    store.put(&path, bytes.into()).await.unwrap();
+    store.reset();
+    (store, path)
+}
+
+#[tokio::test]
+async fn numpys_archives_list_in_one_request_and_load_like_locally() {
+    let mut checked = 0;
+    for entry in manifest()["npz"].as_array().unwrap() {
+        let file = entry["file"].as_str().unwrap();
+        let bytes = std::fs::read(fixtures_dir().join(file)).unwrap();
+        let (store, path) = put(bytes.clone()).await;
+        let opened = RemoteNpz::open(store.clone(), path, NpzOptions::default()).await;
+        if !entry["open_error"].is_null() {
+            let err = opened.unwrap_err();
+            assert!(
+                err.to_string().contains("not a zip archive"),
+                "{file}: {err}"
+            );
+            continue;
+        }
+        let archive = opened.unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(store.gets().0, 1, "{file}");
+        let keys: Vec<&str> = archive.members().iter().map(|m| m.key.as_str()).collect();
+        let expected: Vec<&str> = entry["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        assert_eq!(keys, expected, "{file}");
+        let mut local = NpzArchive::new(Cursor::new(bytes)).unwrap();
+        for key in keys {
+            let remote = archive.read_raw(key).await;
+            match local.read_raw(key) {
+                Ok(content) => assert_eq!(remote.unwrap(), content, "{file}:{key}"),
+                Err(e) => {
+                    let err = remote.unwrap_err();
+                    assert!(
+                        e.to_string().contains("CRC") && err.to_string().contains("CRC"),
+                        "{file}:{key}: {err}"
+                    );
+                    continue;
+                }
+            }
+            if local.is_npy(key).unwrap() {
+                let remote = archive.load(key).await;
+                match local.load(key) {
+                    Ok(array) => {
+                        let remote = remote.unwrap();
+                        assert_eq!(
+                            (remote.header(), remote.data()),
+                            (array.header(), array.data()),
+                            "{file}:{key}"
+                        );
+                    }
+                    Err(e) => assert_eq!(
+                        remote.unwrap_err().format_error().unwrap().to_string(),
+                        match &e {
+                            npy_mmap::npz::NpzError::Npy { source, .. } => source.to_string(),
+                            other => panic!("{file}:{key}: {other}"),
+                        }
+                    ),
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked}");
+}
+
+/// Two archives of our writer: a big stored array with a raw member, and
+/// a deflated array holding `compressed`.
+fn our_archive(compressed: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    let header = Header::new(DType::parse("<u2").unwrap(), Order::C, vec![100_000, 8]);
+    let data = pattern(header.data_len().unwrap());
+    writer.add_bytes("rows", &header, &data).unwrap();
+    writer.add_raw_member("notes.txt", b"hello").unwrap();
+    let bytes = writer.finish().unwrap().into_inner();
+    let mut deflated =
+        NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::Deflated { level: 6 })
+            .unwrap();
+    let z = Header::new(
+        DType::parse("<u1").unwrap(),
+        Order::C,
+        vec![compressed.len()],
+    );
+    deflated.add_bytes("z", &z, compressed).unwrap();
+    let deflated = deflated.finish().unwrap().into_inner();
+    (bytes, deflated)
+}
+
+#[tokio::test]
+async fn stored_member_rows_are_read_by_range() {
+    let (bytes, _) = our_archive(&[]);
+    let (store, path) = put(bytes.clone()).await;
+    let archive = RemoteNpz::open(store.clone(), path, NpzOptions::default())
+        .await
+        .unwrap();
+    store.reset();
+    let array = archive.array("rows").await.unwrap();
+    assert_eq!(
+        store.gets().0,
+        1,
+        "local header and array header in one GET"
+    );
+    assert_eq!(array.header().shape, [100_000, 8]);
+    store.reset();
+    let rows = array.read_rows(50_000..50_010).await.unwrap();
+    assert_eq!(store.gets(), (1, 160));
+    let local = NpzArchive::new(Cursor::new(bytes))
+        .unwrap()
+        .load("rows")
+        .unwrap();
+    assert_eq!(rows.data(), &local.data()[800_000..800_160]);
+    assert_eq!(
+        archive.member("notes.txt").unwrap().compression,
+        MemberCompression::Stored
+    );
+    assert_eq!(archive.read_raw("notes.txt").await.unwrap(), b"hello");
+}
+
+#[tokio::test]
+async fn deflated_members_are_inflated_from_concurrent_parts() {
+    let content = pattern(3_000_000);
+    let (_, bytes) = our_archive(&content);
+    let (store, path) = put(bytes).await;
+    let options = NpzOptions {
+        transfer: Transfer {
+            part_size: 1000,
+            concurrency: 4,
+            ..Transfer::default()
+        },
+        ..NpzOptions::default()
+    };
+    let archive = RemoteNpz::open(store.clone(), path, options).await.unwrap();
+    let member = archive.member("z").unwrap();
+    assert_eq!(member.compression, MemberCompression::Deflated);
+    assert!(member.compressed_size > 2000, "several parts");
+    let loaded = archive.load("z").await.unwrap();
+    assert_eq!(loaded.data(), &content[..]);
+    let (header, _) = archive.header("z").await.unwrap();
+    assert_eq!(header.shape, [3_000_000]);
+    let err = archive.array("z").await.unwrap_err();
+    assert!(err.to_string().contains("not supported"), "{err}");
+}
+
+#[tokio::test]
+async fn a_large_directory_takes_a_second_suffix_request() {
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    for i in 0..1500 {
+        writer
+            .add_slice(
+                &format!("member_with_a_long_name_{i:05}"),
+                &[i as u32],
+                &[1],
+            )
+            .unwrap();
+    }
+    let bytes = writer.finish().unwrap().into_inner();
+    let (store, path) = put(bytes).await;
+    let archive = RemoteNpz::open(store.clone(), path.clone(), NpzOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(archive.members().len(), 1500);
+    assert_eq!(store.gets().0, 2);
+    let loaded = archive.load("member_with_a_long_name_01234").await.unwrap();
+    assert_eq!(loaded.view::<u32>().unwrap().to_vec(), [1234]);
+    // A directory above the limit is refused before it is fetched.
+    let small = NpzOptions {
+        max_directory: 100_000,
+        ..NpzOptions::default()
+    };
+    let err = RemoteNpz::open(store, path, small).await.unwrap_err();
+    assert!(
+        err.to_string().contains("more than the limit of 100000"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_range_reader_lets_file_code_read_an_object() {
+    let runtime = npy_remote::blocking::Runtime::new().unwrap();
+    let (bytes, _) = our_archive(&[]);
+    let (store, path) = runtime.block_on(put(bytes.clone()));
+    let reader =
+        npy_remote::blocking::RangeReader::open(&runtime, store.clone(), path, 256 << 10, 4)
+            .unwrap();
+    assert_eq!(reader.size(), bytes.len() as u64);
+    let mut archive = NpzArchive::new(reader).unwrap();
+    assert_eq!(archive.keys(), ["rows", "notes.txt"]);
+    let rows = archive.load("rows").unwrap();
+    let local = NpzArchive::new(Cursor::new(bytes.clone()))
+        .unwrap()
+        .load("rows")
+        .unwrap();
+    assert_eq!(rows.data(), local.data());
+    // 1.6 MB read in 256 KiB blocks: about seven requests, not one per read call.
+    let (requests, fetched) = store.gets();
+    assert!(requests <= 10, "{requests}");
+    assert!(fetched < 2 * bytes.len() as u64, "{fetched}");
+}

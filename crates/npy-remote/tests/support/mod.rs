@@ -1,0 +1,30 @@
+//! Shared by the npy-remote tests: the counting store under a short name,
+//! test data and the numpy fixtures.
+#![allow(dead_code)]
+
+use std::ops::Range;
+
+#[allow(unused_imports)] // not every test file counts
+pub use npy_remote::CountingStore as Counting;
+
+/// The bytes of rows `rows` of a C-order array of `row_bytes`-byte rows
+/// whose data is the byte pattern `(i * 7 + 3) as u8`.
+pub fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i.wrapping_mul(7) + 3) as u8).collect()
+}
+
+/// `range` of `data` as a `Vec`.
+pub fn slice(data: &[u8], range: Range<usize>) -> Vec<u8> {
+    data[range].to_vec()
+}
+
+/// The repository's numpy fixtures directory.
+pub fn fixtures_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+/// The fixtures manifest (numpy's answers).
+pub fn manifest() -> serde_json::Value {
+    let text = std::fs::read_to_string(fixtures_dir().join("manifest.json")).expect("manifest");
+    serde_json::from_str(&text).expect("manifest JSON")
+}
