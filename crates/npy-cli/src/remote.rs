@@ -67,6 +67,7 @@ pub fn open_array(url: &str) -> anyhow::Result<OpenedArray> {
     let options = ReadOptions {
         parse: ParseOptions {
             max_header_size: source::INSPECT_MAX_HEADER,
+            ..Default::default()
         },
         ..ReadOptions::default()
     };
@@ -145,6 +146,7 @@ enum Content {
 fn local_content(path: &Path) -> anyhow::Result<(Content, u64)> {
     let options = ParseOptions {
         max_header_size: source::INSPECT_MAX_HEADER,
+        ..Default::default()
     };
     match source::sniff(path)? {
         Kind::Npy => {
@@ -198,6 +200,7 @@ fn remote_content(url: &str, npz: bool) -> anyhow::Result<(Content, u64)> {
     } else {
         let options = ParseOptions {
             max_header_size: source::INSPECT_MAX_HEADER,
+            ..Default::default()
         };
         let found = runtime.block_on(RemoteHeader::read(store.objects(), &path, &options))?;
         Ok((Content::Npy(found.header), found.object_size))

@@ -20,7 +20,10 @@ fn options(entry: &Value) -> ReadOptions {
         .as_u64()
         .map_or(ParseOptions::default().max_header_size, |n| n as usize);
     ReadOptions {
-        parse: ParseOptions { max_header_size },
+        parse: ParseOptions {
+            max_header_size,
+            ..Default::default()
+        },
         to_native: true,
         ..ReadOptions::default()
     }

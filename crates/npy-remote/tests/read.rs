@@ -256,6 +256,7 @@ async fn max_header_size_is_applied_before_the_header_is_fetched() {
     let options = ReadOptions {
         parse: ParseOptions {
             max_header_size: 50,
+            ..Default::default()
         },
         ..ReadOptions::default()
     };

@@ -44,6 +44,7 @@ async fn uploads_are_byte_identical_to_numpys_files() {
         let bytes = std::fs::read(fixtures_dir().join(file)).unwrap();
         let parse = npy_core::ParseOptions {
             max_header_size: usize::MAX,
+            ..Default::default()
         };
         let (header, layout) = Header::parse(&bytes, &parse).unwrap();
         let data = Bytes::copy_from_slice(&bytes[layout.data_offset..layout.data_end()]);
