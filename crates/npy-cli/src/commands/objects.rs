@@ -103,6 +103,11 @@ fn load(
     member: Option<&str>,
     pickle: &PickleArgs,
 ) -> anyhow::Result<Option<NpyArray>> {
+    // Object arrays are decoded from local files and stdin; a URL takes the
+    // array path, which reads its header remotely and refuses objects.
+    if crate::remote::url_of(path).is_some() {
+        return Ok(None);
+    }
     let options = read_options(pickle, header_options());
     match source::sniff(path)? {
         Kind::Npy => {
