@@ -72,28 +72,15 @@ pub struct MappedArray<M: Mode = crate::ReadOnly> {
     shape: Vec<usize>,
 }
 
-/// Where rows live: the axis (None for 0-d), how many, bytes per row.
+/// Where rows live: the axis (None for 0-d), how many, bytes per row
+/// (npy-core's rule; 0 bytes when the product overflows, which only an
+/// array with no rows can describe).
 fn row_geometry(header: &Header) -> (Option<usize>, usize, usize) {
-    let itemsize = header.dtype.itemsize();
-    let Some(last) = header.shape.len().checked_sub(1) else {
-        return (None, 1, itemsize);
-    };
-    let axis = match header.order {
-        Order::C => 0,
-        Order::Fortran => last,
-    };
-    let rows = header.shape[axis];
-    // The other axes' product fits whenever there is at least one row (the
-    // header's data length was computed with checked arithmetic); with no
-    // rows it may overflow and is meaningless anyway.
-    let row_bytes = header
-        .shape
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != axis)
-        .try_fold(itemsize, |acc, (_, &d)| acc.checked_mul(d))
-        .unwrap_or(0);
-    (Some(axis), rows, row_bytes)
+    (
+        header.row_axis(),
+        header.row_count(),
+        header.row_bytes().unwrap_or(0),
+    )
 }
 
 /// What part of a file's data a mapping covers.
@@ -258,11 +245,7 @@ impl<M: Mode> MappedArray<M> {
     /// The axis rows are counted along: 0 for C order, the last axis for
     /// Fortran order; `None` for a 0-d array.
     pub fn row_axis(&self) -> Option<usize> {
-        let last = self.header.shape.len().checked_sub(1)?;
-        Some(match self.header.order {
-            Order::C => 0,
-            Order::Fortran => last,
-        })
+        self.header.row_axis()
     }
 
     /// Bytes in one row (0 when the array has no rows at all).

@@ -71,19 +71,11 @@ fn growth_axis(header: &Header, path: &Path) -> Result<(usize, usize)> {
         path: path.to_path_buf(),
         reason: reason.to_owned(),
     };
-    let Some(last) = header.shape.len().checked_sub(1) else {
+    let Some(axis) = header.row_axis() else {
         return Err(cannot("a 0-d array has no axis to grow along"));
     };
-    let axis = match header.order {
-        Order::C => 0,
-        Order::Fortran => last,
-    };
     let row_bytes = header
-        .shape
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != axis)
-        .try_fold(header.dtype.itemsize(), |acc, (_, &d)| acc.checked_mul(d))
+        .row_bytes()
         .filter(|&n| n <= isize::MAX as usize)
         .ok_or_else(|| cannot("one row is larger than the address space"))?;
     if row_bytes == 0 {
