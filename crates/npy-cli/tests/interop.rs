@@ -6,7 +6,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::{assert_exit, npy, scratch, stdout};
 
@@ -65,20 +64,8 @@ for name, array in cases.items():
 json.dump(expected, open(f"{out}/expected.json", "w"))
 "#;
 
-fn python() -> String {
-    std::env::var("NPY_PYTHON")
-        .expect("NPY_PYTHON must name a Python with numpy (see `just interop`)")
-}
-
 fn generate(dir: &Path) -> serde_json::Value {
-    let status = Command::new(python())
-        .args(["-c", GENERATE])
-        .arg(dir)
-        .status()
-        .expect("python runs");
-    assert!(status.success(), "the numpy generator failed");
-    let text = std::fs::read_to_string(dir.join("expected.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+    common::numpy_answers(GENERATE, dir, "expected.json")
 }
 
 #[test]

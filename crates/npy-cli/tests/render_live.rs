@@ -138,19 +138,8 @@ hist = {"counts": counts.tolist(), "edges": hist_edges.tolist(), "nan": int(np.i
 json.dump({"cases": cases, "hist": hist}, open(f"{out}/cases.json", "w"))
 "#;
 
-fn python() -> String {
-    std::env::var("NPY_PYTHON")
-        .expect("NPY_PYTHON must name a Python with numpy and matplotlib (scripts/setup-venv.sh)")
-}
-
 fn generate(dir: &Path) -> serde_json::Value {
-    let status = Command::new(python())
-        .args(["-c", GENERATE])
-        .arg(dir)
-        .status()
-        .expect("python runs");
-    assert!(status.success(), "the numpy generator failed");
-    serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap()
+    common::numpy_answers(GENERATE, dir, "cases.json")
 }
 
 fn decode(path: &Path) -> (usize, usize, usize, Vec<u8>) {
@@ -275,7 +264,7 @@ for name in ["viridis", "magma", "inferno", "plasma", "gray", "RdBu"]:
     assert (ours == theirs).all(), name
 "#;
     let tables = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/render/colormap_tables.rs");
-    let status = Command::new(python())
+    let status = Command::new(common::python())
         .args(["-c", script])
         .arg(tables)
         .status()

@@ -429,24 +429,14 @@ pub fn line(
         // Many samples per column: one pixel column each, spanning its extremes
         // and the step from the previous column's last sample.
         let (x_pixels, _) = chart.plotting_area().get_pixel_range();
-        let mut spans = Vec::new();
-        let mut previous_last: Option<f64> = None;
-        for (i, column) in envelope.columns.iter().enumerate() {
-            let Some(c) = column else {
-                previous_last = None;
-                continue;
-            };
-            let x = x_pixels.start + (i * x_pixels.len() / envelope.columns.len()) as i32;
-            let top = chart
-                .backend_coord(&(0.0, c.max.max(previous_last.unwrap_or(c.max))))
-                .1;
-            let bottom = chart
-                .backend_coord(&(0.0, c.min.min(previous_last.unwrap_or(c.min))))
-                .1;
-            spans.push((x, top, bottom));
-            previous_last = Some(c.last);
-        }
-        Ok(spans)
+        let columns = envelope.columns.len();
+        Ok(value_spans(envelope)
+            .map(|(i, top, bottom)| {
+                let x = x_pixels.start + (i * x_pixels.len() / columns) as i32;
+                let y = |value: f64| chart.backend_coord(&(0.0, value)).1;
+                (x, y(top), y(bottom))
+            })
+            .collect())
     })
 }
 
@@ -509,19 +499,30 @@ pub fn line_spans(
         let t = (high - value) / (high - low);
         ((t * (height - 1) as f64).round().max(0.0) as usize).min(height - 1)
     };
-    let mut spans = Vec::new();
+    value_spans(envelope)
+        .map(|(i, top, bottom)| (i, row(top), row(bottom)))
+        .collect()
+}
+
+/// For each envelope column with data: `(column, top value, bottom value)`,
+/// its extremes joined to the previous column's last sample (so the line
+/// stays connected); a column without data breaks the line.
+fn value_spans(envelope: &Envelope) -> impl Iterator<Item = (usize, f64, f64)> + '_ {
     let mut previous_last: Option<f64> = None;
-    for (i, column) in envelope.columns.iter().enumerate() {
-        let Some(c) = column else {
-            previous_last = None;
-            continue;
-        };
-        let top = c.max.max(previous_last.unwrap_or(c.max));
-        let bottom = c.min.min(previous_last.unwrap_or(c.min));
-        spans.push((i, row(top), row(bottom)));
-        previous_last = Some(c.last);
-    }
-    spans
+    envelope
+        .columns
+        .iter()
+        .enumerate()
+        .filter_map(move |(i, column)| {
+            let Some(c) = column else {
+                previous_last = None;
+                return None;
+            };
+            let top = c.max.max(previous_last.unwrap_or(c.max));
+            let bottom = c.min.min(previous_last.unwrap_or(c.min));
+            previous_last = Some(c.last);
+            Some((i, top, bottom))
+        })
 }
 
 /// A histogram: one bar per bin, the NaN and infinity counts noted.

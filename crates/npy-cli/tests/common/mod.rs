@@ -83,3 +83,24 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     std::fs::write(&path, bytes).expect("write test file");
     path
 }
+
+/// The project's Python with the pinned numpy (and matplotlib): `$NPY_PYTHON`,
+/// which `scripts/setup-venv.sh` prints and `.ci/run` sets.
+pub fn python() -> String {
+    std::env::var("NPY_PYTHON").expect(
+        "NPY_PYTHON must name the project's Python (NPY_PYTHON=$(scripts/setup-venv.sh); `just interop`)",
+    )
+}
+
+/// Runs the Python `script` with `dir` as its argument; it writes what numpy
+/// says to `dir/output` as JSON, which is returned.
+pub fn numpy_answers(script: &str, dir: &Path, output: &str) -> serde_json::Value {
+    let status = Command::new(python())
+        .args(["-c", script])
+        .arg(dir)
+        .status()
+        .expect("python runs");
+    assert!(status.success(), "the numpy generator failed");
+    let text = std::fs::read_to_string(dir.join(output)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
