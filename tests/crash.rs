@@ -6,7 +6,7 @@
 //! The saving processes are this test binary itself, re-run with an
 //! environment variable that makes `saver_process_entry_point` save in a loop.
 //!
-//! `.npy` saves go through `npy_mmap::save_slice`, `.npz` saves through
+//! `.npy` saves go through `npy_mmap::save`, `.npz` saves through
 //! `NpzWriter::create` + `commit`, and overwriting creates and streams
 //! through `CreateOptions::overwrite(true)`; all write through
 //! `npy_mmap::AtomicFile`. (An overwrite used to truncate the old file in
@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail, ensure};
-use npy_core::{DType, Order, ReadOptions, read_npy};
+use npy_core::{DType, ReadOptions, read_npy};
 use npy_mmap::CreateOptions;
 use npy_mmap::npz::{NpzArchive, NpzWriter};
 use support::TempDir;
@@ -68,11 +68,11 @@ fn save(format: Format, path: &Path, n: u64) -> Result<()> {
     let data = vec![n as f64; LEN];
     match format {
         Format::Npy => {
-            npy_mmap::save_slice(path, &data, &[LEN], Order::C)?;
+            npy_mmap::save(path, &data)?;
         }
         Format::Npz => {
             let mut writer = NpzWriter::create(path)?;
-            writer.add_slice("a", &data, &[LEN])?;
+            writer.add("a", &data)?;
             writer.commit()?;
         }
         Format::Create => {

@@ -614,7 +614,11 @@ fn write_npy_reproduces_numpys_files() {
         };
         if save {
             let mut ours = Vec::new();
-            let written = write_npy(&mut ours, array.header(), array.data()).map(|()| ours);
+            let written = write_npy(
+                &mut ours,
+                &npy_core::NpyBytes::new(array.header(), array.bytes()).unwrap(),
+            )
+            .map(|()| ours);
             compare("write_npy", written);
         }
         if at_version {
@@ -622,7 +626,7 @@ fn write_npy_reproduces_numpys_files() {
             let written =
                 NpyWriter::new(Vec::new(), array.header(), Some(version)).and_then(|mut w| {
                     // In two pieces, so the streaming path is exercised.
-                    let (first, second) = array.data().split_at(array.data().len() / 2);
+                    let (first, second) = array.bytes().split_at(array.bytes().len() / 2);
                     w.write_bytes(first)?;
                     w.write_bytes(second)?;
                     w.finish()

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use npy_core::{
     ByteOrder, DType, Element, Header, NpyWriter, Order, ParseOptions, ReadOptions, ScalarKind,
-    Version, read_npy, write_npy, write_slice,
+    Version, read_npy, write_npy,
 };
 use serde_json::Value;
 use support::{
@@ -404,7 +404,8 @@ fn we_write_numpy_reads() {
                 fill_element(&dtype, element, &mut rng);
             }
             let mut file = Vec::new();
-            write_npy(&mut file, &header, &data).expect("write_npy");
+            write_npy(&mut file, &npy_core::NpyBytes::new(&header, &data).unwrap())
+                .expect("write_npy");
             let version = match file[6] {
                 1 => Version::V1,
                 2 => Version::V2,
@@ -464,7 +465,11 @@ fn write_typed<T: Element>(
     let path = dir.join(format!("typed_{:03}.npy", cases.len()));
     let file = std::fs::File::create(&path).expect("create");
     match writer {
-        Writer::Slice => write_slice(file, data, shape, order).expect("write_slice"),
+        Writer::Slice => write_npy(
+            file,
+            &npy_core::ArrayView::from_slice(data, shape, order).unwrap(),
+        )
+        .expect("write_slice"),
         Writer::Chunks => {
             let header = Header {
                 dtype: T::dtype(),

@@ -9,7 +9,7 @@ mod support;
 
 use std::ffi::OsStr;
 
-use npy_core::io::write_slice;
+use npy_core::io::write_npy;
 use npy_core::{DType, Element, NpyRecord, Order};
 use npy_mmap::{Appender, CreateOptions};
 use support::{run_python, temp_dir};
@@ -144,7 +144,11 @@ fn derived_records_match_numpys_aligned_nested_layouts() {
 
     // Our file: same dtype (numpy compares equal), same bytes as np.save.
     let mut file = Vec::new();
-    write_slice(&mut file, &expected, &[5], Order::C).unwrap();
+    write_npy(
+        &mut file,
+        &npy_core::ArrayView::from_slice(&expected, &[5], Order::C).unwrap(),
+    )
+    .unwrap();
     std::fs::write(&ours, &file).unwrap();
     let out = run_python(
         &format!(

@@ -90,29 +90,62 @@ fn we_write_numpy_loads() {
     ] {
         let path = dir.join(name);
         let mut writer = NpzWriter::create_with_compression(&path, compression).unwrap();
-        writer.add_slice("floats", &floats, &[6, 10]).unwrap();
         writer
-            .add_slice("group/sub/ints", &ints, &[2, 3, 4])
+            .add(
+                "floats",
+                &npy_core::ArrayView::from_slice(&floats, &[6, 10], npy_core::Order::C).unwrap(),
+            )
             .unwrap();
         writer
-            .add_slice("données", &[true, false, true], &[3])
+            .add(
+                "group/sub/ints",
+                &npy_core::ArrayView::from_slice(&ints, &[2, 3, 4], npy_core::Order::C).unwrap(),
+            )
             .unwrap();
-        writer.add_slice("big", &big, &[big.len()]).unwrap();
-        writer.add_slice::<f32>("empty", &[], &[0, 3]).unwrap();
-        writer.add_slice("scalar", &[2.5f64], &[]).unwrap();
         writer
-            .add_bytes("be", &big_endian, &[0, 1, 0, 2, 1, 0])
+            .add(
+                "données",
+                &npy_core::ArrayView::from_slice(&[true, false, true], &[3], npy_core::Order::C)
+                    .unwrap(),
+            )
             .unwrap();
-        writer.add_bytes("rec", &record, &record_bytes).unwrap();
+        writer.add("big", &big[..]).unwrap();
         writer
-            .add_bytes(
+            .add(
+                "empty",
+                &npy_core::ArrayView::<f32>::from_slice(&[], &[0, 3], npy_core::Order::C).unwrap(),
+            )
+            .unwrap();
+        writer
+            .add(
+                "scalar",
+                &npy_core::ArrayView::from_slice(&[2.5f64], &[], npy_core::Order::C).unwrap(),
+            )
+            .unwrap();
+        writer
+            .add(
+                "be",
+                &npy_core::NpyBytes::new(&big_endian, &[0, 1, 0, 2, 1, 0]).unwrap(),
+            )
+            .unwrap();
+        writer
+            .add(
+                "rec",
+                &npy_core::NpyBytes::new(&record, &record_bytes).unwrap(),
+            )
+            .unwrap();
+        writer
+            .add(
                 "fortran",
-                &fortran,
-                &le_bytes(&[0.0f64, 3.0, 1.0, 4.0, 2.0, 5.0], f64::to_le_bytes),
+                &npy_core::NpyBytes::new(
+                    &fortran,
+                    &le_bytes(&[0.0f64, 3.0, 1.0, 4.0, 2.0, 5.0], f64::to_le_bytes),
+                )
+                .unwrap(),
             )
             .unwrap();
         let key = writer.next_positional_key().unwrap();
-        writer.add_slice(&key, &[9u8, 8], &[2]).unwrap();
+        writer.add(&key, &[9u8, 8][..]).unwrap();
         let mut raw = writer.start_raw_member("notes.txt").unwrap();
         raw.write_all(b"free text").unwrap();
         raw.finish().unwrap();
@@ -257,7 +290,7 @@ fn numpy_writes_we_read() {
                 let values = array.view::<i64>().unwrap().to_vec();
                 le_bytes(&values, i64::to_le_bytes)
             } else {
-                array.data().to_vec()
+                array.bytes().to_vec()
             };
             assert!(got == want_bytes, "{name}:{key}: values differ");
         }

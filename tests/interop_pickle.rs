@@ -201,7 +201,7 @@ fn numpy_loads_what_we_write() {
         let array =
             NpyArray::from_objects(Header::new(DType::Object, order, shape), items).unwrap();
         let path = dir.join(format!("ours_{order:?}.npy"));
-        npy_mmap::save_array(&path, &array).unwrap();
+        npy_mmap::save(&path, &array).unwrap();
         written.push((path, array));
     }
     for (name, shape, items) in [
@@ -213,13 +213,13 @@ fn numpy_loads_what_we_write() {
             NpyArray::from_objects(Header::new(DType::Object, Order::C, shape), items).unwrap();
         let path = dir.join(format!("{name}.npy"));
         let mut file = std::fs::File::create(&path).unwrap();
-        npy_core::write_array(&mut file, &array).unwrap();
+        npy_core::write_npy(&mut file, &array).unwrap();
         written.push((path, array));
     }
     let archive = dir.join("ours.npz");
     let mut npz = NpzWriter::create_with_compression(&archive, Compression::DEFLATED).unwrap();
-    npz.add_array("objects", &written[0].1).unwrap();
-    npz.add_slice("numbers", &[1.5f64, 2.5], &[2]).unwrap();
+    npz.add("objects", &written[0].1).unwrap();
+    npz.add("numbers", &[1.5f64, 2.5][..]).unwrap();
     npz.commit().unwrap();
 
     let numpy = python(

@@ -160,7 +160,7 @@ fn decoded_arrays_round_trip_through_write_array() {
             continue;
         };
         let mut written = Vec::new();
-        npy_core::write_array(&mut written, &array).unwrap();
+        npy_core::write_npy(&mut written, &array).unwrap();
         let back = read_npy(written.as_slice(), &options).unwrap();
         assert_eq!(back.header(), array.header(), "{file}");
         let expected: Vec<PyValue> = array.objects().unwrap().iter().map(native).collect();

@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use npy_core::pickle::{self, Encoding, PickleOptions, PyValue};
-use npy_core::{ReadOptions, read_npy, write_array};
+use npy_core::{ReadOptions, read_npy, write_npy};
 
 fuzz_target!(|bytes: &[u8]| {
     let encoding = match bytes.last().map(|b| b % 3) {
@@ -27,11 +27,11 @@ fuzz_target!(|bytes: &[u8]| {
             return;
         };
         let mut out = Vec::new();
-        write_array(&mut out, &array).expect("a decoded array writes");
+        write_npy(&mut out, &array).expect("a decoded array writes");
         let once = read_npy(out.as_slice(), &read).expect("our own file reads");
         assert_eq!(once.header(), array.header());
         let mut again = Vec::new();
-        write_array(&mut again, &once).expect("writes");
+        write_npy(&mut again, &once).expect("writes");
         assert_eq!(read_npy(again.as_slice(), &read).expect("reads"), once);
         return;
     }

@@ -23,7 +23,7 @@ fuzz_target!(|bytes: &[u8]| {
         }
     }
     let mut out = Vec::new();
-    if write_npy(&mut out, array.header(), array.data()).is_ok() {
+    if write_npy(&mut out, &npy_core::NpyBytes::new(array.header(), array.data()).unwrap()).is_ok() {
         let back = read_npy(out.as_slice(), &ReadOptions::default()).expect("our own file reads");
         assert_eq!(back.header(), array.header());
         assert_eq!(back.data(), array.data());

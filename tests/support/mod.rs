@@ -290,7 +290,7 @@ pub fn array_json(array: &NpyArray) -> Value {
     });
     match array.objects() {
         Some(values) => out["objects"] = values.iter().map(value_json).collect(),
-        None => out["hex"] = serde_json::json!(to_hex(array.data())),
+        None => out["hex"] = serde_json::json!(to_hex(array.bytes())),
     }
     out
 }

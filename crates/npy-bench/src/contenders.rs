@@ -16,7 +16,7 @@ use memmap2::{Mmap, MmapMut};
 use ndarray::{Array1, ArrayView1, ArrayViewMut1, Ix1, OwnedRepr, s};
 use ndarray_npy::{ReadNpyExt as _, ViewMutNpyExt as _, ViewNpyExt as _};
 use npy_bench::{Contender, Row, Samples, sum_f64};
-use npy_core::{DType, Header, Order, ParseOptions, ReadOptions, write_slice};
+use npy_core::{DType, Header, Order, ParseOptions, ReadOptions, write_npy};
 use npy_mmap::npz::{Compression, MappedNpz, NpzArchive, NpzWriter};
 use npy_mmap::{Advice, CreateOptions, OpenOptions, ReadOnly, ReadWrite};
 use npyz::WriterBuilder as _;
@@ -504,7 +504,10 @@ pub fn save(h: &mut Harness, files: &WholeFiles) -> Result<()> {
                     let out = fresh(&out)?;
                     timed(|| {
                         let file = BufWriter::new(File::create(&out)?);
-                        Ok(write_slice(file, &values, &shape, Order::C)?)
+                        Ok(write_npy(
+                            file,
+                            &npy_core::ArrayView::from_slice(&values, &shape, Order::C).unwrap(),
+                        )?)
                     })
                 }),
             ),
@@ -790,8 +793,8 @@ pub fn npz(h: &mut Harness, files: &NpzFiles) -> Result<()> {
                             };
                             let sink = BufWriter::new(File::create(&ours_path)?);
                             let mut writer = NpzWriter::with_compression(sink, compression)?;
-                            writer.add_slice("big", big, &[big.len()])?;
-                            writer.add_slice("small", small, &[small.len()])?;
+                            writer.add("big", &big[..])?;
+                            writer.add("small", &small[..])?;
                             writer.finish()?.flush()?;
                             Ok(())
                         })
@@ -1012,7 +1015,7 @@ pub fn objects(h: &mut Harness) -> Result<()> {
     let copy = h.args.dir.join("objects-ours.npy");
     let save = Samples::new(
         (0..h.args.runs.max(5))
-            .map(|_| time(|| npy_mmap::save_array(&copy, &array).expect("saves")).0)
+            .map(|_| time(|| npy_mmap::save(&copy, &array).expect("saves")).0)
             .collect(),
     );
     let mut row = Row::new(

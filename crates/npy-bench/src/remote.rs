@@ -239,7 +239,13 @@ async fn s3_table(args: &Args) -> Result<()> {
     let (header, data) = array(args.whole);
     let rows = header.shape[0];
     let started = Instant::now();
-    upload(&store, &path, &header, data, UploadOptions::default()).await?;
+    upload(
+        &store,
+        &path,
+        &npy_core::NpyBytes::new(&header, &data).unwrap(),
+        UploadOptions::default(),
+    )
+    .await?;
     eprintln!(
         "uploaded {} in {:.1} s",
         human(args.whole),

@@ -240,7 +240,7 @@ impl OpenedArray {
                 array,
                 holes: false,
             } => Some(array.bytes()),
-            Data::Owned(array) => Some(array.data()),
+            Data::Owned(array) => Some(array.bytes()),
             _ => None,
         }
     }
@@ -268,7 +268,7 @@ impl OpenedArray {
                 array,
                 holes: false,
             } => in_memory(array.bytes(), &mut visit)?,
-            Data::Owned(array) => in_memory(array.data(), &mut visit)?,
+            Data::Owned(array) => in_memory(array.bytes(), &mut visit)?,
             Data::Mapped { array, holes: true } => {
                 let len = array.bytes().len();
                 let mut buffer = vec![0u8; chunk_bytes.min(len)];

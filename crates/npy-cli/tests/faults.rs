@@ -15,8 +15,14 @@ use npy_mmap::npz::NpzWriter;
 /// An archive at `path` holding `a` = [1., 2., 3.] and `sub/b` = [4.].
 fn archive(path: &Path) {
     let mut writer = NpzWriter::create(path).unwrap();
-    writer.add_slice("a", &[1.0f64, 2.0, 3.0], &[3]).unwrap();
-    writer.add_slice("sub/b", &[4.0f64], &[1]).unwrap();
+    writer
+        .add(
+            "a",
+            &npy_core::ArrayView::from_slice(&[1.0f64, 2.0, 3.0], &[3], npy_core::Order::C)
+                .unwrap(),
+        )
+        .unwrap();
+    writer.add("sub/b", &[4.0f64][..]).unwrap();
     writer.commit().unwrap();
 }
 
@@ -85,7 +91,7 @@ fn extract_replaces_files_that_readers_have_mapped() {
     let out = dir.join("out");
     std::fs::create_dir_all(&out).unwrap();
     let old = out.join("a.npy");
-    npy_mmap::save_slice(&old, &[9.0f64; 1000], &[1000], npy_core::Order::C).unwrap();
+    npy_mmap::save(&old, &[9.0f64; 1000][..]).unwrap();
     // A reader maps the old file; extracting used to truncate it in place,
     // and the reader's next touch was a SIGBUS.
     let reader = npy_mmap::open(&old).unwrap();
@@ -235,10 +241,19 @@ fn show_and_stats_stream_deflated_members() {
     let npz = dir.join("big.npz");
     let mut writer =
         NpzWriter::create_with_compression(&npz, npy_mmap::npz::Compression::DEFLATED).unwrap();
-    writer.add_slice("x", &data, &[1000, 100]).unwrap();
+    writer
+        .add(
+            "x",
+            &npy_core::ArrayView::from_slice(&data, &[1000, 100], npy_core::Order::C).unwrap(),
+        )
+        .unwrap();
     writer.commit().unwrap();
     let stored = dir.join("x.npy");
-    npy_mmap::save_slice(&stored, &data, &[1000, 100], npy_core::Order::C).unwrap();
+    npy_mmap::save(
+        &stored,
+        &npy_core::ArrayView::from_slice(&data, &[1000, 100], npy_core::Order::C).unwrap(),
+    )
+    .unwrap();
     for command in [["show"].as_slice(), &["show", "--rows", "990:"], &["stats"]] {
         let mut member: Vec<&OsStr> = command.iter().map(OsStr::new).collect();
         member.extend([npz.as_os_str(), OsStr::new("--member"), OsStr::new("x")]);

@@ -129,7 +129,7 @@ fn reading_a_sparse_file_on_a_full_tmpfs_never_kills_the_reader() {
     assert_eq!(converted.order(), Order::Fortran);
     assert!(converted.bytes().iter().all(|&b| b == 0));
     // The library's own whole-file read goes through read(2) too.
-    assert_eq!(npy_mmap::load(&array).unwrap().data().len(), 16 << 20);
+    assert_eq!(npy_mmap::load(&array).unwrap().bytes().len(), 16 << 20);
 }
 
 #[test]
@@ -138,9 +138,9 @@ fn replacing_on_a_full_disk_leaves_the_old_file() {
     let fs = Tmpfs::mount("full_disk_replace", "1m");
     let npy_path = fs.join("a.npy");
     let npz_path = fs.join("a.npz");
-    npy_mmap::save_slice(&npy_path, &[1.0f64; 16], &[16], Order::C).unwrap();
+    npy_mmap::save(&npy_path, &[1.0f64; 16][..]).unwrap();
     let mut writer = NpzWriter::create(&npz_path).unwrap();
-    writer.add_slice("a", &[1.0f64; 16], &[16]).unwrap();
+    writer.add("a", &[1.0f64; 16][..]).unwrap();
     writer.commit().unwrap();
     let (old_npy, old_npz) = (
         std::fs::read(&npy_path).unwrap(),
@@ -150,10 +150,10 @@ fn replacing_on_a_full_disk_leaves_the_old_file() {
     let big = vec![2.0f64; 1 << 18]; // 2 MiB: more than the whole disk
     let f8 = DType::parse("<f8").unwrap();
 
-    let error = npy_mmap::save_slice(&npy_path, &big, &[big.len()], Order::C).unwrap_err();
+    let error = npy_mmap::save(&npy_path, &big[..]).unwrap_err();
     assert!(error.to_string().contains("No space left"), "{error}");
     let npz_error = NpzWriter::create(&npz_path).and_then(|mut writer| {
-        writer.add_slice("a", &big, &[big.len()])?;
+        writer.add("a", &big[..])?;
         writer.commit()
     });
     assert!(npz_error.is_err());

@@ -61,7 +61,9 @@ use crate::{ByteOrder, DType, Scalar, ScalarKind};
 /// The supertraits let views reinterpret data in place without `unsafe`.
 /// `size_of::<Self>()` must equal the itemsize of every dtype `matches`
 /// accepts (views also check this).
-pub trait Element: Copy + TryFromBytes + IntoBytes + Immutable + KnownLayout + 'static {
+pub trait Element:
+    Copy + Send + Sync + TryFromBytes + IntoBytes + Immutable + KnownLayout + 'static
+{
     /// Whether data of `dtype` can be read as `Self` without conversion.
     fn matches(dtype: &DType) -> bool;
 

@@ -182,7 +182,7 @@ pub enum Error {
     /// Object arrays hold values, not bytes: raw-data writers and views
     /// refuse them.
     #[error(
-        "the array holds Python objects: write it with write_array (its data is a pickle), \
+        "the array holds Python objects: write it as an NpyArray with write_npy (its data is a pickle), \
          and read its values with NpyArray::objects"
     )]
     ObjectData,

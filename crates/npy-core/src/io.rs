@@ -8,16 +8,17 @@
 //! all data" error after allocating about what it holds. Data is read in bulk
 //! straight into the final buffer, which is never zero-filled first.
 //!
-//! [`write_npy`], [`write_slice`] and the streaming [`NpyWriter`] write the
-//! header exactly as NumPy does ([`Header::to_bytes`]) followed by the data,
-//! and check that the byte count matches the header.
+//! [`write_npy`] (any [`NpySource`]) and the streaming [`NpyWriter`] write
+//! the header exactly as NumPy does ([`Header::to_bytes`]) followed by the
+//! data, and check that the byte count matches the header.
 //!
 //! ```
-//! use npy_core::io::{read_npy, write_slice, ReadOptions};
-//! use npy_core::Order;
+//! use npy_core::io::{read_npy, write_npy, ReadOptions};
+//! use npy_core::{ArrayView, Order};
 //!
 //! let mut file = Vec::new();
-//! write_slice(&mut file, &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3], Order::C)?;
+//! let data = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+//! write_npy(&mut file, &ArrayView::from_slice(&data, &[2, 3], Order::C)?)?;
 //! let array = read_npy(file.as_slice(), &ReadOptions::default())?;
 //! assert_eq!(array.header().shape, [2, 3]);
 //! assert_eq!(array.view::<f64>()?.get(&[1, 0]), Some(&4.0));
@@ -33,6 +34,7 @@ use zerocopy::IntoBytes;
 use crate::element::Element;
 use crate::pickle::{PickleOptions, PyValue};
 use crate::record::RecordView;
+use crate::source::NpySource;
 use crate::swap::{ByteOrderConverter, convert_byte_order};
 use crate::view::{ArrayView, ArrayViewMut};
 use crate::{ByteOrder, DType, Error, Header, Layout, Order, ParseOptions, Result, Version};
@@ -226,13 +228,14 @@ impl NpyArray {
         &self.layout
     }
 
-    /// The data bytes, in the header's memory order.
-    pub fn data(&self) -> &[u8] {
+    /// The data bytes, in the header's memory order (empty for an object
+    /// array: see [`objects`](Self::objects)).
+    pub fn bytes(&self) -> &[u8] {
         &self.data
     }
 
     /// The data bytes, mutably.
-    pub fn data_mut(&mut self) -> &mut [u8] {
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.data
     }
 
@@ -507,39 +510,6 @@ pub fn read_objects<R: Read>(
     Ok(array)
 }
 
-/// Writes `array` as `np.save` does: the header, then its data, or for an
-/// object array the pickle of the array (protocol 4, the globals numpy
-/// uses), which `np.load(..., allow_pickle=True)` reads back as equal
-/// objects.
-///
-/// ```
-/// use npy_core::io::{read_npy, write_array, ReadOptions};
-/// use npy_core::pickle::PyValue;
-/// use npy_core::{DType, Header, NpyArray, Order};
-///
-/// let header = Header::new(DType::Object, Order::C, vec![3]);
-/// let values = vec!["abc".into(), PyValue::Int(1), PyValue::List(vec![2.5.into()])];
-/// let array = NpyArray::from_objects(header, values)?;
-/// let mut file = Vec::new();
-/// write_array(&mut file, &array)?;
-///
-/// let mut options = ReadOptions::default();
-/// assert!(read_npy(file.as_slice(), &options).is_err()); // allow_pickle is off
-/// options.parse.allow_pickle = true;
-/// assert_eq!(read_npy(file.as_slice(), &options)?.objects(), array.objects());
-/// # Ok::<(), npy_core::Error>(())
-/// ```
-pub fn write_array<W: Write>(mut writer: W, array: &NpyArray) -> Result<()> {
-    if array.objects.is_none() {
-        return write_npy(writer, &array.header, &array.data);
-    }
-    let pickle = crate::pickle::pickle_array(array)?;
-    writer.write_all(&array.header.to_bytes(None)?)?;
-    writer.write_all(&pickle)?;
-    writer.flush()?;
-    Ok(())
-}
-
 /// Reads the data of an array with `header` from `reader` into `dest`,
 /// which the caller allocated (it must hold exactly
 /// [`Header::data_len`] bytes), converting it to byte order `to` on the way
@@ -553,11 +523,11 @@ pub fn write_array<W: Write>(mut writer: W, array: &NpyArray) -> Result<()> {
 /// [`Error::TruncatedData`] when the stream ends early.
 ///
 /// ```
-/// use npy_core::io::{read_data, write_slice};
-/// use npy_core::{ByteOrder, Header, Order, ParseOptions};
+/// use npy_core::io::{read_data, write_npy};
+/// use npy_core::{ByteOrder, Header, ParseOptions};
 ///
 /// let mut file = Vec::new();
-/// write_slice(&mut file, &[1u16, 2, 3], &[3], Order::C)?;
+/// write_npy(&mut file, &[1u16, 2, 3][..])?;
 /// let mut stream = file.as_slice();
 /// let (header, layout) = Header::read_from(&mut stream, &ParseOptions::default())?;
 /// let mut data = vec![0u8; layout.data_len];
@@ -619,42 +589,43 @@ fn read_full<R: Read>(reader: &mut R, buf: &mut [u8]) -> std::io::Result<usize> 
     Ok(filled)
 }
 
-/// Writes `header` (encoded like `np.save`) and `data` to `writer`.
+/// Writes `source` as an `.npy` file to `writer`: the header encoded like
+/// `np.save` ([`Header::to_bytes`]), then the data; an object array's
+/// values as the pickle `np.save` writes.
 ///
-/// Errors: [`Error::DataLength`] unless `data` has exactly
-/// [`Header::data_len`] bytes (checked before anything is written), header
-/// encoding errors, write errors.
-pub fn write_npy<W: Write>(writer: W, header: &Header, data: &[u8]) -> Result<()> {
+/// The one writer for streams; `npy_mmap::save` (paths),
+/// `NpzWriter::add` (archive members) and `npy_remote::upload` (object
+/// stores) take the same sources.
+///
+/// Errors: header encoding errors, [`Error::DataLength`] when the source's
+/// data does not add up to what its header describes, write errors.
+///
+/// ```
+/// use npy_core::{NpyArray, ReadOptions, read_npy, write_npy};
+///
+/// let mut file = Vec::new();
+/// write_npy(&mut file, &[1u8, 2, 3][..])?;
+/// let array: NpyArray = read_npy(file.as_slice(), &ReadOptions::default())?;
+/// assert_eq!(array.bytes(), [1, 2, 3]);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn write_npy<W: Write, S: NpySource + ?Sized>(mut writer: W, source: &S) -> Result<()> {
+    let header = source.npy_header();
     if header.dtype.has_object() {
-        return Err(Error::ObjectData);
+        let data = source.npy_data()?;
+        writer.write_all(&header.to_bytes(None)?)?;
+        for chunk in data {
+            writer.write_all(&chunk)?;
+        }
+        writer.flush()?;
+        return Ok(());
     }
-    let expected = header.data_len()?;
-    if data.len() != expected {
-        return Err(Error::DataLength {
-            expected,
-            actual: data.len(),
-        });
+    let mut npy = NpyWriter::new(writer, &header, None)?;
+    for chunk in source.npy_data()? {
+        npy.write_bytes(&chunk)?;
     }
-    let mut npy = NpyWriter::new(writer, header, None)?;
-    npy.write_bytes(data)?;
     npy.finish()?;
     Ok(())
-}
-
-/// Writes `data` as an array of `T::dtype()` with `shape`; `data` is in
-/// memory order (column-major when `order` is Fortran).
-pub fn write_slice<W: Write, T: Element>(
-    writer: W,
-    data: &[T],
-    shape: &[usize],
-    order: Order,
-) -> Result<()> {
-    let header = Header {
-        dtype: T::dtype(),
-        order,
-        shape: shape.to_vec(),
-    };
-    write_npy(writer, &header, data.as_bytes())
 }
 
 /// Writes an array piece by piece in bounded memory: the header first, then
@@ -686,7 +657,7 @@ impl<W: Write> NpyWriter<W> {
     /// writer for the data.
     ///
     /// Errors: [`Error::ObjectData`] for an object dtype, whose data is not
-    /// bytes ([`write_array`] writes object arrays); header encoding errors.
+    /// bytes ([`write_npy`] writes object arrays); header encoding errors.
     pub fn new(mut writer: W, header: &Header, version: Option<Version>) -> Result<Self> {
         if header.dtype.has_object() {
             return Err(Error::ObjectData);

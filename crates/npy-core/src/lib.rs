@@ -35,6 +35,7 @@ mod literal;
 pub mod pickle;
 mod pyrepr;
 pub mod record;
+mod source;
 pub mod swap;
 pub mod value;
 pub mod view;
@@ -48,8 +49,9 @@ pub use header::{Header, Layout, Order, ParseOptions, Preamble, Version};
 
 pub use record::{FieldRef, RecordRef, RecordView};
 
-pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_array, write_npy, write_slice};
+pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_npy};
 pub use pyrepr::shape_repr;
+pub use source::{DataChunks, NpyBytes, NpySource};
 pub use value::Value;
 pub use view::{ArrayView, ArrayViewMut, ElementLocator};
 

@@ -28,6 +28,8 @@
 use std::fmt;
 use std::ops::{Bound, RangeBounds};
 
+use zerocopy::IntoBytes;
+
 use crate::element::Element;
 use crate::pyrepr::push_shape_repr;
 use crate::{DType, Error, Header, Order, Result};
@@ -458,6 +460,22 @@ impl<'a, T: Element> ArrayView<'a, T> {
     /// Views `bytes` (the data section) as the array `header` describes.
     pub fn from_header(bytes: &'a [u8], header: &Header) -> Result<Self> {
         ArrayView::new(bytes, &header.dtype, &header.shape, header.order)
+    }
+
+    /// Views `data` (in memory order: column-major for Fortran order) as an
+    /// array of `shape`, e.g. to write a slice with a shape.
+    ///
+    /// Errors: [`Error::DataLength`] unless `data` has exactly one element
+    /// per index of `shape`; [`Error::ArrayTooBig`] on overflow.
+    pub fn from_slice(data: &'a [T], shape: &[usize], order: Order) -> Result<Self> {
+        let view = ArrayView::new(data.as_bytes(), &T::dtype(), shape, order)?;
+        if view.len() != data.len() {
+            return Err(Error::DataLength {
+                expected: view.len() * size_of::<T>(),
+                actual: size_of_val(data),
+            });
+        }
+        Ok(view)
     }
 }
 

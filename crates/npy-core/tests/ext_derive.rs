@@ -7,7 +7,7 @@ mod ext_support;
 
 use ext_support::{fixture, fixture_bytes};
 use npy_core::ext::derive::{FieldLayout, NpyRecord, explain_mismatch};
-use npy_core::io::write_slice;
+use npy_core::io::write_npy;
 use npy_core::{DType, Element, Error, NpyArray, Order};
 use zerocopy::byteorder::{BigEndian, F32, F64, I16, I32, LittleEndian};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, TryFromBytes};
@@ -19,11 +19,10 @@ type Be = BigEndian;
 /// numpy's file byte for byte.
 fn assert_writes_like_numpy<T: Element>(name: &str, array: &NpyArray, records: &[T]) {
     let mut file = Vec::new();
-    write_slice(
+    write_npy(
         &mut file,
-        records,
-        &array.header().shape,
-        array.header().order,
+        &npy_core::ArrayView::from_slice(records, &array.header().shape, array.header().order)
+            .unwrap(),
     )
     .unwrap();
     assert_eq!(file, fixture_bytes(name), "{name}");
@@ -50,7 +49,7 @@ fn packed_records_with_alignment_one_fields() {
     assert_eq!(got[2], (3, f64::NEG_INFINITY));
     assert_eq!(
         view.as_slice().unwrap().as_ptr().cast::<u8>(),
-        array.data().as_ptr()
+        array.bytes().as_ptr()
     );
     assert_writes_like_numpy("rec_simple.npy", &array, view.as_slice().unwrap());
 
@@ -204,9 +203,13 @@ fn subarray_fields_and_byte_strings() {
         "[('c', '<f8', (2, 5)), ('r', [('p', '<i2'), ('q', '|S2')], (2,))]"
     );
     let mut file = Vec::new();
-    write_slice(&mut file, view.as_slice().unwrap(), &[2], Order::C).unwrap();
+    write_npy(
+        &mut file,
+        &npy_core::ArrayView::from_slice(view.as_slice().unwrap(), &[2], Order::C).unwrap(),
+    )
+    .unwrap();
     let back = npy_core::io::read_npy(file.as_slice(), &Default::default()).unwrap();
-    assert_eq!(back.data(), array.data());
+    assert_eq!(back.bytes(), array.bytes());
     assert_eq!(back.view::<SubNested>().unwrap().to_vec(), view.to_vec());
 }
 

@@ -6,7 +6,7 @@ mod ext_support;
 use ext_support::{LITTLE, fixture, fixture_bytes};
 use half::f16;
 use npy_core::ext::half::F16;
-use npy_core::io::write_slice;
+use npy_core::io::write_npy;
 use npy_core::{ArrayView, DType, Element, Error, Order};
 use zerocopy::byteorder::{BigEndian, LittleEndian};
 
@@ -74,13 +74,21 @@ fn numpy_f2_files_read_in_both_orders() {
 fn writing_f16_gives_numpys_bytes() {
     let values: Vec<f16> = F2_VALUES.iter().map(|&v| f16::from_f64(v)).collect();
     let mut file = Vec::new();
-    write_slice(&mut file, &values, &[16], Order::C).unwrap();
+    write_npy(
+        &mut file,
+        &npy_core::ArrayView::from_slice(&values, &[16], Order::C).unwrap(),
+    )
+    .unwrap();
     let expected = if LITTLE { "f2_le.npy" } else { "f2_be.npy" };
     assert_eq!(file, fixture_bytes(expected));
 
     let big: Vec<F16<BigEndian>> = values.iter().map(|&v| F16::new(v)).collect();
     let mut file = Vec::new();
-    write_slice(&mut file, &big, &[16], Order::C).unwrap();
+    write_npy(
+        &mut file,
+        &npy_core::ArrayView::from_slice(&big, &[16], Order::C).unwrap(),
+    )
+    .unwrap();
     assert_eq!(file, fixture_bytes("f2_be.npy"));
 }
 

@@ -6,7 +6,7 @@ mod ext_support;
 
 use ext_support::{LITTLE, fixture, fixture_bytes};
 use npy_core::ext::num_complex::{NpyComplex, NpyComplex32, NpyComplex64};
-use npy_core::io::write_slice;
+use npy_core::io::write_npy;
 use npy_core::{DType, Element, Error, Order};
 use num_complex::Complex;
 use zerocopy::byteorder::{BigEndian, F32, F64, LittleEndian};
@@ -124,7 +124,11 @@ fn fortran_big_endian_complex_reads_in_logical_order() {
 fn writing_complex_gives_numpys_bytes() {
     let values: Vec<NpyComplex64> = expected().into_iter().map(Into::into).collect();
     let mut file = Vec::new();
-    write_slice(&mut file, &values, &[6], Order::C).unwrap();
+    write_npy(
+        &mut file,
+        &npy_core::ArrayView::from_slice(&values, &[6], Order::C).unwrap(),
+    )
+    .unwrap();
     assert_eq!(
         file,
         fixture_bytes(if LITTLE { "c16_le.npy" } else { "c16_be.npy" })
@@ -135,7 +139,11 @@ fn writing_complex_gives_numpys_bytes() {
         .map(|z| Complex::new(z.re as f32, z.im as f32).into())
         .collect();
     let mut file = Vec::new();
-    write_slice(&mut file, &big, &[6], Order::C).unwrap();
+    write_npy(
+        &mut file,
+        &npy_core::ArrayView::from_slice(&big, &[6], Order::C).unwrap(),
+    )
+    .unwrap();
     assert_eq!(file, fixture_bytes("c8_be.npy"));
 }
 
@@ -154,7 +162,7 @@ fn writes_through_deref_and_slices_reach_the_bytes() {
     assert_eq!(*view.get(&[0]).unwrap(), NpyComplex::new(1.0, -4.0));
     assert_eq!(*view.get(&[5]).unwrap(), NpyComplex::new(0.0, 1.0));
     assert_eq!(
-        &array.data()[80..96],
+        &array.bytes()[80..96],
         zerocopy::IntoBytes::as_bytes(&[0.0f64, 1.0][..])
     );
 }
@@ -167,7 +175,7 @@ fn complex_views_become_ndarray_views_of_num_complex() {
     let nd = view.to_ndarray_complex();
     assert_eq!(nd.shape(), [6]);
     assert_eq!(nd[2], Complex::new(1.5, -2.25));
-    assert_eq!(nd.as_ptr().cast::<u8>(), array.data().as_ptr());
+    assert_eq!(nd.as_ptr().cast::<u8>(), array.bytes().as_ptr());
 
     let mut nd = array
         .view_mut::<NpyComplex64>()

@@ -3,7 +3,7 @@
 use std::io::{self, Read};
 
 use npy_core::io::{
-    AlignedBytes, NpyArray, NpyWriter, ReadOptions, read_data, read_npy, write_npy, write_slice,
+    AlignedBytes, NpyArray, NpyWriter, ReadOptions, read_data, read_npy, write_npy,
 };
 use npy_core::swap::convert_byte_order;
 use npy_core::{
@@ -76,7 +76,7 @@ fn reads_numpy_files_in_c_and_fortran_order() {
     let array = read_npy(numpy_i4_2x3().as_slice(), &ReadOptions::default()).unwrap();
     assert_eq!(array.header().shape, [2, 3]);
     assert_eq!(array.layout().data_offset, 128);
-    assert_eq!(array.data().len(), 24);
+    assert_eq!(array.bytes().len(), 24);
     assert_eq!(array.view::<i32>().unwrap().to_vec(), [0, 1, 2, 3, 4, 5]);
 
     let array = read_npy(numpy_f8_fortran().as_slice(), &ReadOptions::default()).unwrap();
@@ -84,7 +84,7 @@ fn reads_numpy_files_in_c_and_fortran_order() {
     let view = array.view::<f64>().unwrap();
     assert_eq!(view.to_vec(), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
     assert_eq!(view.get(&[1, 0]), Some(&3.0));
-    assert!((array.data().as_ptr() as usize).is_multiple_of(16));
+    assert!((array.bytes().as_ptr() as usize).is_multiple_of(16));
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn big_endian_data_views_directly_or_converts_to_native() {
     assert_eq!(native.view::<i32>().unwrap().to_vec(), [1, -2, 3]);
     native.view_mut::<i32>().unwrap().fill(9);
     native.convert_byte_order(ByteOrder::Big);
-    assert_eq!(native.data()[..4], [0, 0, 0, 9]);
+    assert_eq!(native.bytes()[..4], [0, 0, 0, 9]);
     let (header, layout, data) = native.into_parts();
     assert_eq!(header.dtype.descr(), "'>i4'");
     assert_eq!(layout.data_len, 12);
@@ -194,7 +194,7 @@ fn big_endian_records() -> (Header, Vec<u8>) {
 fn conversion_on_the_way_matches_converting_afterwards() {
     let (header, data) = big_endian_records();
     let mut file = Vec::new();
-    write_npy(&mut file, &header, &data).unwrap();
+    write_npy(&mut file, &npy_core::NpyBytes::new(&header, &data).unwrap()).unwrap();
     let mut expected = data.clone();
     let native = convert_byte_order(&header.dtype, &mut expected, ByteOrder::NATIVE);
     assert_ne!(expected, data, "the conversion changes bytes");
@@ -211,7 +211,7 @@ fn conversion_on_the_way_matches_converting_afterwards() {
     let array = read_npy(&mut reader, &options).unwrap();
     assert_eq!(array.header().dtype, native);
     assert!(
-        array.data() == expected.as_slice(),
+        array.bytes() == expected.as_slice(),
         "read_npy converted every element once"
     );
 
@@ -276,7 +276,7 @@ fn arrays_from_parts_and_memory_owned_elsewhere() {
         shape: vec![2],
     };
     let mut file = Vec::new();
-    write_slice(&mut file, &[0u16, 0], &[2], Order::C).unwrap();
+    write_npy(&mut file, &[0u16, 0][..]).unwrap();
     let (_, layout) = Header::parse(&file, &ParseOptions::default()).unwrap();
 
     let misaligned = AlignedBytes::from_owner(Words(vec![0; 1], 1..16)).unwrap_err();
@@ -307,16 +307,23 @@ fn arrays_from_parts_and_memory_owned_elsewhere() {
 #[test]
 fn writes_exactly_what_numpy_writes() {
     let mut out = Vec::new();
-    write_slice(&mut out, &[0i32, 1, 2, 3, 4, 5], &[2, 3], Order::C).unwrap();
+    write_npy(
+        &mut out,
+        &npy_core::ArrayView::from_slice(&[0i32, 1, 2, 3, 4, 5], &[2, 3], Order::C).unwrap(),
+    )
+    .unwrap();
     assert_eq!(out, numpy_i4_2x3());
 
     let mut out = Vec::new();
     // Fortran data is given in memory order.
-    write_slice(
+    write_npy(
         &mut out,
-        &[0.0f64, 3.0, 1.0, 4.0, 2.0, 5.0],
-        &[2, 3],
-        Order::Fortran,
+        &npy_core::ArrayView::from_slice(
+            &[0.0f64, 3.0, 1.0, 4.0, 2.0, 5.0],
+            &[2, 3],
+            Order::Fortran,
+        )
+        .unwrap(),
     )
     .unwrap();
     assert_eq!(out, numpy_f8_fortran());
@@ -332,7 +339,11 @@ fn writes_exactly_what_numpy_writes() {
         shape: vec![3],
     };
     let mut out = Vec::new();
-    write_npy(&mut out, &header, &hex("00000001fffffffe00000003")).unwrap();
+    write_npy(
+        &mut out,
+        &npy_core::NpyBytes::new(&header, &hex("00000001fffffffe00000003")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(out, numpy_big_i4());
 }
 
@@ -343,8 +354,8 @@ fn write_length_is_checked_before_writing() {
         order: Order::C,
         shape: vec![2, 3],
     };
-    let mut out = Vec::new();
-    let err = write_npy(&mut out, &header, &[0; 23]).unwrap_err();
+    // The sources check their length when they are made, before any writer.
+    let err = npy_core::NpyBytes::new(&header, &[0; 23]).unwrap_err();
     assert!(matches!(
         err,
         Error::DataLength {
@@ -352,14 +363,51 @@ fn write_length_is_checked_before_writing() {
             actual: 23
         }
     ));
-    assert!(out.is_empty(), "nothing written on a length mismatch");
     assert!(matches!(
-        write_slice(&mut out, &[1u8, 2], &[3], Order::C),
+        npy_core::ArrayView::from_slice(&[1u8, 2], &[3], Order::C),
         Err(Error::DataLength {
             expected: 3,
             actual: 2
         })
     ));
+    // A source that lies about its length is caught by the writer.
+    let mut out = Vec::new();
+    let err = write_npy(
+        &mut out,
+        &Lying {
+            header,
+            data: vec![0; 28],
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::DataLength {
+                expected: 24,
+                actual: 28
+            }
+        ),
+        "{err}"
+    );
+}
+
+/// A source whose data is not what its header describes.
+struct Lying {
+    header: Header,
+    data: Vec<u8>,
+}
+
+impl npy_core::NpySource for Lying {
+    fn npy_header(&self) -> Header {
+        self.header.clone()
+    }
+
+    fn npy_data(&self) -> npy_core::Result<npy_core::DataChunks<'_>> {
+        Ok(Box::new(std::iter::once(std::borrow::Cow::Borrowed(
+            &self.data[..],
+        ))))
+    }
 }
 
 #[test]
@@ -402,7 +450,11 @@ fn streaming_writer_checks_counts_and_types() {
 fn round_trip_through_a_stream() {
     let data: Vec<u16> = (0..1000).collect();
     let mut file = Vec::new();
-    write_slice(&mut file, &data, &[10, 100], Order::C).unwrap();
+    write_npy(
+        &mut file,
+        &npy_core::ArrayView::from_slice(&data, &[10, 100], Order::C).unwrap(),
+    )
+    .unwrap();
     let array = read_npy(
         Trickle {
             data: &file,

@@ -172,7 +172,7 @@ proptest! {
     #[test]
     fn write_then_read_gives_back_header_and_bytes((header, data) in array()) {
         let mut file = Vec::new();
-        write_npy(&mut file, &header, &data).unwrap();
+        write_npy(&mut file, &npy_core::NpyBytes::new(&header, &data).unwrap()).unwrap();
         let encoded = header.to_bytes(None).unwrap();
         prop_assert_eq!(&file[..encoded.len()], &encoded[..]);
         prop_assert_eq!(encoded.len() % 64, 0);
@@ -182,7 +182,7 @@ proptest! {
         };
         let array = read_npy(file.as_slice(), &options).unwrap();
         prop_assert_eq!(array.header(), &header);
-        prop_assert_eq!(array.data(), &data[..]);
+        prop_assert_eq!(array.bytes(), &data[..]);
         prop_assert_eq!(array.layout().data_offset, encoded.len());
     }
 
@@ -225,7 +225,7 @@ proptest! {
         cut in any::<usize>(),
     ) {
         let mut file = Vec::new();
-        write_npy(&mut file, &header, &data).unwrap();
+        write_npy(&mut file, &npy_core::NpyBytes::new(&header, &data).unwrap()).unwrap();
         for &(at, value) in &mutations {
             let at = at % file.len();
             file[at] = value;
@@ -238,7 +238,7 @@ proptest! {
             for to_native in [false, true] {
                 let options = ReadOptions { to_native, ..ReadOptions::default() };
                 if let Ok(array) = read_npy(bytes, &options) {
-                    prop_assert_eq!(array.data().len(), array.layout().data_len);
+                    prop_assert_eq!(array.bytes().len(), array.layout().data_len);
                     prop_assert!(array.layout().data_end() <= bytes.len());
                 }
             }

@@ -594,3 +594,20 @@ fn read_exact_at_windows(file: &File, mut buf: &mut [u8], mut at: u64) -> std::i
     }
     Ok(())
 }
+
+/// What is mapped (the whole array, or the window), written as it lies.
+impl<M: Mode> npy_core::NpySource for MappedArray<M> {
+    fn npy_header(&self) -> Header {
+        Header::new(
+            self.header.dtype.clone(),
+            self.header.order,
+            self.shape.clone(),
+        )
+    }
+
+    fn npy_data(&self) -> npy_core::Result<npy_core::DataChunks<'_>> {
+        Ok(Box::new(std::iter::once(std::borrow::Cow::Borrowed(
+            self.bytes(),
+        ))))
+    }
+}

@@ -133,8 +133,6 @@ mod sys;
 
 #[cfg(feature = "npz")]
 pub mod npz;
-#[cfg(all(feature = "npz", feature = "ndarray"))]
-mod npz_ndarray;
 #[cfg(feature = "rayon")]
 mod par;
 
@@ -148,7 +146,7 @@ pub use load::{load, load_with};
 pub use lock::Locking;
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
 pub use open::{OpenOptions, open_regular};
-pub use save::{save, save_array, save_slice};
+pub use save::save;
 
 use std::path::Path;
 

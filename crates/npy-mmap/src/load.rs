@@ -49,7 +49,7 @@ pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
 /// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-load-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("a.npy");
-/// npy_mmap::save_slice(&path, &[1.5f64, 2.5, 3.5], &[3], Order::C)?;
+/// npy_mmap::save(&path, &[1.5f64, 2.5, 3.5][..])?;
 ///
 /// let array = npy_mmap::load(&path)?;
 /// assert_eq!(array.view::<f64>()?.to_vec(), [1.5, 2.5, 3.5]);

@@ -58,7 +58,7 @@ fn saving_over_a_directory_fails_and_leaves_nothing() {
     let dir = TempDir::new("faults-dir");
     let dest = dir.join("out.npz");
     std::fs::create_dir_all(dest.join("x")).unwrap();
-    let error = npy_mmap::save_slice(&dest, &[1.0f64], &[1], Order::C).unwrap_err();
+    let error = npy_mmap::save(&dest, &[1.0f64][..]).unwrap_err();
     assert!(error.to_string().contains("is a directory"), "{error}");
     let error = NpzWriter::create(&dest).unwrap_err();
     assert!(error.to_string().contains("is a directory"), "{error}");
@@ -70,9 +70,9 @@ fn saving_over_a_directory_fails_and_leaves_nothing() {
 fn replacing_keeps_the_permission_bits() {
     let dir = TempDir::new("faults-mode");
     let npy = dir.join("a.npy");
-    npy_mmap::save_slice(&npy, &[1.0f64], &[1], Order::C).unwrap();
+    npy_mmap::save(&npy, &[1.0f64][..]).unwrap();
     set_mode(&npy, 0o600);
-    npy_mmap::save_slice(&npy, &[2.0f64, 3.0], &[2], Order::C).unwrap();
+    npy_mmap::save(&npy, &[2.0f64, 3.0][..]).unwrap();
     assert_eq!(mode(&npy), 0o600, "np.save keeps the mode; so do we");
     assert_eq!(npy_mmap::open(&npy).unwrap().shape(), [2]);
 
@@ -134,10 +134,10 @@ fn saving_over_a_file_we_may_not_write_is_refused() {
 #[cfg(unix)]
 fn refuse_read_only(dir: &Path) {
     let path = dir.join("read-only.npy");
-    npy_mmap::save_slice(&path, &[1.0f64], &[1], Order::C).unwrap();
+    npy_mmap::save(&path, &[1.0f64][..]).unwrap();
     set_mode(&path, 0o444);
     let before = std::fs::read(&path).unwrap();
-    let error = npy_mmap::save_slice(&path, &[2.0f64], &[1], Order::C).unwrap_err();
+    let error = npy_mmap::save(&path, &[2.0f64][..]).unwrap_err();
     assert!(
         error.to_string().contains("Permission denied"),
         "np.save fails with EACCES here, and so do we: {error}"
@@ -161,7 +161,7 @@ fn refuse_read_only(dir: &Path) {
 fn a_failed_overwrite_leaves_the_old_file() {
     let dir = TempDir::new("faults-overwrite");
     let path = dir.join("a.npy");
-    npy_mmap::save_slice(&path, &[1.0f64, 2.0], &[2], Order::C).unwrap();
+    npy_mmap::save(&path, &[1.0f64, 2.0][..]).unwrap();
     let before = std::fs::read(&path).unwrap();
     // No filesystem can reserve 2^60 bytes: the reservation fails after the
     // new file was started, which used to truncate (and then delete) the
@@ -190,7 +190,7 @@ fn an_appender_refuses_a_replaced_file() {
     assert_eq!(appender.append(&[2.0f64]).unwrap(), 2);
     // A save renames a new file over the path: appending on would reach an
     // inode nobody can open any more.
-    npy_mmap::save_slice(&path, &[9.0f64; 3], &[3], Order::C).unwrap();
+    npy_mmap::save(&path, &[9.0f64; 3][..]).unwrap();
     let error = appender.append(&[3.0f64]).unwrap_err();
     assert!(matches!(error, Error::Replaced { .. }), "{error:?}");
     assert!(error.to_string().contains("replaced"), "{error}");
@@ -327,8 +327,8 @@ fn npz_loads_can_cap_the_inflated_size() {
     let data = vec![0.0f64; 1 << 17]; // 1 MiB of zeros: deflates ~1000:1
     let mut writer =
         NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED).unwrap();
-    writer.add_slice("big", &data, &[data.len()]).unwrap();
-    writer.add_slice("small", &[1.0f64; 4], &[4]).unwrap();
+    writer.add("big", &data[..]).unwrap();
+    writer.add("small", &[1.0f64; 4][..]).unwrap();
     let bytes = writer.finish().unwrap().into_inner();
     assert!(bytes.len() < 16 << 10, "{}", bytes.len());
     let options = ReadOptions {
@@ -365,6 +365,10 @@ fn sparse_data_reads_through_the_file() {
     assert!(matches!(error, Error::BytesOutOfBounds { .. }), "{error:?}");
 
     let full = dir.join("full.npy");
-    npy_mmap::save_slice(&full, &vec![1.0f64; 1 << 16], &[1 << 16], Order::C).unwrap();
+    npy_mmap::save(
+        &full,
+        &npy_core::ArrayView::from_slice(&vec![1.0f64; 1 << 16], &[1 << 16], Order::C).unwrap(),
+    )
+    .unwrap();
     assert!(!npy_mmap::open(&full).unwrap().has_holes().unwrap());
 }

@@ -15,9 +15,9 @@ fn members_keep_c_and_fortran_layouts_and_copy_the_rest() {
     let f = Array3::from_shape_fn((2, 3, 4).f(), |(i, j, k)| (i * 100 + j * 10 + k) as i64);
     let strided = c.slice(s![.., ..;2, ..;-1]);
     let mut npz = NpzWriter::new(std::io::Cursor::new(Vec::new())).unwrap();
-    npz.add_ndarray("c", &c).unwrap();
-    npz.add_ndarray("f", &f).unwrap();
-    npz.add_ndarray("strided", &strided).unwrap();
+    npz.add("c", &c).unwrap();
+    npz.add("f", &f).unwrap();
+    npz.add("strided", &strided).unwrap();
     let bytes = npz.finish().unwrap().into_inner();
 
     let mut archive = NpzArchive::from_bytes(&bytes).unwrap();

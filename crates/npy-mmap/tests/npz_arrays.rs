@@ -2,6 +2,8 @@
 //! straight into the archive bytes, alignment, and length checks.
 #![cfg(feature = "npz")]
 
+mod common;
+
 use std::io::{Cursor, Write};
 
 use npy_core::io::AlignedBytes;
@@ -24,9 +26,21 @@ fn slices_round_trip_with_dtype_and_shape() {
     let ints: Vec<i32> = (0..24).map(|i| i * i - 50).collect();
     for compression in BOTH {
         let bytes = write(compression, |w| {
-            w.add_slice("floats", &floats, &[20, 30]).unwrap();
-            w.add_slice("group/ints", &ints, &[2, 3, 4]).unwrap();
-            w.add_slice::<u8>("empty", &[], &[0, 5]).unwrap();
+            w.add(
+                "floats",
+                &npy_core::ArrayView::from_slice(&floats, &[20, 30], npy_core::Order::C).unwrap(),
+            )
+            .unwrap();
+            w.add(
+                "group/ints",
+                &npy_core::ArrayView::from_slice(&ints, &[2, 3, 4], npy_core::Order::C).unwrap(),
+            )
+            .unwrap();
+            w.add(
+                "empty",
+                &npy_core::ArrayView::<u8>::from_slice(&[], &[0, 5], npy_core::Order::C).unwrap(),
+            )
+            .unwrap();
         });
         let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
         assert_eq!(archive.keys(), ["floats", "group/ints", "empty"]);
@@ -41,7 +55,7 @@ fn slices_round_trip_with_dtype_and_shape() {
         );
         let empty = archive.load("empty").unwrap();
         assert_eq!(empty.header().shape, [0, 5]);
-        assert!(empty.data().is_empty());
+        assert!(empty.bytes().is_empty());
     }
 }
 
@@ -51,7 +65,7 @@ fn views_keep_their_memory_order() {
     // Memory [0..6] read as a 2x3 Fortran array: logical rows [0, 2, 4], [1, 3, 5].
     let fortran =
         ArrayView::<f32>::new(data.as_bytes(), &f32::dtype(), &[2, 3], Order::Fortran).unwrap();
-    let bytes = write(Compression::Stored, |w| w.add_view("f", &fortran).unwrap());
+    let bytes = write(Compression::Stored, |w| w.add("f", &fortran).unwrap());
     let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
     let (header, _) = archive.header("f").unwrap();
     assert_eq!(header.order, Order::Fortran);
@@ -73,7 +87,11 @@ fn chunked_members_stream_into_the_archive() {
     let raw: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
     for compression in BOTH {
         let bytes = write(compression, |w| {
-            w.add_chunks("c", &header, raw.chunks(4099)).unwrap();
+            let mut member = w.start_array("c", &header).unwrap();
+            for piece in raw.chunks(4099) {
+                std::io::Write::write_all(&mut member, piece).unwrap();
+            }
+            member.finish().unwrap();
         });
         let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
         assert_eq!(
@@ -92,7 +110,15 @@ fn data_length_must_match_the_header() {
     };
     for compression in BOTH {
         let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
-        let error = writer.add_bytes("short", &header, &[0; 31]).unwrap_err();
+        let error = writer
+            .add(
+                "short",
+                &common::Lying {
+                    header: header.clone(),
+                    data: vec![0; 31],
+                },
+            )
+            .unwrap_err();
         assert!(
             matches!(
                 error,
@@ -108,22 +134,27 @@ fn data_length_must_match_the_header() {
         assert!(member.write_all(&[0; 33]).is_err());
         drop(member);
         // Neither failed member is in the archive; the names are free again.
-        writer.add_bytes("short", &header, &[1; 32]).unwrap();
+        writer
+            .add(
+                "short",
+                &npy_core::NpyBytes::new(&header, &[1; 32]).unwrap(),
+            )
+            .unwrap();
         let mut archive =
             NpzArchive::new(Cursor::new(writer.finish().unwrap().into_inner())).unwrap();
         assert_eq!(archive.keys(), ["short"]);
-        assert_eq!(archive.load("short").unwrap().data(), [1; 32]);
+        assert_eq!(archive.load("short").unwrap().bytes(), [1; 32]);
     }
 }
 
 #[test]
 fn get_returns_arrays_and_raw_bytes_like_numpy() {
     let bytes = write(Compression::Stored, |w| {
-        w.add_slice("a", &[1i8, 2, 3], &[3]).unwrap();
+        w.add("a", &[1i8, 2, 3][..]).unwrap();
         w.add_raw_member("meta", b"not an array").unwrap();
     });
     let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
-    assert!(matches!(archive.get("a").unwrap(), Member::Array(a) if a.data() == [1, 2, 3]));
+    assert!(matches!(archive.get("a").unwrap(), Member::Array(a) if a.bytes() == [1, 2, 3]));
     assert_eq!(
         archive.get("meta").unwrap(),
         Member::Raw(b"not an array".to_vec())
@@ -135,12 +166,12 @@ fn get_returns_arrays_and_raw_bytes_like_numpy() {
 #[test]
 fn positional_arrays_are_named_like_savez() {
     let bytes = write(Compression::Stored, |w| {
-        w.add_slice("kw", &[0u8], &[1]).unwrap();
+        w.add("kw", &[0u8][..]).unwrap();
         for value in [10u8, 11] {
             let key = w.next_positional_key().unwrap();
-            w.add_slice(&key, &[value], &[1]).unwrap();
+            w.add(&key, &[value][..]).unwrap();
         }
-        let error = w.add_slice("arr_1", &[0u8], &[1]).unwrap_err();
+        let error = w.add("arr_1", &[0u8][..]).unwrap_err();
         assert_eq!(
             error.to_string(),
             "Cannot use un-named variables and keyword arr_1"
@@ -148,7 +179,7 @@ fn positional_arrays_are_named_like_savez() {
     });
     let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
     assert_eq!(archive.keys(), ["kw", "arr_0", "arr_1"]);
-    assert_eq!(archive.load("arr_1").unwrap().data(), [11]);
+    assert_eq!(archive.load("arr_1").unwrap().bytes(), [11]);
 }
 
 #[test]
@@ -157,7 +188,11 @@ fn stored_views_point_into_the_archive_bytes() {
     let bytes = write(Compression::Stored, |w| {
         w.add_raw_member("odd name to shift things", b"123")
             .unwrap();
-        w.add_slice("v", &values, &[10, 100]).unwrap();
+        w.add(
+            "v",
+            &npy_core::ArrayView::from_slice(&values, &[10, 100], npy_core::Order::C).unwrap(),
+        )
+        .unwrap();
     });
     // An aligned copy of the archive, as a page-aligned mapping would be.
     let archive_bytes = AlignedBytes::copy_from(&bytes);
@@ -185,7 +220,11 @@ fn stored_views_point_into_the_archive_bytes() {
 fn misaligned_data_says_so_and_unaligned_views_work() {
     let values = [1.5f64, -2.25, 1e300];
     let bytes = write(Compression::Stored, |w| {
-        w.add_slice("v", &values, &[3]).unwrap()
+        w.add(
+            "v",
+            &npy_core::ArrayView::from_slice(&values, &[3], npy_core::Order::C).unwrap(),
+        )
+        .unwrap()
     });
     // Shift the whole archive by one byte off an aligned base.
     let mut shifted = vec![0u8];
@@ -216,7 +255,11 @@ fn header_limit_applies_to_members() {
         shape: vec![1],
     };
     let bytes = write(Compression::DEFLATED, |w| {
-        w.add_bytes("wide", &header, &[7; 800]).unwrap();
+        w.add(
+            "wide",
+            &npy_core::NpyBytes::new(&header, &[7; 800]).unwrap(),
+        )
+        .unwrap();
     });
     let mut strict = NpzArchive::new(Cursor::new(bytes.clone())).unwrap();
     let error = strict.load("wide").unwrap_err();
@@ -229,5 +272,5 @@ fn header_limit_applies_to_members() {
         ..Default::default()
     };
     let mut relaxed = NpzArchive::with_options(Cursor::new(bytes), options).unwrap();
-    assert_eq!(relaxed.load("wide").unwrap().data(), [7; 800]);
+    assert_eq!(relaxed.load("wide").unwrap().bytes(), [7; 800]);
 }

@@ -140,7 +140,7 @@ fn members_load_like_numpy() {
                     assert_eq!(header.shape.len(), npy["shape"].as_array().unwrap().len());
                     let expected = from_hex(text(npy, "c_le_hex"));
                     if data_is_c_le(header) {
-                        assert_eq!(array.data(), expected, "{file}:{name}");
+                        assert_eq!(array.bytes(), expected, "{file}:{name}");
                     } else {
                         // Fortran order: compare in logical C order.
                         let values = array.view::<f64>().unwrap().to_vec();

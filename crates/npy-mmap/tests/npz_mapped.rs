@@ -22,8 +22,13 @@ fn views_point_into_the_mapping_and_are_aligned() {
     writer
         .add_raw_member("misc", b"shifts the next member")
         .unwrap();
-    writer.add_slice("v", &values, &[100, 100]).unwrap();
-    writer.add_slice("w", &[1u16, 2, 3], &[3]).unwrap();
+    writer
+        .add(
+            "v",
+            &npy_core::ArrayView::from_slice(&values, &[100, 100], npy_core::Order::C).unwrap(),
+        )
+        .unwrap();
+    writer.add("w", &[1u16, 2, 3][..]).unwrap();
     writer.commit().unwrap();
 
     let mapped = MappedNpz::open(&path).unwrap();
@@ -54,7 +59,7 @@ fn rewriting_the_path_leaves_mapped_readers_intact() {
     let dir = temp_dir("rewrite");
     let path = dir.join("a.npz");
     let mut writer = NpzWriter::create(&path).unwrap();
-    writer.add_slice("x", &[1i64; 1000], &[1000]).unwrap();
+    writer.add("x", &[1i64; 1000][..]).unwrap();
     writer.commit().unwrap();
 
     let mapped = MappedNpz::open(&path).unwrap();
@@ -62,7 +67,7 @@ fn rewriting_the_path_leaves_mapped_readers_intact() {
     let old = archive.view::<i64>("x").unwrap();
 
     let mut writer = NpzWriter::create(&path).unwrap();
-    writer.add_slice("x", &[2i64; 10], &[10]).unwrap();
+    writer.add("x", &[2i64; 10][..]).unwrap();
     writer.commit().unwrap();
 
     assert_eq!(old.len(), 1000);
@@ -80,7 +85,7 @@ fn compressed_members_name_the_alternative() {
     let dir = temp_dir("compressed");
     let path = dir.join("c.npz");
     let mut writer = NpzWriter::create_with_compression(&path, Compression::DEFLATED).unwrap();
-    writer.add_slice("z", &[0f32; 100], &[100]).unwrap();
+    writer.add("z", &[0f32; 100][..]).unwrap();
     writer.commit().unwrap();
     let mapped = MappedNpz::open(&path).unwrap();
     let error = mapped.archive().unwrap().view::<f32>("z").unwrap_err();

@@ -11,7 +11,11 @@ fn save_slice_writes_what_np_save_writes() {
     let dir = TempDir::new("save-bytes");
     let path = dir.join("a.npy");
     let values: Vec<f64> = (0..6).map(f64::from).collect();
-    npy_mmap::save_slice(&path, &values, &[2, 3], Order::C).unwrap();
+    npy_mmap::save(
+        &path,
+        &npy_core::ArrayView::from_slice(&values, &[2, 3], Order::C).unwrap(),
+    )
+    .unwrap();
     let expected = common::npy_bytes("'<f8'", Order::C, &[2, 3], &common::f64_bytes(0.0, 6));
     assert_eq!(std::fs::read(&path).unwrap(), expected);
     assert_eq!(dir.entries(), ["a.npy"]);
@@ -21,11 +25,11 @@ fn save_slice_writes_what_np_save_writes() {
 fn overwriting_a_mapped_file_leaves_the_reader_intact() {
     let dir = TempDir::new("save-mapped");
     let path = dir.join("a.npy");
-    npy_mmap::save_slice(&path, &[1.0f64, 2.0, 3.0], &[3], Order::C).unwrap();
+    npy_mmap::save(&path, &[1.0f64, 2.0, 3.0][..]).unwrap();
     let reader = npy_mmap::open(&path).unwrap();
 
     // Replace it with a smaller array: a truncate-in-place would SIGBUS the reader.
-    npy_mmap::save_slice(&path, &[9u8], &[1], Order::C).unwrap();
+    npy_mmap::save(&path, &[9u8][..]).unwrap();
 
     assert_eq!(reader.view::<f64>().unwrap().to_vec(), [1.0, 2.0, 3.0]);
     let fresh = npy_mmap::open(&path).unwrap();
@@ -37,7 +41,7 @@ fn overwriting_a_mapped_file_leaves_the_reader_intact() {
 fn a_failed_save_keeps_the_old_file_and_leaves_no_temporary() {
     let dir = TempDir::new("save-fail");
     let path = dir.join("a.npy");
-    npy_mmap::save_slice(&path, &[7i32, 8], &[2], Order::C).unwrap();
+    npy_mmap::save(&path, &[7i32, 8][..]).unwrap();
     let before = std::fs::read(&path).unwrap();
 
     let header = Header {
@@ -45,7 +49,11 @@ fn a_failed_save_keeps_the_old_file_and_leaves_no_temporary() {
         order: Order::C,
         shape: vec![3],
     };
-    let error = npy_mmap::save(&path, &header, &[0u8; 8]).unwrap_err();
+    let lying = common::Lying {
+        header,
+        data: vec![0; 8],
+    };
+    let error = npy_mmap::save(&path, &lying).unwrap_err();
     assert!(error.to_string().contains("12"), "{error}");
 
     assert_eq!(std::fs::read(&path).unwrap(), before);

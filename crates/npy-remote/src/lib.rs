@@ -15,7 +15,7 @@
 //! // Upload 1000 rows of 4 little-endian f64, byte-identical to np.save.
 //! let header = Header::new(DType::parse("<f8").unwrap(), Order::C, vec![1000, 4]);
 //! let data: Vec<u8> = (0..4000u32).flat_map(|i| f64::from(i).to_le_bytes()).collect();
-//! upload(&store, &path, &header, data.into(), UploadOptions::default()).await?;
+//! upload(&store, &path, &npy_core::NpyBytes::new(&header, &data).unwrap(), UploadOptions::default()).await?;
 //!
 //! // Open: one ranged GET of at most 4 KiB.
 //! let array = RemoteArray::open(store.objects().clone(), path).await?;

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use npy_core::{DType, Header, Order};
+use std::borrow::Cow;
+
+use npy_core::{DType, DataChunks, Header, NpySource, Order};
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use object_store::{MultipartId, ObjectStoreExt, PutPayload};
@@ -54,43 +56,49 @@ impl UploadOptions {
     }
 }
 
-/// The whole `.npy` (header, then data) as `np.save` writes it.
-fn npy_header(path: &Path, header: &Header, data_len: usize) -> Result<Bytes> {
-    let expected = header.data_len().map_err(|e| Error::format(path, e))?;
-    if data_len != expected {
-        return Err(Error::format(
-            path,
-            npy_core::Error::DataLength {
-                expected,
-                actual: data_len,
-            },
-        ));
-    }
-    Ok(Bytes::from(
-        header.to_bytes(None).map_err(|e| Error::format(path, e))?,
-    ))
-}
-
-/// Uploads an array: the bytes `np.save` writes for `header` and `data`
-/// (which must be exactly `header.data_len()` bytes, in the header's byte
-/// order and memory order). One PUT when the object fits one part, else a
-/// multipart upload with up to `options.concurrency` parts in flight,
-/// aborted (leaving no object) if a part fails.
-pub async fn upload(
+/// Uploads `source` (any [`NpySource`]: a slice, a view, an owned or
+/// object array, raw bytes under a header, a mapped array, an ndarray
+/// array): the bytes `np.save` writes for it. One PUT when the object fits
+/// one part, else a multipart upload with up to `options.concurrency` parts
+/// in flight, aborted (leaving no object) if a part fails or the source's
+/// data does not match its header. Memory: about `part_size × (concurrency
+/// + 1)`, whatever the array's size.
+pub async fn upload<S: NpySource + Sync + ?Sized>(
     store: &Store,
     path: &Path,
-    header: &Header,
-    data: Bytes,
+    source: &S,
     options: UploadOptions,
 ) -> Result<()> {
-    let head = npy_header(path, header, data.len())?;
-    let total = (head.len() + data.len()) as u64;
+    let header = source.npy_header();
+    let head = Bytes::from(header.to_bytes(None).map_err(|e| Error::format(path, e))?);
+    let chunks = source.npy_data().map_err(|e| Error::format(path, e))?;
+    let (data_len, chunks): (usize, DataChunks<'_>) = if header.dtype.has_object() {
+        // A pickle's length is its own: produce it first (it is one chunk).
+        let pickle: Vec<u8> = chunks.flat_map(|c| c.into_owned()).collect();
+        (pickle.len(), Box::new(std::iter::once(Cow::Owned(pickle))))
+    } else {
+        (
+            header.data_len().map_err(|e| Error::format(path, e))?,
+            chunks,
+        )
+    };
+    let total = (head.len() + data_len) as u64;
     let part_size = options.part_size_for(total);
+    let mut parts = Parts {
+        chunks,
+        current: None,
+        head,
+        expected: data_len,
+        seen: 0,
+    };
     let objects = store.objects();
     if total <= part_size {
-        let payload: PutPayload = [head, data].into_iter().collect();
+        let payload = parts
+            .next_part(usize::MAX)
+            .map_err(|e| Error::format(path, e))?;
+        parts.check_done().map_err(|e| Error::format(path, e))?;
         objects
-            .put(path, payload)
+            .put(path, payload.into())
             .await
             .map_err(|e| Error::store(Operation::Put, path, e))?;
         return Ok(());
@@ -101,49 +109,124 @@ pub async fn upload(
         .map_err(|e| Error::store(Operation::Multipart, path, e))?;
     let sent = send_parts(
         &mut *upload,
-        &head,
-        &data,
-        part_size,
+        &mut parts,
+        part_size as usize,
         options.concurrency.max(1),
     )
     .await;
     let finished = match sent {
-        Ok(()) => upload.complete().await.map(drop),
-        Err(e) => Err(e),
+        Ok(()) => upload
+            .complete()
+            .await
+            .map(drop)
+            .map_err(|e| Error::store(Operation::Multipart, path, e)),
+        Err(e) => Err(e.into_error(path)),
     };
     if let Err(e) = finished {
         // Best effort: the part error is the one worth reporting.
         let _ = upload.abort().await;
-        return Err(Error::store(Operation::Multipart, path, e));
+        return Err(e);
     }
     Ok(())
 }
 
-/// Puts `head ++ data` as parts of `part_size` bytes, `concurrency` at once.
+/// A source's bytes (header first), cut into parts as they are asked for,
+/// counting the data against what the header promises. Holds at most one
+/// part: a chunk is copied a part at a time, however big it is.
+struct Parts<'a> {
+    chunks: DataChunks<'a>,
+    /// The chunk being cut, and how much of it was taken.
+    current: Option<(Cow<'a, [u8]>, usize)>,
+    /// The header, then nothing: bytes that go before the data.
+    head: Bytes,
+    expected: usize,
+    seen: usize,
+}
+
+impl Parts<'_> {
+    /// The next part of `size` bytes (shorter only at the end; empty when
+    /// everything was sent).
+    fn next_part(&mut self, size: usize) -> npy_core::Result<Bytes> {
+        let mut part = Vec::new();
+        let head = std::mem::take(&mut self.head);
+        part.extend_from_slice(&head[..size.min(head.len())]);
+        self.head = head.slice(size.min(head.len())..);
+        while part.len() < size {
+            let (chunk, taken) = match &mut self.current {
+                Some((chunk, taken)) if *taken < chunk.len() => (chunk, taken),
+                _ => match self.chunks.next() {
+                    Some(chunk) => {
+                        self.seen = self.seen.saturating_add(chunk.len());
+                        if self.seen > self.expected {
+                            return Err(self.length_error());
+                        }
+                        self.current = Some((chunk, 0));
+                        continue;
+                    }
+                    None => break,
+                },
+            };
+            let n = (size - part.len()).min(chunk.len() - *taken);
+            part.extend_from_slice(&chunk[*taken..*taken + n]);
+            *taken += n;
+        }
+        Ok(Bytes::from(part))
+    }
+
+    /// Checks that all the data promised was there.
+    fn check_done(&self) -> npy_core::Result<()> {
+        match self.seen == self.expected {
+            true => Ok(()),
+            false => Err(self.length_error()),
+        }
+    }
+
+    fn length_error(&self) -> npy_core::Error {
+        npy_core::Error::DataLength {
+            expected: self.expected,
+            actual: self.seen,
+        }
+    }
+}
+
+/// Why sending parts stopped.
+enum SendError {
+    Source(npy_core::Error),
+    Store(object_store::Error),
+}
+
+impl SendError {
+    fn into_error(self, path: &Path) -> Error {
+        match self {
+            SendError::Source(e) => Error::format(path, e),
+            SendError::Store(e) => Error::store(Operation::Multipart, path, e),
+        }
+    }
+}
+
+/// Puts the parts of `parts.next_part(part_size)`, `concurrency` at once.
 async fn send_parts(
     upload: &mut dyn object_store::MultipartUpload,
-    head: &Bytes,
-    data: &Bytes,
-    part_size: u64,
+    parts: &mut Parts<'_>,
+    part_size: usize,
     concurrency: usize,
-) -> object_store::Result<()> {
-    let total = (head.len() + data.len()) as u64;
+) -> std::result::Result<(), SendError> {
     let mut in_flight = FuturesUnordered::new();
-    for start in (0..total).step_by(part_size as usize) {
-        let part = concat_span(
-            head,
-            data,
-            start..start.saturating_add(part_size).min(total),
-        );
-        in_flight.push(upload.put_part(part));
+    loop {
+        let part = parts.next_part(part_size).map_err(SendError::Source)?;
+        if part.is_empty() {
+            break;
+        }
+        in_flight.push(upload.put_part(part.into()));
         if in_flight.len() >= concurrency
             && let Some(result) = in_flight.next().await
         {
-            result?;
+            result.map_err(SendError::Store)?;
         }
     }
+    parts.check_done().map_err(SendError::Source)?;
     while let Some(result) = in_flight.next().await {
-        result?;
+        result.map_err(SendError::Store)?;
     }
     Ok(())
 }

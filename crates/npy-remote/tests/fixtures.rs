@@ -70,7 +70,7 @@ async fn remote_reads_equal_numpys_and_local_reads() {
         let local = read_npy(&bytes[..], &options(&entry)).unwrap();
         let remote = array.read_all().await.unwrap();
         assert_eq!(remote.header(), local.header(), "{file}");
-        assert_eq!(remote.data(), local.data(), "{file}");
+        assert_eq!(remote.bytes(), local.bytes(), "{file}");
         assert_eq!(
             array.layout().data_offset,
             entry["data_offset"].as_u64().unwrap() as usize,
@@ -79,7 +79,7 @@ async fn remote_reads_equal_numpys_and_local_reads() {
         let one_d_or_c = local.header().order == Order::C || local.header().shape.len() < 2;
         if one_d_or_c {
             assert_eq!(
-                hex(remote.data()),
+                hex(remote.bytes()),
                 entry["c_le_hex"].as_str().unwrap(),
                 "{file}"
             );
@@ -90,8 +90,8 @@ async fn remote_reads_equal_numpys_and_local_reads() {
             let last = array.read_rows(rows - 1..rows).await.unwrap();
             let row_bytes = array.row_bytes();
             assert_eq!(
-                last.data(),
-                &local.data()[(rows - 1) * row_bytes..],
+                last.bytes(),
+                &local.bytes()[(rows - 1) * row_bytes..],
                 "{file}"
             );
         }

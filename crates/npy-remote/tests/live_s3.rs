@@ -65,8 +65,7 @@ async fn open_and_read_over_s3_within_the_request_budget() {
     upload(
         &plain,
         &path,
-        &header,
-        data.clone().into(),
+        &npy_core::NpyBytes::new(&header, &data).unwrap(),
         UploadOptions::default(),
     )
     .await
@@ -122,9 +121,14 @@ async fn multipart_uploads_are_what_numpy_reads_and_we_read_numpys() {
         part_size: MIN_PART_SIZE,
         concurrency: 4,
     };
-    upload(&store, &path, &header, data.into(), options)
-        .await
-        .unwrap();
+    upload(
+        &store,
+        &path,
+        &npy_core::NpyBytes::new(&header, &data).unwrap(),
+        options,
+    )
+    .await
+    .unwrap();
     let check = python(&format!(
         "a = np.load(S3.open('{}', 'rb'))\n\
          e = np.arange(6_000_000, dtype='<i4').reshape((3000, 2000), order='F')\n\
@@ -144,7 +148,7 @@ async fn multipart_uploads_are_what_numpy_reads_and_we_read_numpys() {
     assert_eq!(array.header().shape, [3, 4, 5]);
     let rows = array.read_rows(1..2).await.unwrap();
     let got: Vec<u16> = rows
-        .data()
+        .bytes()
         .chunks(2)
         .map(|c| u16::from_be_bytes([c[0], c[1]]))
         .collect();
@@ -296,8 +300,11 @@ async fn bad_credentials_are_refused_with_the_path_and_operation() {
     upload(
         &good,
         &path,
-        &Header::new(DType::parse("u1").unwrap(), Order::C, vec![3]),
-        Bytes::from_static(&[1, 2, 3]),
+        &npy_core::NpyBytes::new(
+            &Header::new(DType::parse("u1").unwrap(), Order::C, vec![3]),
+            &Bytes::from_static(&[1, 2, 3]),
+        )
+        .unwrap(),
         UploadOptions::default(),
     )
     .await
@@ -361,8 +368,7 @@ async fn a_replaced_object_is_not_read_as_a_mix_of_versions() {
     upload(
         &store,
         &path,
-        &header,
-        pattern(2000).into(),
+        &npy_core::NpyBytes::new(&header, &pattern(2000)).unwrap(),
         UploadOptions::default(),
     )
     .await
@@ -374,8 +380,11 @@ async fn a_replaced_object_is_not_read_as_a_mix_of_versions() {
     upload(
         &store,
         &path,
-        &header,
-        pattern(2000).into_iter().rev().collect::<Vec<u8>>().into(),
+        &npy_core::NpyBytes::new(
+            &header,
+            &pattern(2000).into_iter().rev().collect::<Vec<u8>>(),
+        )
+        .unwrap(),
         UploadOptions::default(),
     )
     .await

@@ -70,8 +70,8 @@ async fn numpys_archives_list_in_one_request_and_load_like_locally() {
                     Ok(array) => {
                         let remote = remote.unwrap();
                         assert_eq!(
-                            (remote.header(), remote.data()),
-                            (array.header(), array.data()),
+                            (remote.header(), remote.bytes()),
+                            (array.header(), array.bytes()),
                             "{file}:{key}"
                         );
                     }
@@ -96,7 +96,9 @@ fn our_archive(compressed: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
     let header = Header::new(DType::parse("<u2").unwrap(), Order::C, vec![100_000, 8]);
     let data = pattern(header.data_len().unwrap());
-    writer.add_bytes("rows", &header, &data).unwrap();
+    writer
+        .add("rows", &npy_core::NpyBytes::new(&header, &data).unwrap())
+        .unwrap();
     writer.add_raw_member("notes.txt", b"hello").unwrap();
     let bytes = writer.finish().unwrap().into_inner();
     let mut deflated =
@@ -107,7 +109,9 @@ fn our_archive(compressed: &[u8]) -> (Vec<u8>, Vec<u8>) {
         Order::C,
         vec![compressed.len()],
     );
-    deflated.add_bytes("z", &z, compressed).unwrap();
+    deflated
+        .add("z", &npy_core::NpyBytes::new(&z, compressed).unwrap())
+        .unwrap();
     let deflated = deflated.finish().unwrap().into_inner();
     (bytes, deflated)
 }
@@ -134,7 +138,7 @@ async fn stored_member_rows_are_read_by_range() {
         .unwrap()
         .load("rows")
         .unwrap();
-    assert_eq!(rows.data(), &local.data()[800_000..800_160]);
+    assert_eq!(rows.bytes(), &local.bytes()[800_000..800_160]);
     assert_eq!(
         archive.member("notes.txt").unwrap().compression,
         MemberCompression::Stored
@@ -160,7 +164,7 @@ async fn deflated_members_are_inflated_from_concurrent_parts() {
     assert_eq!(member.compression, MemberCompression::Deflated);
     assert!(member.compressed_size > 2000, "several parts");
     let loaded = archive.load("z").await.unwrap();
-    assert_eq!(loaded.data(), &content[..]);
+    assert_eq!(loaded.bytes(), &content[..]);
     let (header, _) = archive.header("z").await.unwrap();
     assert_eq!(header.shape, [3_000_000]);
     let err = archive.array("z").await.unwrap_err();
@@ -172,11 +176,7 @@ async fn a_large_directory_takes_a_second_suffix_request() {
     let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
     for i in 0..1500 {
         writer
-            .add_slice(
-                &format!("member_with_a_long_name_{i:05}"),
-                &[i as u32],
-                &[1],
-            )
+            .add(&format!("member_with_a_long_name_{i:05}"), &[i as u32][..])
             .unwrap();
     }
     let bytes = writer.finish().unwrap().into_inner();
@@ -216,7 +216,7 @@ fn the_range_reader_lets_file_code_read_an_object() {
         .unwrap()
         .load("rows")
         .unwrap();
-    assert_eq!(rows.data(), local.data());
+    assert_eq!(rows.bytes(), local.bytes());
     // 1.6 MB read in 256 KiB blocks: about seven requests, not one per read call.
     let (requests, fetched) = store.gets();
     assert!(requests <= 10, "{requests}");

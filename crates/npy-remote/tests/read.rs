@@ -68,7 +68,7 @@ async fn a_row_range_fetches_exactly_its_bytes() {
     let rows = array.read_rows(100..250).await.unwrap();
     assert_eq!(store.gets(), (1, 150 * 10));
     assert_eq!(rows.header().shape, [150, 5]);
-    assert_eq!(rows.data(), &file[128 + 1000..128 + 2500]);
+    assert_eq!(rows.bytes(), &file[128 + 1000..128 + 2500]);
 }
 
 #[tokio::test]
@@ -78,7 +78,7 @@ async fn fortran_rows_run_along_the_last_axis() {
     assert_eq!((array.rows(), array.row_bytes()), (50, 24));
     let rows = array.read_rows(10..12).await.unwrap();
     assert_eq!(rows.header().shape, [4, 3, 2]);
-    assert_eq!(rows.data(), &file[128 + 240..128 + 288]);
+    assert_eq!(rows.bytes(), &file[128 + 240..128 + 288]);
 }
 
 #[tokio::test]
@@ -95,7 +95,7 @@ async fn whole_reads_use_concurrent_parts_of_the_configured_size() {
     store.reset();
     let all = array.read_all().await.unwrap();
     assert_eq!(store.gets(), (8, 512 << 10));
-    assert_eq!(all.data(), &file[128..]);
+    assert_eq!(all.bytes(), &file[128..]);
     assert_eq!(all.header().shape, [4096, 64]);
 }
 
@@ -115,7 +115,7 @@ async fn clustered_scattered_reads_make_far_fewer_requests() {
     assert_eq!(gathered.header().shape, [1000, 4]);
     for (i, &row) in rows.iter().enumerate() {
         assert_eq!(
-            &gathered.data()[i * 8..i * 8 + 8],
+            &gathered.bytes()[i * 8..i * 8 + 8],
             &file[128 + row * 8..128 + row * 8 + 8],
             "row {row}"
         );
@@ -180,7 +180,7 @@ async fn row_blocks_cover_the_array_in_order() {
         assert_eq!(rows.start, next_row);
         next_row = rows.end;
         assert_eq!(block.header().shape, [rows.len(), 3]);
-        seen.extend_from_slice(block.data());
+        seen.extend_from_slice(block.bytes());
     }
     assert_eq!(next_row, 1001);
     assert_eq!(seen, &file[128..]);
@@ -197,7 +197,7 @@ async fn row_blocks_are_a_stream_too() {
         .map(|b| b.as_ref().unwrap().0.clone())
         .collect();
     assert_eq!(rows, [0..100, 100..200, 200..250]);
-    assert_eq!(blocks[2].as_ref().unwrap().1.data(), &file[128 + 800..]);
+    assert_eq!(blocks[2].as_ref().unwrap().1.bytes(), &file[128 + 800..]);
 }
 
 #[tokio::test]
@@ -282,10 +282,10 @@ async fn local_file_system_store_reads_the_same() {
     );
     let array = RemoteArray::open(store, Path::from("a.npy")).await.unwrap();
     assert_eq!(
-        array.read_rows(1..3).await.unwrap().data(),
+        array.read_rows(1..3).await.unwrap().bytes(),
         &file[128 + 14..128 + 42]
     );
-    assert_eq!(array.read_all().await.unwrap().data(), &file[128..]);
+    assert_eq!(array.read_all().await.unwrap().bytes(), &file[128..]);
     // And through a file:// URL.
     let url = format!("file://{}", dir.path().join("a.npy").display());
     let array = RemoteArray::open_url(&url).await.unwrap();
@@ -302,7 +302,7 @@ fn the_blocking_facade_reads_without_an_async_caller() {
     std::fs::write(dir.path().join("b.npy"), &file).unwrap();
     let url = format!("file://{}", dir.path().join("b.npy").display());
     let array = runtime.open_url(&url).unwrap();
-    assert_eq!(array.read_rows(49..50).unwrap().data(), &file[128 + 196..]);
+    assert_eq!(array.read_rows(49..50).unwrap().bytes(), &file[128 + 196..]);
     let blocks: Vec<_> = array.row_blocks(20).map(|b| b.unwrap().0).collect();
     assert_eq!(blocks, [0..20, 20..40, 40..50]);
 }
@@ -319,7 +319,7 @@ async fn a_part_size_larger_than_any_object_reads_in_one_request() {
         .await
         .unwrap();
     store.reset();
-    assert_eq!(array.read_all().await.unwrap().data(), &file[128..]);
+    assert_eq!(array.read_all().await.unwrap().bytes(), &file[128..]);
     assert_eq!(store.gets(), (1, 600));
 }
 
@@ -329,7 +329,10 @@ async fn reads_after_the_object_is_replaced_fail_instead_of_mixing_versions() {
     let array = RemoteArray::open(store.clone(), path.clone())
         .await
         .unwrap();
-    assert_eq!(array.read_rows(0..1).await.unwrap().data(), &file[128..134]);
+    assert_eq!(
+        array.read_rows(0..1).await.unwrap().bytes(),
+        &file[128..134]
+    );
     store.put(&path, file.clone().into()).await.unwrap(); // same bytes, a new version
     let err = array.read_rows(0..1).await.unwrap_err();
     assert!(matches!(err, npy_remote::Error::Changed { .. }), "{err}");
@@ -341,7 +344,7 @@ async fn reads_after_the_object_is_replaced_fail_instead_of_mixing_versions() {
     // Opened again, it reads.
     let array = RemoteArray::open(store, path).await.unwrap();
     assert_eq!(
-        array.read_rows_at(&[99]).await.unwrap().data(),
+        array.read_rows_at(&[99]).await.unwrap().bytes(),
         &file[128 + 594..]
     );
 }

@@ -49,9 +49,14 @@ async fn uploads_are_byte_identical_to_numpys_files() {
         let (header, layout) = Header::parse(&bytes, &parse).unwrap();
         let data = Bytes::copy_from_slice(&bytes[layout.data_offset..layout.data_end()]);
         let path = Path::from(file);
-        upload(&store, &path, &header, data, UploadOptions::default())
-            .await
-            .unwrap();
+        upload(
+            &store,
+            &path,
+            &npy_core::NpyBytes::new(&header, &data).unwrap(),
+            UploadOptions::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(
             object(&store, &path).await,
             &bytes[..layout.data_end()],
@@ -71,23 +76,59 @@ async fn a_small_array_is_one_put_and_a_wrong_length_is_refused() {
     upload(
         &store,
         &path,
-        &header,
-        pattern(800).into(),
+        &npy_core::NpyBytes::new(&header, &pattern(800)).unwrap(),
         UploadOptions::default(),
     )
     .await
     .unwrap();
     assert_eq!(counting.puts(), 1);
-    let err = upload(
-        &store,
-        &path,
-        &header,
-        pattern(801).into(),
-        UploadOptions::default(),
-    )
-    .await
-    .unwrap_err();
-    assert!(err.to_string().contains("801"), "{err}");
+    // A source whose data does not match its header is refused before
+    // anything is stored, small (one PUT) or big (multipart, aborted).
+    for (len, options) in [
+        (801, UploadOptions::default()),
+        (
+            6 << 20,
+            UploadOptions {
+                part_size: 5 << 20,
+                concurrency: 2,
+            },
+        ),
+    ] {
+        let lying = Lying {
+            header: header.clone(),
+            data: pattern(len),
+        };
+        let err = upload(&store, &Path::from("lying.npy"), &lying, options)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains(&len.to_string()), "{err}");
+        assert!(
+            store
+                .objects()
+                .head(&Path::from("lying.npy"))
+                .await
+                .is_err()
+        );
+    }
+    assert_eq!(counting.puts(), 1);
+}
+
+/// A source whose data is not what its header describes.
+struct Lying {
+    header: Header,
+    data: Vec<u8>,
+}
+
+impl npy_core::NpySource for Lying {
+    fn npy_header(&self) -> Header {
+        self.header.clone()
+    }
+
+    fn npy_data(&self) -> npy_core::Result<npy_core::DataChunks<'_>> {
+        Ok(Box::new(std::iter::once(std::borrow::Cow::Borrowed(
+            &self.data[..],
+        ))))
+    }
 }
 
 #[tokio::test]
@@ -110,9 +151,14 @@ async fn a_big_array_is_a_multipart_upload_on_memory_and_local_stores() {
     };
     for store in [Store::new(counting.clone()), Store::new(Arc::new(local))] {
         let path = Path::from("big.npy");
-        upload(&store, &path, &header, data.clone().into(), options)
-            .await
-            .unwrap();
+        upload(
+            &store,
+            &path,
+            &npy_core::NpyBytes::new(&header, &data).unwrap(),
+            options,
+        )
+        .await
+        .unwrap();
         assert_eq!(object(&store, &path).await, expected);
     }
     assert_eq!(counting.puts(), 0, "multipart, not a single PUT");

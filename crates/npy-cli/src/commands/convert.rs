@@ -46,7 +46,7 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 ..Default::default()
             };
             loaded = npy_mmap::load_with(&args.input, &options)?;
-            loaded.data()
+            loaded.bytes()
         }
     };
     // The output is replaced like every save: a temporary file beside it

@@ -42,7 +42,7 @@ fn shown(array: &NpyArray) -> anyhow::Result<(Selection, Column)> {
             Ok((selection, Column::Object(texts)))
         }
         None => {
-            let view = RecordView::from_header(array.data(), header)?;
+            let view = RecordView::from_header(array.bytes(), header)?;
             let selection = Selection::new(view.shape());
             let column = decode_shown(&view, &selection)?;
             Ok((selection, column))

@@ -44,7 +44,7 @@
 //! # Example: NumPy's `align=True` layout
 //!
 //! ```
-//! use npy_core::io::{ReadOptions, read_npy, write_slice};
+//! use npy_core::io::{ReadOptions, read_npy, write_npy};
 //! use npy_core::{DType, Element, NpyRecord, Order};
 //! use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 //!
@@ -66,7 +66,7 @@
 //!
 //! let particles = [Particle { id: 7, pos: [1.0, 2.0, 3.0], name: *b"alpha", _pad: [0; 3] }];
 //! let mut file = Vec::new();
-//! write_slice(&mut file, &particles, &[1], Order::C)?;
+//! write_npy(&mut file, &particles[..])?;
 //! let array = read_npy(file.as_slice(), &ReadOptions::default())?;
 //! let view = array.view::<Particle>()?; // checked against the file's dtype, then zero-copy
 //! assert_eq!(view.get(&[0]).unwrap().pos, [1.0, 2.0, 3.0]);

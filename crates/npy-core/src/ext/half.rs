@@ -16,13 +16,13 @@
 //! ```
 //! use half::f16;
 //! use npy_core::ext::half::F16;
-//! use npy_core::io::{ReadOptions, read_npy, write_slice};
+//! use npy_core::io::{ReadOptions, read_npy, write_npy};
 //! use npy_core::{DType, Order};
 //! use zerocopy::byteorder::BigEndian;
 //!
 //! let values = [f16::from_f32(0.5), f16::from_f32(-2.0), f16::INFINITY];
 //! let mut file = Vec::new();
-//! write_slice(&mut file, &values, &[3], Order::C)?;
+//! write_npy(&mut file, &values[..])?;
 //! let array = read_npy(file.as_slice(), &ReadOptions::default())?;
 //! assert_eq!(array.header().dtype, DType::parse("'<f2'")?);
 //! assert_eq!(array.view::<f16>()?.to_vec(), values);

@@ -10,23 +10,22 @@
 //! ranges of either order stay views. Use `.into_dimensionality::<Ix2>()` for
 //! a fixed number of dimensions, `.to_owned()` for an owned copy.
 //!
-//! **Writing.** [`write_ndarray`] writes any array, contiguous or not, like
-//! `np.save`: C-contiguous data as it is, Fortran-contiguous data as it is
-//! with `fortran_order: True`, anything else (a slice with steps, a
-//! transposed-then-sliced view, negative strides) copied in C order.
-//! [`to_npy_parts`] gives the header and data without writing, e.g. for an
-//! npz member.
+//! **Writing.** Every `ndarray` array is an [`NpySource`], so every writer
+//! (`write_npy`, `npy_mmap::save`, `NpzWriter::add`) takes it and writes it
+//! like `np.save`: C-contiguous data as it is, Fortran-contiguous data as it
+//! is with `fortran_order: True`, anything else (a slice with steps, a
+//! transposed-then-sliced view, negative strides) copied in C order, a
+//! bounded piece at a time.
 //!
 //! ```
 //! use ndarray::{Array2, Ix2, ShapeBuilder, s};
-//! use npy_core::ext::ndarray::write_ndarray;
-//! use npy_core::io::{ReadOptions, read_npy};
+//! use npy_core::io::{ReadOptions, read_npy, write_npy};
 //! use npy_core::Order;
 //!
 //! // A Fortran-ordered 2 x 3 array is written with fortran_order True, no copy.
 //! let a = Array2::from_shape_vec((2, 3).f(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]).unwrap();
 //! let mut file = Vec::new();
-//! write_ndarray(&mut file, &a)?;
+//! write_npy(&mut file, &a)?;
 //! let array = read_npy(file.as_slice(), &ReadOptions::default())?;
 //! assert_eq!(array.header().order, Order::Fortran);
 //!
@@ -37,19 +36,19 @@
 //!
 //! // A strided slice is copied in C order.
 //! let mut file = Vec::new();
-//! write_ndarray(&mut file, &a.slice(s![.., ..;2]))?;
+//! write_npy(&mut file, &a.slice(s![.., ..;2]))?;
 //! let array = read_npy(file.as_slice(), &ReadOptions::default())?;
 //! assert_eq!((array.header().order, array.view::<f64>()?.to_vec()), (Order::C, vec![1.0, 3.0, 4.0, 6.0]));
 //! # Ok::<(), npy_core::Error>(())
 //! ```
 
 use std::borrow::Cow;
-use std::io::Write;
 
 use ndarray::{ArrayBase, ArrayViewD, ArrayViewMutD, Data, Dimension, IxDyn, ShapeBuilder};
 use zerocopy::IntoBytes;
 
 use crate::element::Element;
+use crate::source::{DataChunks, NpySource, copied_chunks, saved_order};
 use crate::view::{ArrayView, ArrayViewMut};
 use crate::{Header, Order, Result};
 
@@ -127,41 +126,27 @@ impl<'a, T> From<ArrayViewMut<'a, T>> for ArrayViewMutD<'a, T> {
     }
 }
 
-/// The header `np.save` would write for `array`, and its data in that
-/// header's memory order: borrowed when the array is C- or
-/// Fortran-contiguous, copied in C order otherwise.
-pub fn to_npy_parts<T, S, D>(array: &ArrayBase<S, D>) -> (Header, Cow<'_, [T]>)
+impl<T, S, D> NpySource for ArrayBase<S, D>
 where
     T: Element,
-    S: Data<Elem = T>,
+    S: Data<Elem = T> + Sync,
     D: Dimension,
 {
-    // np.save's rule: fortran_order = f_contiguous and not c_contiguous.
-    let (order, data) = if let Some(data) = array.as_slice() {
-        (Order::C, Cow::Borrowed(data))
-    } else if let Some(data) = array.view().reversed_axes().to_slice() {
-        (Order::Fortran, Cow::Borrowed(data))
-    } else {
-        (Order::C, Cow::Owned(array.iter().copied().collect()))
-    };
-    let header = Header {
-        dtype: T::dtype(),
-        order,
-        shape: array.shape().to_vec(),
-    };
-    (header, data)
-}
+    fn npy_header(&self) -> Header {
+        let c_contiguous = self.as_slice().is_some();
+        let f_contiguous = self.view().reversed_axes().to_slice().is_some();
+        let order = saved_order(c_contiguous, f_contiguous);
+        Header::new(T::dtype(), order, self.shape().to_vec())
+    }
 
-/// Writes `array` as an `.npy` file to `writer`, like `np.save` (see the
-/// [module docs](self)). Copies only when the array is neither C- nor
-/// Fortran-contiguous.
-pub fn write_ndarray<W, T, S, D>(writer: W, array: &ArrayBase<S, D>) -> Result<()>
-where
-    W: Write,
-    T: Element,
-    S: Data<Elem = T>,
-    D: Dimension,
-{
-    let (header, data) = to_npy_parts(array);
-    crate::io::write_npy(writer, &header, data.as_bytes())
+    fn npy_data(&self) -> Result<DataChunks<'_>> {
+        let contiguous = match self.as_slice() {
+            Some(data) => Some(data),
+            None => self.view().reversed_axes().to_slice(),
+        };
+        if let Some(data) = contiguous {
+            return Ok(Box::new(std::iter::once(Cow::Borrowed(data.as_bytes()))));
+        }
+        Ok(copied_chunks(self.iter().copied()))
+    }
 }

@@ -21,12 +21,12 @@
 //! ```
 //! use num_complex::Complex;
 //! use npy_core::ext::num_complex::{NpyComplex, NpyComplex64};
-//! use npy_core::io::{ReadOptions, read_npy, write_slice};
+//! use npy_core::io::{ReadOptions, read_npy, write_npy};
 //! use npy_core::{DType, Order};
 //!
 //! let data: Vec<NpyComplex64> = vec![Complex::new(1.0, 2.0).into(), Complex::new(0.0, -1.0).into()];
 //! let mut file = Vec::new();
-//! write_slice(&mut file, &data, &[2], Order::C)?;
+//! write_npy(&mut file, &data[..])?;
 //! let array = read_npy(file.as_slice(), &ReadOptions::default())?;
 //! assert_eq!(array.header().dtype, DType::parse("'<c16'")?);
 //!

@@ -35,7 +35,7 @@
 //! are its values. Readers ([`read_npy`](crate::read_npy), and npy-mmap's
 //! `load` and npz reader) decode object arrays when
 //! [`ParseOptions::allow_pickle`](crate::ParseOptions) is set, and
-//! [`write_array`](crate::io::write_array) writes them as numpy does.
+//! [`write_npy`](crate::io::write_npy) writes them as numpy does.
 //!
 //! ```
 //! use npy_core::pickle::{self, PickleOptions, PyValue};

@@ -249,7 +249,7 @@ impl Pickler {
                 };
                 push_batches(tasks, c_order, depth, b'e');
             }
-            None => self.bytes(array.data()),
+            None => self.bytes(array.bytes()),
         }
         Ok(())
     }

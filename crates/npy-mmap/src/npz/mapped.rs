@@ -24,13 +24,14 @@ use crate::sys::{self, ReadOnlyMap, Storage};
 /// never changes the bytes a mapping sees.
 ///
 /// ```
+/// use npy_core::{ArrayView, Order};
 /// use npy_mmap::npz::{MappedNpz, NpzWriter};
 /// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-npz-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("data.npz");
 /// let mut writer = NpzWriter::create(&path)?;
-/// writer.add_slice("a", &[1.0f64, 2.0, 3.0, 4.0], &[2, 2])?;
-/// writer.add_slice("b", &[7i32; 5], &[5])?;
+/// writer.add("a", &ArrayView::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2], Order::C)?)?;
+/// writer.add("b", &[7i32; 5][..])?;
 /// writer.commit()?;
 ///
 /// let mapped = MappedNpz::open(&path)?;
@@ -40,7 +41,7 @@ use crate::sys::{self, ReadOnlyMap, Storage};
 /// assert_eq!(a.get(&[1, 0]), Some(&3.0));
 /// assert_eq!(b.to_vec(), [7; 5]);
 /// # drop((a, b, archive)); drop(mapped); std::fs::remove_dir_all(&dir).unwrap();
-/// # Ok::<(), npy_mmap::npz::NpzError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
 pub struct MappedNpz {

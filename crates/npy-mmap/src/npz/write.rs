@@ -6,9 +6,7 @@ use std::path::Path;
 
 use crate::AtomicFile;
 
-use npy_core::element::Element;
-use npy_core::{ArrayView, Header, NpyArray, Order};
-use zerocopy::IntoBytes;
+use npy_core::{Header, NpySource};
 
 use super::container::{Container, Method, OpenMember};
 use super::deflate::ParallelDeflate;
@@ -187,81 +185,38 @@ impl<W: Write + Seek> NpzWriter<W> {
         self.start_member(name.to_owned(), None, None)
     }
 
-    /// Adds the array `key` from its header and its raw data bytes (in the
-    /// header's dtype and order).
-    pub fn add_bytes(&mut self, key: &str, header: &Header, data: &[u8]) -> Result<()> {
-        let mut member = self.start_array(key, header)?;
-        member.write_all(data)?;
-        member.finish()
-    }
-
-    /// Adds the array `key` of shape `shape` from `data` in C order, with
-    /// `T`'s dtype.
-    pub fn add_slice<T: Element>(&mut self, key: &str, data: &[T], shape: &[usize]) -> Result<()> {
-        let header = Header {
-            dtype: T::dtype(),
-            order: Order::C,
-            shape: shape.to_vec(),
-        };
-        self.add_bytes(key, &header, data.as_bytes())
-    }
-
-    /// Adds a loaded array under `key`; an object array is pickled as
-    /// `np.savez` does it ([`npy_core::write_array`]).
-    pub fn add_array(&mut self, key: &str, array: &NpyArray) -> Result<()> {
-        if array.objects().is_none() {
-            return self.add_bytes(key, array.header(), array.data());
-        }
-        let mut npy = Vec::new();
-        npy_core::write_array(&mut npy, array).map_err(NpzError::Header)?;
-        let mut member = self.start_member(member_name(key), Some(key), None)?;
-        member.write_all(&npy)?;
-        member.finish()
-    }
-
-    /// Adds the array `key` from a view, like `np.save` writes it: a C- or
-    /// Fortran-contiguous view as it lies in memory (`fortran_order` set
-    /// accordingly), any other view copied out in C order, chunk by chunk.
-    pub fn add_view<T: Element>(&mut self, key: &str, view: &ArrayView<'_, T>) -> Result<()> {
-        let order = if view.is_c_contiguous() {
-            Order::C
-        } else if view.is_f_contiguous() {
-            Order::Fortran
+    /// Adds the array `key` (stored as `key.npy`, like `np.savez`): any
+    /// [`NpySource`], written exactly as `np.save` writes it (a view in its
+    /// contiguous order or copied in C order, an object array pickled).
+    ///
+    /// ```
+    /// use npy_core::{ArrayView, Order};
+    /// use npy_mmap::npz::{NpzArchive, NpzWriter};
+    ///
+    /// let mut npz = NpzWriter::new(std::io::Cursor::new(Vec::new()))?;
+    /// npz.add("labels", &[1u8, 2, 3][..])?;
+    /// let grid = [0.5f32, 1.5, 2.5, 3.5];
+    /// npz.add("grid", &ArrayView::from_slice(&grid, &[2, 2], Order::C)?)?;
+    /// let bytes = npz.finish()?.into_inner();
+    ///
+    /// let mut archive = NpzArchive::from_bytes(&bytes)?;
+    /// assert_eq!(archive.load("grid")?.view::<f32>()?.to_vec(), grid);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add<S: NpySource + ?Sized>(&mut self, key: &str, source: &S) -> Result<()> {
+        let header = source.npy_header();
+        let data = source.npy_data().map_err(NpzError::Header)?;
+        let mut member = if header.dtype.has_object() {
+            // The data is a pickle, whose length only the pickle knows.
+            let header_bytes = header.to_bytes(None).map_err(NpzError::Header)?;
+            let mut member = self.start_member(member_name(key), Some(key), None)?;
+            member.encode(&header_bytes)?;
+            member
         } else {
-            Order::C
+            self.start_array(key, &header)?
         };
-        let header = Header {
-            dtype: T::dtype(),
-            order,
-            shape: view.shape().to_vec(),
-        };
-        if let Some(data) = view.as_slice() {
-            return self.add_bytes(key, &header, data.as_bytes());
-        }
-        const ELEMENTS_PER_CHUNK: usize = 1 << 16;
-        let mut member = self.start_array(key, &header)?;
-        let mut chunk = Vec::with_capacity(ELEMENTS_PER_CHUNK);
-        for element in view.iter() {
-            chunk.push(*element);
-            if chunk.len() == ELEMENTS_PER_CHUNK {
-                member.write_all(chunk.as_bytes())?;
-                chunk.clear();
-            }
-        }
-        member.write_all(chunk.as_bytes())?;
-        member.finish()
-    }
-
-    /// Adds the array `key`, streaming its data from `chunks` so memory stays
-    /// bounded by one chunk.
-    pub fn add_chunks<I, C>(&mut self, key: &str, header: &Header, chunks: I) -> Result<()>
-    where
-        I: IntoIterator<Item = C>,
-        C: AsRef<[u8]>,
-    {
-        let mut member = self.start_array(key, header)?;
-        for chunk in chunks {
-            member.write_all(chunk.as_ref())?;
+        for chunk in data {
+            member.write_all(&chunk)?;
         }
         member.finish()
     }

@@ -81,3 +81,22 @@ pub fn write_file(dir: &TempDir, name: &str, bytes: &[u8]) -> PathBuf {
     std::fs::write(&path, bytes).unwrap();
     path
 }
+
+/// A source whose data is not what its header says (the writers' own
+/// length checks are what a test of them needs to reach).
+pub struct Lying {
+    pub header: Header,
+    pub data: Vec<u8>,
+}
+
+impl npy_core::NpySource for Lying {
+    fn npy_header(&self) -> Header {
+        self.header.clone()
+    }
+
+    fn npy_data(&self) -> npy_core::Result<npy_core::DataChunks<'_>> {
+        Ok(Box::new(std::iter::once(std::borrow::Cow::Borrowed(
+            &self.data[..],
+        ))))
+    }
+}
