@@ -73,7 +73,7 @@ fn save(format: Format, path: &Path, n: u64) -> Result<()> {
         Format::Npz => {
             let mut writer = NpzWriter::create(path)?;
             writer.add("a", &data)?;
-            writer.commit()?;
+            writer.finish()?;
         }
         Format::Create => {
             CreateOptions::new(DType::parse("<f8")?, [n as usize + 1])

@@ -149,7 +149,7 @@ fn we_write_numpy_loads() {
         let mut raw = writer.start_raw_member("notes.txt").unwrap();
         raw.write_all(b"free text").unwrap();
         raw.finish().unwrap();
-        writer.commit().unwrap();
+        writer.finish().unwrap();
 
         let numpy = numpy_loads(&path);
         assert_eq!(

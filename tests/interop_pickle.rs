@@ -220,7 +220,7 @@ fn numpy_loads_what_we_write() {
     let mut npz = NpzWriter::create_with_compression(&archive, Compression::DEFLATED).unwrap();
     npz.add("objects", &written[0].1).unwrap();
     npz.add("numbers", &[1.5f64, 2.5][..]).unwrap();
-    npz.commit().unwrap();
+    npz.finish().unwrap();
 
     let numpy = python(
         r#"

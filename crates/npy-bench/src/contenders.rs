@@ -795,7 +795,7 @@ pub fn npz(h: &mut Harness, files: &NpzFiles) -> Result<()> {
                             let mut writer = NpzWriter::with_compression(sink, compression)?;
                             writer.add("big", &big[..])?;
                             writer.add("small", &small[..])?;
-                            writer.finish()?.flush()?;
+                            writer.into_inner()?.flush()?;
                             Ok(())
                         })
                     }),

@@ -174,7 +174,7 @@ impl OpenedArray {
         let array = match opened {
             // A writer maps these bytes (or is changing the file): say so,
             // then wait for it.
-            Err(npy_mmap::Error::Locked { .. }) => {
+            Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked) => {
                 eprintln!(
                     "npy: waiting for {}: another process is writing it (a read-write \
                      or live mapping, or an append); Ctrl-C stops",

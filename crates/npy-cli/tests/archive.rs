@@ -225,7 +225,7 @@ fn extract_refuses_names_that_escape_the_directory() {
             Err(err) => panic!("{err}"),
         };
         writer.add_raw_member(name, &npy_file).unwrap();
-        writer.commit().unwrap();
+        writer.finish().unwrap();
         let target = dir.join(format!("{case}-out"));
         let output = npy([
             OsStr::new("extract"),

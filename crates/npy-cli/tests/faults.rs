@@ -23,7 +23,7 @@ fn archive(path: &Path) {
         )
         .unwrap();
     writer.add("sub/b", &[4.0f64][..]).unwrap();
-    writer.commit().unwrap();
+    writer.finish().unwrap();
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -188,7 +188,7 @@ fn validate_refuses_a_shared_stream_archive_at_once() {
     )
     .unwrap();
     writer.add_raw_member("a.npy", &vec![0u8; 1 << 20]).unwrap();
-    let bytes = writer.finish().unwrap().into_inner();
+    let bytes = writer.into_inner().unwrap().into_inner();
     let end = bytes.len() - 22;
     let le32 = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
     let (len, start) = (le32(end + 12), le32(end + 16));
@@ -247,7 +247,7 @@ fn show_and_stats_stream_deflated_members() {
             &npy_core::ArrayView::from_slice(&data, &[1000, 100], npy_core::Order::C).unwrap(),
         )
         .unwrap();
-    writer.commit().unwrap();
+    writer.finish().unwrap();
     let stored = dir.join("x.npy");
     npy_mmap::save(
         &stored,

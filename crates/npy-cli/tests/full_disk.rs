@@ -141,7 +141,7 @@ fn replacing_on_a_full_disk_leaves_the_old_file() {
     npy_mmap::save(&npy_path, &[1.0f64; 16][..]).unwrap();
     let mut writer = NpzWriter::create(&npz_path).unwrap();
     writer.add("a", &[1.0f64; 16][..]).unwrap();
-    writer.commit().unwrap();
+    writer.finish().unwrap();
     let (old_npy, old_npz) = (
         std::fs::read(&npy_path).unwrap(),
         std::fs::read(&npz_path).unwrap(),
@@ -154,7 +154,7 @@ fn replacing_on_a_full_disk_leaves_the_old_file() {
     assert!(error.to_string().contains("No space left"), "{error}");
     let npz_error = NpzWriter::create(&npz_path).and_then(|mut writer| {
         writer.add("a", &big[..])?;
-        writer.commit()
+        writer.finish()
     });
     assert!(npz_error.is_err());
     let error = CreateOptions::new(f8.clone(), [1 << 18])

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RecordView};
 
-use crate::error::{Error, Result, io_error};
+use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::lock::{Access, DataLock};
 use crate::mode::{Mode, ReadWrite, Writable};
 use crate::open::MapRequest;
@@ -130,25 +130,27 @@ impl Window {
     ) -> Result<Window> {
         let data_end = layout.data_end() as u64;
         if file_len < data_end {
-            return Err(Error::FileTooShort {
-                path: path.to_path_buf(),
-                expected: data_end,
-                actual: file_len,
-                data_offset: layout.data_offset,
-                data_len: layout.data_len,
-            });
+            return Err(Error::at(
+                path,
+                ErrorKind::FileTooShort {
+                    expected: data_end,
+                    actual: file_len,
+                    data_offset: layout.data_offset,
+                    data_len: layout.data_len,
+                },
+            ));
         }
         let (axis, total_rows, row_bytes) = row_geometry(header);
         let (rows, shape) = match (rows, axis) {
             (None, _) => (0..total_rows, header.shape.clone()),
-            (Some(_), None) => return Err(Error::NoRows),
+            (Some(_), None) => return Err(Error::from(ErrorKind::NoRows)),
             (Some(rows), Some(axis)) => {
                 if rows.start > rows.end || rows.end > total_rows {
-                    return Err(Error::RowsOutOfBounds {
+                    return Err(Error::from(ErrorKind::BadRows {
                         start: rows.start,
                         end: rows.end,
                         rows: total_rows,
-                    });
+                    }));
                 }
                 let mut shape = header.shape.clone();
                 shape[axis] = rows.len();
@@ -283,23 +285,25 @@ impl<M: Mode> MappedArray<M> {
     /// mismatch is an error, never a panic. Build the view once and index it
     /// many times: `view.get(&[i, j])` honours Fortran order.
     pub fn view<T: Element>(&self) -> Result<ArrayView<'_, T>> {
-        Ok(ArrayView::new(
+        ArrayView::new(
             self.map.bytes(),
             &self.header.dtype,
             &self.shape,
             self.header.order,
-        )?)
+        )
+        .map_err(format_error("view", &self.path))
     }
 
     /// The mapped data as records (any dtype, structured ones included),
     /// with field access by name.
     pub fn records(&self) -> Result<RecordView<'_>> {
-        Ok(RecordView::new(
+        RecordView::new(
             self.map.bytes(),
             &self.header.dtype,
             &self.shape,
             self.header.order,
-        )?)
+        )
+        .map_err(format_error("view", &self.path))
     }
 
     /// Passes an access-pattern hint for the whole mapping to the kernel.
@@ -326,11 +330,11 @@ impl<M: Mode> MappedArray<M> {
     fn check_byte_range(&self, range: &Range<usize>) -> Result<()> {
         let len = self.bytes().len();
         if range.start > range.end || range.end > len {
-            return Err(Error::BytesOutOfBounds {
+            return Err(Error::from(ErrorKind::BytesOutOfBounds {
                 start: range.start,
                 end: range.end,
                 len,
-            });
+            }));
         }
         Ok(())
     }
@@ -401,11 +405,11 @@ impl<M: Mode> MappedArray<M> {
     pub fn row_byte_range(&self, rows: Range<usize>) -> Result<Range<usize>> {
         let count = self.rows.len();
         if rows.start > rows.end || rows.end > count {
-            return Err(Error::RowsOutOfBounds {
+            return Err(Error::from(ErrorKind::BadRows {
                 start: rows.start,
                 end: rows.end,
                 rows: count,
-            });
+            }));
         }
         Ok(rows.start * self.row_bytes..rows.end * self.row_bytes)
     }
@@ -420,12 +424,13 @@ impl<M: Writable> MappedArray<M> {
     /// The mapped data as a writable typed view (see [`view`](Self::view)
     /// for which `T` fit).
     pub fn view_mut<T: Element>(&mut self) -> Result<ArrayViewMut<'_, T>> {
-        Ok(ArrayViewMut::new(
+        ArrayViewMut::new(
             self.map.bytes_mut(),
             &self.header.dtype,
             &self.shape,
             self.header.order,
-        )?)
+        )
+        .map_err(format_error("view", &self.path))
     }
 
     /// Splits the mapped rows into disjoint writable views of
@@ -445,10 +450,12 @@ impl<M: Writable> MappedArray<M> {
         let row_count = self.rows.len();
         let chunk_bytes = rows_per_chunk.saturating_mul(self.row_bytes);
         let (dtype, order) = (&self.header.dtype, self.header.order);
+        let path = &self.path;
         let bytes = self.map.bytes_mut();
         let (Some(axis), true) = (axis, chunk_bytes > 0) else {
             // 0-d, or rows of zero bytes: nothing to split.
-            let view = ArrayViewMut::new(bytes, dtype, &self.shape, order)?;
+            let view = ArrayViewMut::new(bytes, dtype, &self.shape, order)
+                .map_err(format_error("view", path))?;
             return Ok(vec![(0..row_count, view)]);
         };
         let mut shape = self.shape.clone();
@@ -459,7 +466,9 @@ impl<M: Writable> MappedArray<M> {
                 let start = i * rows_per_chunk;
                 let rows = start..(start + rows_per_chunk).min(row_count);
                 shape[axis] = rows.len();
-                Ok((rows, ArrayViewMut::new(chunk, dtype, &shape, order)?))
+                let view = ArrayViewMut::new(chunk, dtype, &shape, order)
+                    .map_err(format_error("view", path))?;
+                Ok((rows, view))
             })
             .collect()
     }
@@ -562,12 +571,13 @@ impl MappedArray<ReadWrite> {
         if let Some(axis) = self.row_axis() {
             shape[axis] = rows.len();
         }
-        Ok(ArrayViewMut::new(
+        ArrayViewMut::new(
             &mut self.map.bytes_mut()[range],
             &self.header.dtype,
             &shape,
             self.header.order,
-        )?)
+        )
+        .map_err(format_error("view", &self.path))
     }
 
     /// Starts writing back the changes in `range` of [`bytes`](Self::bytes)

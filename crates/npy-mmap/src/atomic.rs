@@ -26,7 +26,7 @@ use cap_fs_ext::DirExt;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 
-use crate::error::{Error, Result, io_error};
+use crate::error::{Error, ErrorKind, Result, io_error};
 
 /// Attempts at a fresh temporary name before giving up (each name is random,
 /// so a clash means someone is planting names on purpose).
@@ -193,10 +193,8 @@ impl AtomicFile {
             .rename(&self.temp_name, &self.dir, &self.dest_name)
             .map_err(io_error("rename a temporary file over", &self.dest))?;
         self.renamed = true;
-        sync_dir(&self.dir).map_err(|source| Error::NotDurable {
-            path: self.dest.clone(),
-            source,
-        })?;
+        sync_dir(&self.dir)
+            .map_err(|source| Error::at(&self.dest, ErrorKind::NotDurable { source }))?;
         let writer = self.file.take().ok_or_else(already_committed);
         let writer = writer.map_err(io_error("write", &self.temp))?;
         // Flushed above: nothing is left in the buffer.
@@ -409,7 +407,10 @@ mod tests {
     #[test]
     fn a_failed_directory_sync_is_not_durable_but_replaced() {
         let (error, dir, names) = commit_failing_at(Step::DirSync, "dir-sync");
-        assert!(matches!(error, Error::NotDurable { .. }), "{error:?}");
+        assert!(
+            matches!(error.kind(), ErrorKind::NotDurable { .. }),
+            "{error:?}"
+        );
         assert!(error.to_string().contains("replaced"), "{error}");
         // The new file is in place and no temporary is left.
         assert_eq!(std::fs::read(dir.join("a.bin")).unwrap(), b"new");
@@ -421,7 +422,13 @@ mod tests {
     fn a_failed_file_sync_keeps_the_old_file_and_no_temporary() {
         let (error, dir, names) = commit_failing_at(Step::FileSync, "file-sync");
         assert!(
-            matches!(error, Error::Io { action: "sync", .. }),
+            matches!(
+                error.kind(),
+                ErrorKind::Io {
+                    operation: "sync",
+                    ..
+                }
+            ),
             "{error:?}"
         );
         assert!(error.to_string().contains("Input/output error"), "{error}");

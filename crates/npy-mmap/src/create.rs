@@ -6,7 +6,7 @@ use std::path::Path;
 
 use npy_core::{DType, Header, Layout, Order, ParseOptions, Version};
 
-use crate::error::{Error, Result, io_error};
+use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::lock::{Locking, Locks, lock_exclusive, lock_shared};
 use crate::open::{MapRequest, read_header};
 use crate::{Advice, AtomicFile, MappedArray, ReadWrite};
@@ -138,10 +138,8 @@ impl CreateOptions {
             max_header_size: header_bytes.len(),
             ..Default::default()
         };
-        let (_, layout) = Header::parse(&header_bytes, &parse).map_err(|source| Error::Header {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let (_, layout) = Header::parse(&header_bytes, &parse)
+            .map_err(|source| format_error("parse", &*path)(source))?;
         Ok(layout)
     }
 
@@ -166,9 +164,7 @@ impl CreateOptions {
         let now_len = file.metadata().map_err(io_error("stat", path))?.len();
         if header != self.header || layout.data_offset != header_bytes.len() || now_len != file_len
         {
-            return Err(Error::ChangedDuringCreate {
-                path: path.to_path_buf(),
-            });
+            return Err(Error::at(path, ErrorKind::ChangedDuringCreate));
         }
         Ok((file, layout))
     }
@@ -184,21 +180,19 @@ impl CreateOptions {
     pub(crate) fn write_exclusive(&self, path: &Path) -> Result<(File, Vec<u8>, u64)> {
         // numpy's open_memmap refuses objects before touching the file.
         if self.header.dtype.has_object() {
-            return Err(Error::ObjectDType {
-                path: path.to_path_buf(),
-            });
+            return Err(Error::at(
+                path,
+                ErrorKind::Format(npy_core::Error::ObjectDType),
+            ));
         }
         let header_bytes = self
             .header
             .to_bytes(self.version)
-            .map_err(|source| Error::Header {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        let data_len = self.header.data_len().map_err(|source| Error::Header {
-            path: path.to_path_buf(),
-            source,
-        })?;
+            .map_err(|source| format_error("parse", &*path)(source))?;
+        let data_len = self
+            .header
+            .data_len()
+            .map_err(|source| format_error("parse", &*path)(source))?;
         // data_len fits isize (npy-core checks), so the sum fits u64.
         let file_len = header_bytes.len() as u64 + data_len as u64;
 
@@ -226,9 +220,7 @@ impl CreateOptions {
             .open(path)
             .map_err(|source| {
                 if source.kind() == std::io::ErrorKind::AlreadyExists {
-                    Error::AlreadyExists {
-                        path: path.to_path_buf(),
-                    }
+                    Error::at(&*path, ErrorKind::AlreadyExists)
                 } else {
                     io_error("create", path)(source)
                 }

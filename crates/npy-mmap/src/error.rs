@@ -1,35 +1,165 @@
-//! The error type of the mapping API.
+//! The one error type of this crate: what went wrong ([`ErrorKind`]) and
+//! where (the file's path, and inside an archive the member).
 
+use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// Everything that can go wrong while opening, creating, mapping or
-/// flushing an array file.
+/// Everything that can go wrong while opening, creating, mapping, loading,
+/// saving or flushing an array file or an `.npz` archive.
+///
+/// What went wrong is [`kind`](Self::kind); where is [`path`](Self::path)
+/// (every error about a file names it) and, for an archive,
+/// [`member`](Self::member). The message says all three:
+/// `data.npz: member 'a.npy': Bad CRC-32 for file 'a.npy'`. One pointer
+/// wide, so `Result<T>` stays small on the happy path.
+///
+/// ```
+/// use npy_mmap::ErrorKind;
+///
+/// let error = npy_mmap::open("/no/such/dir/a.npy").unwrap_err();
+/// assert!(matches!(error.kind(), ErrorKind::Io { operation: "open", .. }));
+/// assert_eq!(error.path().unwrap(), std::path::Path::new("/no/such/dir/a.npy"));
+/// assert!(error.to_string().starts_with("cannot open /no/such/dir/a.npy: "));
+/// ```
+pub struct Error(Box<Context>);
+
+struct Context {
+    kind: ErrorKind,
+    path: Option<PathBuf>,
+    member: Option<String>,
+}
+
+impl Error {
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0.kind
+    }
+
+    /// What went wrong, taken.
+    pub fn into_kind(self) -> ErrorKind {
+        self.0.kind
+    }
+
+    /// The file the error is about, if any (errors of an archive read from
+    /// memory or of a plain stream have none).
+    pub fn path(&self) -> Option<&Path> {
+        self.0.path.as_deref()
+    }
+
+    /// The archive member the error is about, if any.
+    pub fn member(&self) -> Option<&str> {
+        self.0.member.as_deref()
+    }
+
+    /// `kind` about the file at `path`.
+    pub(crate) fn at(path: &Path, kind: ErrorKind) -> Error {
+        Error::from(kind).with_path(path)
+    }
+
+    /// This error, about the file at `path` (unless it already names one).
+    pub(crate) fn with_path(mut self, path: &Path) -> Error {
+        if self.0.path.is_none() {
+            self.0.path = Some(path.to_path_buf());
+        }
+        self
+    }
+
+    /// This error, about archive member `member` (unless it already names one).
+    pub(crate) fn in_member(mut self, member: &str) -> Error {
+        if self.0.member.is_none() {
+            self.0.member = Some(member.to_owned());
+        }
+        self
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Error {
+        Error(Box::new(Context {
+            kind,
+            path: None,
+            member: None,
+        }))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Context { kind, path, member } = &*self.0;
+        match (kind, path) {
+            // "cannot open a.npy: No such file or directory", like std's tools.
+            (ErrorKind::Io { operation, source }, Some(path)) => {
+                write!(f, "cannot {operation} {}: ", path.display())?;
+                if let Some(member) = member {
+                    write!(f, "member '{member}': ")?;
+                }
+                return write!(f, "{source}");
+            }
+            (_, Some(path)) => write!(f, "{}: ", path.display())?,
+            _ => {}
+        }
+        // numpy's own messages that name the member already keep its wording.
+        let names_member = matches!(
+            kind,
+            ErrorKind::BadCrc { .. } | ErrorKind::DuplicateName { .. }
+        );
+        if let Some(member) = member.as_ref().filter(|_| !names_member) {
+            write!(f, "member '{member}': ")?;
+        }
+        write!(f, "{kind}")
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut debug = f.debug_struct("Error");
+        debug.field("kind", &self.0.kind);
+        if let Some(path) = &self.0.path {
+            debug.field("path", path);
+        }
+        if let Some(member) = &self.0.member {
+            debug.field("member", member);
+        }
+        debug.finish()
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.0.kind)
+    }
+}
+
+/// What went wrong; see [`Error`] for where.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
-    /// A system call on the file failed.
-    #[error("cannot {action} {}: {source}", path.display())]
+pub enum ErrorKind {
+    /// A system call (or a read or write of the stream) failed.
+    #[error("cannot {operation}: {source}")]
     Io {
-        /// What was being done (`open`, `map`, `flush`, ...).
-        action: &'static str,
-        /// The file.
-        path: PathBuf,
+        /// What was being done (`open`, `map`, `flush`, `write`, ...).
+        operation: &'static str,
         /// The operating system's error.
         source: io::Error,
     },
+
+    /// The data is not what the `.npy` format allows, or not what was asked
+    /// for: a malformed header, an object array where bytes were needed,
+    /// data shorter than the header says, a view of the wrong type or
+    /// alignment. npy-core's error says which; this crate adds the path and
+    /// member.
+    #[error(transparent)]
+    Format(npy_core::Error),
 
     /// The new file replaced the old one, but syncing the directory
     /// afterwards failed: the replacement may not survive a power loss.
     /// (Every other error of a save leaves the old file in place.)
     #[error(
-        "{}: replaced with the new file, but its durability is unknown: \
-         syncing the directory after the rename failed: {source}",
-        path.display()
+        "replaced with the new file, but its durability is unknown: \
+         syncing the directory after the rename failed: {source}"
     )]
     NotDurable {
-        /// The destination.
-        path: PathBuf,
         /// The operating system's error.
         source: io::Error,
     },
@@ -37,57 +167,45 @@ pub enum Error {
     /// The path names something other than a regular file (a FIFO, a
     /// directory, a device), which cannot be mapped or grown in place.
     #[error(
-        "{}: is {kind}, not a regular file; only regular files can be mapped or appended to \
-         (read a pipe as a stream, e.g. with npy_core::read_npy)",
-        path.display()
+        "is {what}, not a regular file; only regular files can be mapped or appended to \
+         (read a pipe as a stream, e.g. with npy_core::read_npy)"
     )]
     NotARegularFile {
-        /// The path.
-        path: PathBuf,
         /// What it is instead ("a FIFO", "a directory", ...).
-        kind: &'static str,
+        what: &'static str,
     },
+
+    /// The array holds Python objects (pickled data, not bytes), which
+    /// cannot be mapped (numpy's wording); load it instead, with
+    /// `allow_pickle`.
+    #[error(
+        "Array can't be memory-mapped: Python objects in dtype. \
+         (Load it into memory with OpenOptions::allow_pickle and OpenOptions::load.)"
+    )]
+    ObjectsNotMappable,
+
+    /// The file is an `.npz` archive where an `.npy` file was expected.
+    #[error(
+        "this is an .npz archive (a zip file), not an .npy file; \
+         open it with OpenOptions::open_npz (numpy's np.load returns an NpzFile for it)"
+    )]
+    IsAnArchive,
 
     /// The file at the path was replaced (renamed over, or removed) by
     /// another process after it was opened: writing on would change a file
     /// nobody can reach any more.
     #[error(
-        "{}: the file was replaced or removed by another process since it was opened; \
-         open it again",
-        path.display()
+        "the file was replaced or removed by another process since it was opened; open it again"
     )]
-    Replaced {
-        /// The path.
-        path: PathBuf,
-    },
-
-    /// The file is not a valid `.npy` file: its header is malformed, or (for
-    /// [`load`](crate::load)) its data is shorter than the header says.
-    #[error("{}: {source}", path.display())]
-    Header {
-        /// The file.
-        path: PathBuf,
-        /// What the parser found.
-        source: npy_core::Error,
-    },
-
-    /// The header describes Python objects, which are pickles, not data.
-    #[error("{}: Array can't be memory-mapped: Python objects in dtype.", path.display())]
-    ObjectDType {
-        /// The file.
-        path: PathBuf,
-    },
+    Replaced,
 
     /// The file ends before the array data the header promises.
     #[error(
-        "mmap length is greater than file size: {} needs {expected} bytes \
+        "mmap length is greater than file size: the file needs {expected} bytes \
          (data offset {data_offset} + {data_len} bytes of array data) but has {actual}; \
-         the file seems truncated or not fully written",
-        path.display()
+         the file seems truncated or not fully written"
     )]
     FileTooShort {
-        /// The file.
-        path: PathBuf,
         /// Bytes needed: `data_offset + data_len`.
         expected: u64,
         /// Bytes the file has.
@@ -99,24 +217,20 @@ pub enum Error {
     },
 
     /// Another process holds a conflicting lock (on the file's structure,
-    /// or on bytes this mapping needs) and non-blocking locking was asked for.
-    #[error("{}: file is locked by another process", path.display())]
-    Locked {
-        /// The file.
-        path: PathBuf,
-    },
+    /// or on bytes this mapping needs) and it did not go away in time: at
+    /// once with [`Locking::NonBlocking`](crate::Locking::NonBlocking), or
+    /// within [`Locking::Timeout`](crate::Locking::Timeout).
+    #[error("file is locked by another process")]
+    Locked,
 
     /// This process already maps bytes of the file in a way the new
     /// mapping (or change) conflicts with. Waiting could never end (the
     /// holder is this process), so this is an error whatever the locking.
     #[error(
-        "{}: {wanted} conflicts with {held} of the same bytes that this process holds; \
-         drop that one first",
-        path.display()
+        "{wanted} conflicts with {held} of the same bytes that this process holds; \
+         drop that one first"
     )]
     Conflict {
-        /// The file.
-        path: PathBuf,
         /// What was asked for ("a read-write mapping", ...).
         wanted: &'static str,
         /// What this process holds ("a read-only mapping", ...).
@@ -126,13 +240,10 @@ pub enum Error {
     /// A live mapping's element type does not fit its data (kind, size,
     /// byte order or alignment).
     #[error(
-        "{}: live data of dtype {dtype} cannot be viewed as {rust_type}: atomic views need \
-         the same kind and size, native byte order and aligned data",
-        path.display()
+        "live data of dtype {dtype} cannot be viewed as {rust_type}: atomic views need \
+         the same kind and size, native byte order and aligned data"
     )]
     LiveType {
-        /// The file.
-        path: PathBuf,
         /// The file's dtype, as numpy writes it.
         dtype: String,
         /// The element type asked for.
@@ -140,33 +251,22 @@ pub enum Error {
     },
 
     /// Creating would replace an existing file, and overwriting was not asked for.
-    #[error(
-        "{}: file exists; set `overwrite(true)` to replace it",
-        path.display()
-    )]
-    AlreadyExists {
-        /// The file.
-        path: PathBuf,
-    },
+    #[error("file exists; set `overwrite(true)` to replace it")]
+    AlreadyExists,
 
     /// Between writing the file and mapping it, another process changed it.
-    #[error(
-        "{}: the file was changed by another process while it was being created",
-        path.display()
-    )]
-    ChangedDuringCreate {
-        /// The file.
-        path: PathBuf,
-    },
+    #[error("the file was changed by another process while it was being created")]
+    ChangedDuringCreate,
 
-    /// A row range does not fit the array.
-    #[error("rows {start}..{end} are out of bounds for an axis of length {rows}")]
-    RowsOutOfBounds {
+    /// A range of rows (along the growth axis) does not fit the array, or
+    /// is reversed.
+    #[error("{}", rows_message(*start, *end, *rows))]
+    BadRows {
         /// First row asked for.
         start: usize,
         /// One past the last row asked for.
         end: usize,
-        /// Rows available.
+        /// Rows the array has.
         rows: usize,
     },
 
@@ -189,15 +289,12 @@ pub enum Error {
     /// was written without room to rewrite the shape in place (numpy before
     /// 1.24, or another writer).
     #[error(
-        "{}: the header has no room to grow to shape {shape}: it needs {needed} bytes \
+        "the header has no room to grow to shape {shape}: it needs {needed} bytes \
          and the file has {available}; files written by numpy >= 1.24 (or by this \
          library) reserve room for 21 digits, older ones must be rewritten first \
-         (np.save(path, np.load(path)))",
-        path.display()
+         (np.save(path, np.load(path)))"
     )]
     NoRoomToGrow {
-        /// The file.
-        path: PathBuf,
         /// The shape that did not fit, as Python would print it.
         shape: String,
         /// Header bytes the new shape needs (text plus newline).
@@ -207,10 +304,8 @@ pub enum Error {
     },
 
     /// The array cannot grow along its growth axis.
-    #[error("{}: cannot append rows: {reason}", path.display())]
+    #[error("cannot append rows: {reason}")]
     CannotGrow {
-        /// The file.
-        path: PathBuf,
         /// Why not.
         reason: String,
     },
@@ -224,22 +319,108 @@ pub enum Error {
         row_bytes: usize,
     },
 
-    /// Building a typed view failed (dtype mismatch, misalignment, ...).
-    #[error(transparent)]
-    View(#[from] npy_core::Error),
+    /// The file is not a zip archive, or its central directory is damaged.
+    #[error("File is not a zip file: {detail}")]
+    NotAZip {
+        /// What the zip reader found.
+        detail: String,
+    },
+
+    /// The file is an `.npy` file where an `.npz` archive was expected.
+    #[error("this is an .npy file, not an .npz archive; open it with OpenOptions::open")]
+    IsNpy,
+
+    /// The zip layer refused a member (unsupported method, bad local header, ...).
+    #[error("{detail}")]
+    Zip {
+        /// What the zip layer reported.
+        detail: String,
+    },
+
+    /// No member has this name, with or without the `.npy` suffix.
+    #[error("{key} is not a file in the archive")]
+    NotAFile {
+        /// The key that was looked up.
+        key: String,
+    },
+
+    /// The member's data does not match the CRC-32 stored in the archive.
+    #[error("Bad CRC-32 for file '{member}'")]
+    BadCrc {
+        /// The member's name in the archive.
+        member: String,
+    },
+
+    /// An array was asked for, but the member does not start with the `.npy` magic.
+    #[error("not .npy data (it does not start with \\x93NUMPY); read it as raw bytes")]
+    NotNpy,
+
+    /// Only stored (uncompressed) members can be mapped.
+    #[error("compressed ({method}) and cannot be mapped; load it into memory instead")]
+    Compressed {
+        /// The member's compression method, as the zip layer names it.
+        method: String,
+    },
+
+    /// The member's data does not lie inside the archive (truncated or lying sizes).
+    #[error("{detail}")]
+    Corrupt {
+        /// What is wrong.
+        detail: String,
+    },
+
+    /// A member with this name was already written.
+    #[error("duplicate member name '{member}'")]
+    DuplicateName {
+        /// The member name (with `.npy`).
+        member: String,
+    },
+
+    /// A positional array's `arr_N` name collides with a keyword array (NumPy's wording).
+    #[error("Cannot use un-named variables and keyword {key}")]
+    PositionalClash {
+        /// The clashing key.
+        key: String,
+    },
+}
+
+fn rows_message(start: usize, end: usize, rows: usize) -> String {
+    if start > end {
+        format!("rows {start}..{end}: the range is reversed (its start is after its end)")
+    } else {
+        format!("rows {start}..{end} are out of bounds for an axis of length {rows}")
+    }
 }
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Attaches the action and path to an I/O error.
-pub(crate) fn io_error(
-    action: &'static str,
-    path: &std::path::Path,
-) -> impl FnOnce(io::Error) -> Error {
-    move |source| Error::Io {
-        action,
-        path: path.to_path_buf(),
-        source,
+/// Attaches the operation and path to an I/O error.
+pub(crate) fn io_error(operation: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
+    move |source| Error::at(path, ErrorKind::Io { operation, source })
+}
+
+/// An I/O error of a stream with no path (an archive read from memory).
+pub(crate) fn stream_error(operation: &'static str) -> impl FnOnce(io::Error) -> Error {
+    move |source| Error::from(ErrorKind::Io { operation, source })
+}
+
+/// npy-core's error about the file at `path`. An I/O error inside it
+/// (npy-core's readers and writers) becomes this crate's, with `operation`.
+pub(crate) fn format_error(
+    operation: &'static str,
+    path: &Path,
+) -> impl FnOnce(npy_core::Error) -> Error {
+    move |error| format_error_kind(operation, error).with_path(path)
+}
+
+/// npy-core's error with no path yet.
+pub(crate) fn format_error_kind(operation: &'static str, error: npy_core::Error) -> Error {
+    match error {
+        npy_core::Error::Io(source) => Error::from(ErrorKind::Io { operation, source }),
+        npy_core::Error::BadMagic { ref found } if found.starts_with("b'PK") => {
+            Error::from(ErrorKind::IsAnArchive)
+        }
+        error => Error::from(ErrorKind::Format(error)),
     }
 }

@@ -61,15 +61,19 @@ use npy_core::{ArrayView, Element, Header, Layout, Order, ParseOptions};
 use zerocopy::IntoBytes;
 
 use crate::CreateOptions;
-use crate::error::{Error, Result, io_error};
+use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::lock::{ExclusiveLock, Locking, Locks, lock_shared};
 use crate::open::{open_regular, read_header, still_at_path};
 
 /// The growth axis of `header` and the bytes of one row along it.
 fn growth_axis(header: &Header, path: &Path) -> Result<(usize, usize)> {
-    let cannot = |reason: &str| Error::CannotGrow {
-        path: path.to_path_buf(),
-        reason: reason.to_owned(),
+    let cannot = |reason: &str| {
+        Error::at(
+            &*path,
+            ErrorKind::CannotGrow {
+                reason: reason.to_owned(),
+            },
+        )
     };
     let Some(axis) = header.row_axis() else {
         return Err(cannot("a 0-d array has no axis to grow along"));
@@ -92,19 +96,18 @@ fn growth_axis(header: &Header, path: &Path) -> Result<(usize, usize)> {
 fn header_text_in_place(header: &Header, layout: &Layout, path: &Path) -> Result<Vec<u8>> {
     let bytes = header
         .to_bytes(Some(layout.version))
-        .map_err(|source| Error::Header {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        .map_err(|source| format_error("parse", &*path)(source))?;
     let text = bytes[layout.version.prefix_len()..].trim_ascii_end();
     let needed = text.len() + 1;
     if needed > layout.header_len {
-        return Err(Error::NoRoomToGrow {
-            path: path.to_path_buf(),
-            shape: format!("{:?}", header.shape),
-            needed,
-            available: layout.header_len,
-        });
+        return Err(Error::at(
+            path,
+            ErrorKind::NoRoomToGrow {
+                shape: format!("{:?}", header.shape),
+                needed,
+                available: layout.header_len,
+            },
+        ));
     }
     let mut out = text.to_vec();
     out.resize(layout.header_len - 1, b' ');
@@ -131,13 +134,15 @@ fn check_growable(
 ) -> Result<(usize, usize)> {
     let file_len = file.metadata().map_err(io_error("stat", path))?.len();
     if file_len < layout.data_end() as u64 {
-        return Err(Error::FileTooShort {
-            path: path.to_path_buf(),
-            expected: layout.data_end() as u64,
-            actual: file_len,
-            data_offset: layout.data_offset,
-            data_len: layout.data_len,
-        });
+        return Err(Error::at(
+            path,
+            ErrorKind::FileTooShort {
+                expected: layout.data_end() as u64,
+                actual: file_len,
+                data_offset: layout.data_offset,
+                data_len: layout.data_len,
+            },
+        ));
     }
     let growth = growth_axis(header, path)?;
     // Refuse a file without room before anything is written.
@@ -222,16 +227,17 @@ impl Appender {
         let mut shape = self.header.shape.clone();
         shape[self.axis] = self.whole_rows(bytes.len())?;
         // The view's checks are the type checks: dtype match, length.
-        ArrayView::<T>::new(bytes, &self.header.dtype, &shape, self.header.order)?;
+        ArrayView::<T>::new(bytes, &self.header.dtype, &shape, self.header.order)
+            .map_err(format_error("append to", &self.path))?;
         self.append_bytes(bytes)
     }
 
     fn whole_rows(&self, bytes: usize) -> Result<usize> {
         if !bytes.is_multiple_of(self.row_bytes) {
-            return Err(Error::PartialRow {
+            return Err(Error::from(ErrorKind::PartialRow {
                 bytes,
                 row_bytes: self.row_bytes,
-            });
+            }));
         }
         Ok(bytes / self.row_bytes)
     }
@@ -245,9 +251,7 @@ impl Appender {
         // A save or an overwriting create renames a new file over the path:
         // appending to the old inode would succeed and reach nobody.
         if !still_at_path(&self.file, path)? {
-            return Err(Error::Replaced {
-                path: path.to_path_buf(),
-            });
+            return Err(Error::at(path, ErrorKind::Replaced));
         }
 
         // Another appender may have grown the file since we last looked.
@@ -268,25 +272,27 @@ impl Appender {
             ours == current && layout.data_offset == self.layout.data_offset
         };
         if !same_array {
-            return Err(Error::CannotGrow {
-                path: path.to_path_buf(),
-                reason: "another process changed the file's dtype, order or shape".to_owned(),
-            });
+            return Err(Error::at(
+                path,
+                ErrorKind::CannotGrow {
+                    reason: "another process changed the file's dtype, order or shape".to_owned(),
+                },
+            ));
         }
         check_growable(&self.file, path, &current, &layout)?;
-        let rows =
-            current.shape[self.axis]
-                .checked_add(added)
-                .ok_or_else(|| Error::CannotGrow {
-                    path: path.to_path_buf(),
+        let rows = current.shape[self.axis].checked_add(added).ok_or_else(|| {
+            Error::at(
+                &*path,
+                ErrorKind::CannotGrow {
                     reason: "the number of rows would overflow".to_owned(),
-                })?;
+                },
+            )
+        })?;
         let mut header = current;
         header.shape[self.axis] = rows;
-        let data_len = header.data_len().map_err(|source| Error::Header {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let data_len = header
+            .data_len()
+            .map_err(|source| format_error("parse", &*path)(source))?;
         let text = header_text_in_place(&header, &layout, path)?;
 
         let mut file = &self.file;
@@ -323,21 +329,18 @@ impl CreateOptions {
         let header = self.header();
         let (axis, row_bytes) = growth_axis(header, path)?;
         if header.shape[axis] != 0 {
-            return Err(Error::CannotGrow {
-                path: path.to_path_buf(),
-                reason: format!(
-                    "a streamed file starts with no rows: the length of axis {axis} must be 0"
-                ),
-            });
+            return Err(Error::at(
+                path,
+                ErrorKind::CannotGrow {
+                    reason: format!(
+                        "a streamed file starts with no rows: the length of axis {axis} must be 0"
+                    ),
+                },
+            ));
         }
         let (file, header_bytes, _) = self.write_exclusive(path)?;
-        let (header, layout) =
-            Header::parse(&header_bytes, &ParseOptions::default()).map_err(|source| {
-                Error::Header {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            })?;
+        let (header, layout) = Header::parse(&header_bytes, &ParseOptions::default())
+            .map_err(|source| format_error("parse", &*path)(source))?;
         let mut file = BufWriter::new(file);
         file.seek(SeekFrom::End(0))
             .map_err(io_error("seek in", path))?;
@@ -397,7 +400,8 @@ impl RowWriter {
             element = base;
         }
         // The view's check is the type check (and no-op for the length).
-        ArrayView::<T>::new(data.as_bytes(), element, &[data.len()], Order::C)?;
+        ArrayView::<T>::new(data.as_bytes(), element, &[data.len()], Order::C)
+            .map_err(format_error("write to", &self.path))?;
         self.write_bytes(data.as_bytes())
     }
 
@@ -407,9 +411,13 @@ impl RowWriter {
             .written
             .checked_add(bytes.len())
             .filter(|&n| n <= isize::MAX as usize)
-            .ok_or_else(|| Error::CannotGrow {
-                path: self.path.clone(),
-                reason: "the data would be larger than the address space".to_owned(),
+            .ok_or_else(|| {
+                Error::at(
+                    &self.path,
+                    ErrorKind::CannotGrow {
+                        reason: "the data would be larger than the address space".to_owned(),
+                    },
+                )
             })?;
         self.file
             .write_all(bytes)
@@ -423,17 +431,16 @@ impl RowWriter {
     pub fn sync(&mut self) -> Result<()> {
         let rows = self.rows();
         if rows * self.row_bytes != self.written {
-            return Err(Error::PartialRow {
+            return Err(Error::from(ErrorKind::PartialRow {
                 bytes: self.written - rows * self.row_bytes,
                 row_bytes: self.row_bytes,
-            });
+            }));
         }
         let mut header = self.header.clone();
         header.shape[self.axis] = rows;
-        header.data_len().map_err(|source| Error::Header {
-            path: self.path.clone(),
-            source,
-        })?;
+        header
+            .data_len()
+            .map_err(|source| format_error("parse", &self.path)(source))?;
         let text = header_text_in_place(&header, &self.layout, &self.path)?;
         self.file
             .flush()

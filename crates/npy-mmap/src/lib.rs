@@ -139,7 +139,7 @@ mod par;
 pub use array::{Advice, MappedArray};
 pub use atomic::AtomicFile;
 pub use create::CreateOptions;
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use grow::{Appender, RowWriter};
 pub use live::{AtomicF32, AtomicF64, LiveArray, LiveElement};
 pub use load::{load, load_with};

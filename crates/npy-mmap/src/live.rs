@@ -50,7 +50,7 @@ use std::sync::atomic::{
 use npy_core::{ByteOrder, DType, Header, Layout, ScalarKind};
 
 use crate::array::Window;
-use crate::error::{Error, Result, io_error};
+use crate::error::{Error, ErrorKind, Result, io_error};
 use crate::lock::{Access, DataLock};
 use crate::open::MapRequest;
 use crate::sys::{AtomicCell, LiveMap};
@@ -272,19 +272,23 @@ impl LiveArray {
                         || scalar.byte_order == ByteOrder::NotApplicable)
         );
         if !fits {
-            return Err(Error::LiveType {
-                path: self.path.clone(),
-                dtype: dtype.descr(),
-                rust_type: std::any::type_name::<T>(),
-            });
+            return Err(Error::at(
+                &self.path,
+                ErrorKind::LiveType {
+                    dtype: dtype.descr(),
+                    rust_type: std::any::type_name::<T>(),
+                },
+            ));
         }
-        self.map
-            .cells::<T::Atomic>()
-            .ok_or_else(|| Error::LiveType {
-                path: self.path.clone(),
-                dtype: dtype.descr(),
-                rust_type: "an atomic (the data is not aligned for it)",
-            })
+        self.map.cells::<T::Atomic>().ok_or_else(|| {
+            Error::at(
+                &self.path,
+                ErrorKind::LiveType {
+                    dtype: dtype.descr(),
+                    rust_type: "an atomic (the data is not aligned for it)",
+                },
+            )
+        })
     }
 
     /// Copies every mapped element into `out` (one atomic load each, so no
@@ -293,10 +297,11 @@ impl LiveArray {
     pub fn copy_to<T: LiveElement>(&self, out: &mut [T]) -> Result<()> {
         let cells = self.atomics::<T>()?;
         if cells.len() != out.len() {
-            return Err(Error::View(npy_core::Error::DataLength {
+            let error = npy_core::Error::DataLength {
                 expected: cells.len() * std::mem::size_of::<T>(),
                 actual: std::mem::size_of_val(out),
-            }));
+            };
+            return Err(Error::at(&self.path, ErrorKind::Format(error)));
         }
         for (value, cell) in out.iter_mut().zip(cells) {
             *value = T::load(cell, Ordering::Relaxed);

@@ -7,7 +7,7 @@ use std::path::Path;
 use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, read_data, read_objects};
 use npy_core::{ByteOrder, DType, Header, Layout};
 
-use crate::error::{Error, Result, io_error};
+use crate::error::{Result, format_error, io_error};
 use crate::lock::{Locking, Locks, lock_shared};
 use crate::open::read_header;
 use crate::sys::AnonymousMemory;
@@ -61,22 +61,12 @@ pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
 /// ```
 pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArray> {
     let path = path.as_ref();
-    let file_error = |source| Error::Header {
-        path: path.to_path_buf(),
-        source,
-    };
+    let file_error = |source| format_error("read", path)(source);
     let mut file = crate::open::open_regular(path, false)?;
     // Held while reading: no process following the locking rule changes
     // the file's structure under the read.
     lock_shared(&file, path, Locks::Take(Locking::Blocking))?;
-    let (header, layout) = read_header(&file, path, &options.parse).map_err(|e| match e {
-        // Loading (not mapping) says what np.load says: allow_pickle is off.
-        Error::ObjectDType { path } => Error::Header {
-            path,
-            source: npy_core::Error::ObjectDType,
-        },
-        e => e,
-    })?;
+    let (header, layout) = read_header(&file, path, &options.parse)?;
     if header.dtype == DType::Object {
         return load_objects(file, path, &header, layout, options);
     }
@@ -92,10 +82,7 @@ pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArr
     }
     file.seek(SeekFrom::Start(layout.data_offset as u64))
         .map_err(io_error("read", path))?;
-    read_into_memory(&file, header, layout, options.to_native).map_err(|source| match source {
-        npy_core::Error::Io(source) => io_error("read", path)(source),
-        source => file_error(source),
-    })
+    read_into_memory(&file, header, layout, options.to_native).map_err(file_error)
 }
 
 /// Decodes the pickle after an object array's header (its length is
@@ -109,15 +96,8 @@ fn load_objects(
 ) -> Result<NpyArray> {
     file.seek(SeekFrom::Start(layout.data_offset as u64))
         .map_err(io_error("read", path))?;
-    read_objects(std::io::BufReader::new(file), header, layout, options).map_err(|source| {
-        match source {
-            npy_core::Error::Io(source) => io_error("read", path)(source),
-            source => Error::Header {
-                path: path.to_path_buf(),
-                source,
-            },
-        }
-    })
+    read_objects(std::io::BufReader::new(file), header, layout, options)
+        .map_err(format_error("read", path))
 }
 
 /// Reads the data of an array with `header` from `reader` into fresh

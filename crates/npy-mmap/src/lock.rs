@@ -38,7 +38,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{Error, Result, io_error};
+use crate::error::{Error, ErrorKind, Result, io_error};
 
 /// How to take a lock that another process holds in a conflicting way.
 ///
@@ -192,11 +192,13 @@ impl DataLock {
             if let Some(held) = entries.iter().find(|held| {
                 held.key == key && overlaps(&held.range, &range) && !held.access.admits(access)
             }) {
-                return Err(Error::Conflict {
-                    path: path.to_path_buf(),
-                    wanted: access.describe(),
-                    held: held.access.describe(),
-                });
+                return Err(Error::at(
+                    path,
+                    ErrorKind::Conflict {
+                        wanted: access.describe(),
+                        held: held.access.describe(),
+                    },
+                ));
             }
             let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
             entries.push(Entry {
@@ -241,11 +243,13 @@ impl Drop for DataLock {
 fn refuse_own_mappings(file: &File, path: &Path) -> Result<()> {
     let key = file_key(file, path)?;
     match registry().iter().find(|held| held.key == key) {
-        Some(held) => Err(Error::Conflict {
-            path: path.to_path_buf(),
-            wanted: "changing the file's header or length",
-            held: held.access.describe(),
-        }),
+        Some(held) => Err(Error::at(
+            path,
+            ErrorKind::Conflict {
+                wanted: "changing the file's header or length",
+                held: held.access.describe(),
+            },
+        )),
         None => Ok(()),
     }
 }
@@ -302,9 +306,7 @@ impl Drop for ExclusiveLock<'_> {
 
 fn lock_error(error: std::fs::TryLockError, path: &Path) -> Error {
     match error {
-        std::fs::TryLockError::WouldBlock => Error::Locked {
-            path: path.to_path_buf(),
-        },
+        std::fs::TryLockError::WouldBlock => Error::at(path, ErrorKind::Locked),
         std::fs::TryLockError::Error(source) => io_error("lock", path)(source),
     }
 }
@@ -312,6 +314,8 @@ fn lock_error(error: std::fs::TryLockError, path: &Path) -> Error {
 #[cfg(target_os = "linux")]
 mod cross_process {
     use std::fs::File;
+
+    use crate::error::ErrorKind;
     use std::ops::Range;
     use std::path::Path;
     use std::time::Duration;
@@ -371,9 +375,7 @@ mod cross_process {
                 return Ok(());
             }
             if locking == Locking::NonBlocking {
-                return Err(Error::Locked {
-                    path: path.to_path_buf(),
-                });
+                return Err(Error::at(path, ErrorKind::Locked));
             }
             // Another process holds the bytes: wait, without holding
             // anything, for it to let go.

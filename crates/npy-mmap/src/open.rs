@@ -6,7 +6,7 @@ use std::path::Path;
 
 use npy_core::{Header, Layout, ParseOptions};
 
-use crate::error::{Error, Result, io_error};
+use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::lock::{Locking, Locks, lock_shared};
 use crate::sys::Storage;
 use crate::{Advice, LiveArray, MappedArray, Mode};
@@ -113,7 +113,15 @@ impl OpenOptions {
     fn open_locked(&self, path: &Path, write: bool) -> Result<(File, Header, Layout)> {
         let file = open_regular(path, write)?;
         lock_shared(&file, path, self.locks)?;
-        let (header, layout) = read_header(&file, path, &self.parse)?;
+        let (header, layout) = read_header(&file, path, &self.parse).map_err(|error| {
+            match error.kind() {
+                // Mapping (not loading) says what np.load(mmap_mode=...) says.
+                ErrorKind::Format(npy_core::Error::ObjectDType) => {
+                    Error::at(path, ErrorKind::ObjectsNotMappable)
+                }
+                _ => error,
+            }
+        })?;
         Ok((file, header, layout))
     }
 
@@ -158,10 +166,7 @@ pub fn open_regular(path: &Path, write: bool) -> Result<File> {
     } else {
         unix_kind(&file_type).unwrap_or("not a regular file")
     };
-    Err(Error::NotARegularFile {
-        path: path.to_path_buf(),
-        kind,
-    })
+    Err(Error::at(path, ErrorKind::NotARegularFile { what: kind }))
 }
 
 #[cfg(unix)]
@@ -216,19 +221,7 @@ pub(crate) fn read_header(
     path: &Path,
     options: &ParseOptions,
 ) -> Result<(Header, Layout)> {
-    let header_error = |source| match source {
-        npy_core::Error::ObjectDType => Error::ObjectDType {
-            path: path.to_path_buf(),
-        },
-        source => Error::Header {
-            path: path.to_path_buf(),
-            source,
-        },
-    };
     // npy-core's stream reader: a few small reads, and a buffer that grows
     // with the bytes that arrive, never with what the length field claims.
-    Header::read_from(&mut &*file, options).map_err(|source| match source {
-        npy_core::Error::Io(source) => io_error("read the header of", path)(source),
-        source => header_error(source),
-    })
+    Header::read_from(&mut &*file, options).map_err(format_error("read the header of", path))
 }

@@ -12,8 +12,8 @@ use std::path::Path;
 
 use npy_core::{NpySource, write_npy};
 
-use crate::error::io_error;
-use crate::{AtomicFile, Error, Result};
+use crate::error::{format_error, io_error};
+use crate::{AtomicFile, Result};
 
 /// Writes `source` to `path` as an `.npy` file, atomically: any
 /// [`NpySource`] (a slice, a view, a slice with a shape through
@@ -40,10 +40,7 @@ pub fn save<S: NpySource + ?Sized>(path: impl AsRef<Path>, source: &S) -> Result
     let path = path.as_ref();
     let mut file =
         AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
-    write_npy(&mut file, source).map_err(|error| match error {
-        // A write that failed (a full disk, say) is about this file.
-        npy_core::Error::Io(source) => io_error("write", path)(source),
-        error => Error::from(error),
-    })?;
+    // A write that failed (a full disk, say) is about this file.
+    write_npy(&mut file, source).map_err(format_error("write", path))?;
     file.commit()
 }

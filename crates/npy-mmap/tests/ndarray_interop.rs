@@ -18,7 +18,7 @@ fn members_keep_c_and_fortran_layouts_and_copy_the_rest() {
     npz.add("c", &c).unwrap();
     npz.add("f", &f).unwrap();
     npz.add("strided", &strided).unwrap();
-    let bytes = npz.finish().unwrap().into_inner();
+    let bytes = npz.into_inner().unwrap().into_inner();
 
     let mut archive = NpzArchive::from_bytes(&bytes).unwrap();
     for (key, order, expected) in [

@@ -47,7 +47,7 @@ fn stored_member_over_4_gib_round_trips() {
     }
     member.finish().unwrap();
     writer.add("after", &[7u8, 8, 9][..]).unwrap();
-    writer.finish().unwrap();
+    writer.into_inner().unwrap();
 
     let mut archive = NpzArchive::open(&path).unwrap();
     let info = archive.info("big").unwrap();

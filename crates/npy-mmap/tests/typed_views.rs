@@ -5,7 +5,7 @@ mod common;
 
 use common::{TempDir, f64_bytes, npy_bytes, raw_v1, write_file};
 use npy_core::{Bool, Order};
-use npy_mmap::{CreateOptions, Error, OpenOptions, ReadOnly, ReadWrite};
+use npy_mmap::{CreateOptions, ErrorKind, OpenOptions, ReadOnly, ReadWrite};
 use zerocopy::byteorder::{BigEndian, F64, I32, LittleEndian};
 
 #[test]
@@ -73,7 +73,10 @@ fn big_endian_files_need_byte_order_types() {
     let mut array = npy_mmap::open_rw(&path).unwrap();
     let error = array.view::<f64>().unwrap_err();
     assert!(
-        matches!(error, Error::View(npy_core::Error::TypeMismatch { .. })),
+        matches!(
+            error.kind(),
+            ErrorKind::Format(npy_core::Error::TypeMismatch { .. })
+        ),
         "{error:?}"
     );
     assert!(error.to_string().contains(">f8"), "{error}");
@@ -99,8 +102,8 @@ fn misaligned_data_offsets_need_unaligned_types() {
     let error = array.view::<f64>().unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::View(npy_core::Error::Misaligned { align: 8, .. })
+            error.kind(),
+            ErrorKind::Format(npy_core::Error::Misaligned { align: 8, .. })
         ),
         "{error:?}"
     );
@@ -155,8 +158,8 @@ fn booleans_any_byte_with_bool_wrapper_validated_with_bool() {
     let error = array.view::<bool>().unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::View(npy_core::Error::InvalidElement { index: 2, .. })
+            error.kind(),
+            ErrorKind::Format(npy_core::Error::InvalidElement { index: 2, .. })
         ),
         "{error:?}"
     );

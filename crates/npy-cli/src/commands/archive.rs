@@ -24,16 +24,25 @@ fn open(path: &Path, parse: ParseOptions) -> anyhow::Result<Archive> {
         ..Default::default()
     };
     open_archive(path, options)
+        .and_then(|archive| Ok(archive?))
         .with_context(|| format!("cannot read the archive {}", path.display()))
 }
 
 /// The archive at `path`: a local file, or an object a URL names.
-fn open_archive(path: &Path, options: ReadOptions) -> npy_mmap::npz::Result<Archive> {
+/// Errors: reaching the object (I/O, the store) is an `Err` of anyhow's;
+/// an archive that does not read is an `Ok(Err(..))`, a verdict about it.
+fn open_archive(
+    path: &Path,
+    options: ReadOptions,
+) -> anyhow::Result<Result<Archive, npy_mmap::Error>> {
     let source: Box<dyn source::ArchiveSource> = match crate::remote::url_of(path) {
-        Some(url) => Box::new(crate::remote::archive_reader(url).map_err(io::Error::other)?),
+        Some(url) => Box::new(crate::remote::archive_reader(url)?),
         None => Box::new(io::BufReader::new(npy_mmap::open_regular(path, false)?)),
     };
-    NpzArchive::with_options(source, options)
+    match NpzArchive::with_options(source, options) {
+        Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Io { .. }) => Err(err.into()),
+        archive => Ok(archive),
+    }
 }
 
 fn inspect_options() -> ParseOptions {
@@ -214,11 +223,10 @@ pub fn ls(args: &LsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 /// `npy validate` on an archive: every member. The archive's own structure
 /// failing to read is a problem with the file, not an I/O error.
 pub fn validate(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
-    let mut archive = match open_archive(path, *options) {
+    let opened =
+        open_archive(path, *options).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut archive = match opened {
         Ok(archive) => archive,
-        Err(npy_mmap::npz::NpzError::Io(err)) => {
-            return Err(err).with_context(|| format!("cannot read {}", path.display()));
-        }
         Err(err) => return Ok(Verdict::invalid(crate::one_line(&err.to_string()))),
     };
     let mut verdict = Verdict::default();
@@ -422,7 +430,7 @@ pub fn pack(args: &PackArgs) -> anyhow::Result<()> {
         member.finish()?;
     }
     writer
-        .commit()
+        .finish()
         .with_context(|| format!("cannot write {}", args.output.display()))
 }
 

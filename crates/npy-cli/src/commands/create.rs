@@ -19,8 +19,8 @@ pub fn run(args: &CreateArgs) -> anyhow::Result<()> {
         .preallocate(&args.output);
     match result {
         Ok(_) => Ok(()),
-        Err(npy_mmap::Error::AlreadyExists { path }) => {
-            anyhow::bail!("{} exists; remove it first", path.display())
+        Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::AlreadyExists) => {
+            anyhow::bail!("{} exists; remove it first", args.output.display())
         }
         Err(err) => Err(err.into()),
     }

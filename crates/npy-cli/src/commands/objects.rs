@@ -191,9 +191,9 @@ pub fn check_pickle(path: &Path, file: &NpyFile, options: &ReadOptions) -> Verdi
             verdict
         }
         Err(err) => {
-            let text = match &err {
-                npy_mmap::Error::Header { source, .. } => source.to_string(),
-                other => other.to_string(),
+            let text = match err.kind() {
+                npy_mmap::ErrorKind::Format(source) => source.to_string(),
+                _ => err.to_string(),
             };
             Verdict::invalid(crate::one_line(&text))
         }

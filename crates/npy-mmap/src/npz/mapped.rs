@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use npy_core::ReadOptions;
 
-use super::error::Result;
 use super::read::NpzArchive;
+use crate::error::Result;
 use crate::error::io_error;
 use crate::lock::{Access, DataLock, Locking, Locks, lock_shared};
 use crate::sys::{self, ReadOnlyMap, Storage};
@@ -32,7 +32,7 @@ use crate::sys::{self, ReadOnlyMap, Storage};
 /// let mut writer = NpzWriter::create(&path)?;
 /// writer.add("a", &ArrayView::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2], Order::C)?)?;
 /// writer.add("b", &[7i32; 5][..])?;
-/// writer.commit()?;
+/// writer.finish()?;
 ///
 /// let mapped = MappedNpz::open(&path)?;
 /// let mut archive = mapped.archive()?;

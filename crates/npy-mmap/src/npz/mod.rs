@@ -15,22 +15,20 @@
 //!
 //! let mut writer = NpzWriter::new(Cursor::new(Vec::new()))?;
 //! writer.add_raw_member("meta.json", br#"{"run": 7}"#)?;
-//! let bytes = writer.finish()?.into_inner();
+//! let bytes = writer.into_inner()?.into_inner();
 //!
 //! let mut archive = NpzArchive::new(Cursor::new(bytes))?;
 //! assert!(archive.contains("meta.json"));
 //! assert_eq!(archive.read_raw("meta.json")?, br#"{"run": 7}"#);
-//! # Ok::<(), npy_mmap::npz::NpzError>(())
+//! # Ok::<(), npy_mmap::Error>(())
 //! ```
 
 mod container;
 mod deflate;
-mod error;
 mod mapped;
 mod read;
 mod write;
 
-pub use error::{NpzError, Result};
 pub use mapped::MappedNpz;
 pub use read::{Member, MemberCompression, MemberInfo, MemberReader, NpzArchive};
 pub use write::{Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};

@@ -10,7 +10,7 @@ use npy_core::{ArrayView, Header, Layout, NpyArray, ReadOptions, read_npy};
 use zip::read::ZipFile;
 use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
 
-use super::error::{NpzError, Result};
+use crate::error::{Error, ErrorKind, Result, format_error_kind};
 
 /// The magic every `.npy` stream starts with; members without it are raw bytes.
 pub(crate) const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -74,13 +74,13 @@ pub struct MemberInfo {
 ///
 /// let mut writer = NpzWriter::new(Cursor::new(Vec::new()))?;
 /// writer.add_raw_member("notes.txt", b"hello")?;
-/// let bytes = writer.finish()?.into_inner();
+/// let bytes = writer.into_inner()?.into_inner();
 ///
 /// let mut archive = NpzArchive::new(Cursor::new(bytes))?;
 /// assert_eq!(archive.keys(), ["notes.txt"]);
 /// assert_eq!(archive.read_raw("notes.txt")?, b"hello");
 /// assert!(archive.read_raw("missing").is_err());
-/// # Ok::<(), npy_mmap::npz::NpzError>(())
+/// # Ok::<(), npy_mmap::Error>(())
 /// ```
 pub struct NpzArchive<R> {
     zip: ZipArchive<R>,
@@ -93,6 +93,8 @@ pub struct NpzArchive<R> {
     options: ReadOptions,
     /// Bytes in the archive: a stored member can hold no more.
     archive_len: u64,
+    /// The archive's file, when it was opened from one (for errors).
+    path: Option<std::path::PathBuf>,
 }
 
 impl<R> std::fmt::Debug for NpzArchive<R> {
@@ -112,8 +114,12 @@ impl NpzArchive<BufReader<File>> {
     /// Like [`open`](Self::open), with read options (`max_header_size`,
     /// conversion to native byte order).
     pub fn open_with_options(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self> {
-        let file = crate::open::open_regular(path.as_ref(), false)?;
-        Self::with_options(BufReader::new(file), options)
+        let path = path.as_ref();
+        let file = crate::open::open_regular(path, false)?;
+        let mut archive =
+            Self::with_options(BufReader::new(file), options).map_err(|e| e.with_path(path))?;
+        archive.path = Some(path.to_path_buf());
+        Ok(archive)
     }
 }
 
@@ -126,20 +132,22 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// Like [`new`](Self::new), with read options (`max_header_size`,
     /// conversion to native byte order).
     pub fn with_options(mut reader: R, options: ReadOptions) -> Result<Self> {
-        let archive_len = reader.seek(io::SeekFrom::End(0))?;
-        let zip = ZipArchive::new(reader).map_err(NpzError::NotAZip)?;
+        let archive_len = reader
+            .seek(io::SeekFrom::End(0))
+            .map_err(|source| stream_error("seek in", source))?;
+        let zip = ZipArchive::new(reader).map_err(not_a_zip)?;
         // The entries' places are checked before anything is inflated, on
         // the reader itself, then the (small) directory is parsed again.
         let spans = entry_spans(&zip)?;
         let mut reader = zip.into_inner();
         check_entries(&mut reader, spans)?;
-        let zip = ZipArchive::new(reader).map_err(NpzError::NotAZip)?;
+        let zip = ZipArchive::new(reader).map_err(not_a_zip)?;
         let mut names = Vec::with_capacity(zip.len());
         let mut by_name = HashMap::with_capacity(zip.len());
         for index in 0..zip.len() {
             let name = match zip.name_for_index(index) {
                 Some(Ok(name)) => name.into_owned(),
-                Some(Err(error)) => return Err(NpzError::NotAZip(error)),
+                Some(Err(error)) => return Err(not_a_zip(error)),
                 None => unreachable_index(index)?,
             };
             by_name.insert(name.clone(), index);
@@ -153,6 +161,7 @@ impl<R: Read + Seek> NpzArchive<R> {
             by_name,
             options,
             archive_len,
+            path: None,
         })
     }
 
@@ -196,8 +205,10 @@ impl<R: Read + Seek> NpzArchive<R> {
     }
 
     pub(crate) fn resolve(&self, key: &str) -> Result<usize> {
-        self.index_of(key).ok_or_else(|| NpzError::NotAFile {
-            key: key.to_owned(),
+        self.index_of(key).ok_or_else(|| {
+            self.located(Error::from(ErrorKind::NotAFile {
+                key: key.to_owned(),
+            }))
         })
     }
 
@@ -207,10 +218,7 @@ impl<R: Read + Seek> NpzArchive<R> {
         let entry = self
             .zip
             .by_index_data(index)
-            .map_err(|source| NpzError::Zip {
-                member: self.names[index].clone(),
-                source,
-            })?;
+            .map_err(|source| self.member_error(index, zip_kind(source)))?;
         Ok(MemberInfo {
             name: self.names[index].clone(),
             key: self.keys[index].clone(),
@@ -224,14 +232,12 @@ impl<R: Read + Seek> NpzArchive<R> {
 
     /// Opens a member's content for streaming, with the CRC checked at its end.
     pub(crate) fn open_member(&mut self, index: usize) -> Result<MemberReader<'_, R>> {
+        let path = self.path.as_deref();
         let member = self.names[index].as_str();
         let file = self
             .zip
             .by_index_with_options(index, ZipReadOptions::new().ignore_crc32(true))
-            .map_err(|source| NpzError::Zip {
-                member: member.to_owned(),
-                source,
-            })?;
+            .map_err(|source| locate(path, Error::from(zip_kind(source)).in_member(member)))?;
         let expected = file.crc32();
         Ok(MemberReader {
             file,
@@ -239,6 +245,7 @@ impl<R: Read + Seek> NpzArchive<R> {
             expected,
             member,
             crc_ok: None,
+            path,
         })
     }
 
@@ -279,16 +286,13 @@ impl<R: Read + Seek> NpzArchive<R> {
         let mut reader = self.open_member(index)?;
         let prefix = reader.read_prefix()?;
         if prefix.as_slice() != NPY_MAGIC {
-            return Err(NpzError::NotNpy {
-                member: reader.member().to_owned(),
-            });
+            return Err(reader.error(ErrorKind::NotNpy));
         }
-        let member = reader.member().to_owned();
-        Header::read_from(
+        let parsed = Header::read_from(
             &mut io::Cursor::new(prefix).chain(&mut reader),
             &options.parse,
-        )
-        .map_err(|source| NpzError::Npy { member, source })
+        );
+        parsed.map_err(|source| reader.format_error(source))
     }
 
     /// Loads an array member into memory (stored or deflated), streaming it
@@ -299,9 +303,7 @@ impl<R: Read + Seek> NpzArchive<R> {
     pub fn load(&mut self, key: &str) -> Result<NpyArray> {
         match self.get(key)? {
             Member::Array(array) => Ok(array),
-            Member::Raw(_) => Err(NpzError::NotNpy {
-                member: self.names[self.resolve(key)?].clone(),
-            }),
+            Member::Raw(_) => Err(self.member_error(self.resolve(key)?, ErrorKind::NotNpy)),
         }
     }
 
@@ -330,10 +332,10 @@ impl<R: Read + Seek> NpzArchive<R> {
         let array = match array {
             Ok(array) => array,
             Err(source) => {
-                let member = reader.member().to_owned();
+                let error = reader.format_error(source);
                 return Err(match reader.verify() {
-                    Err(crc @ NpzError::BadCrc { .. }) => crc,
-                    _ => NpzError::Npy { member, source },
+                    Err(crc) if matches!(crc.kind(), ErrorKind::BadCrc { .. }) => crc,
+                    _ => error,
                 });
             }
         };
@@ -363,7 +365,7 @@ struct EntrySpan {
 fn entry_spans<R: Read + Seek>(zip: &ZipArchive<R>) -> Result<(Vec<EntrySpan>, u64)> {
     let mut spans = Vec::with_capacity(zip.len());
     for index in 0..zip.len() {
-        let entry = zip.by_index_data(index).map_err(NpzError::NotAZip)?;
+        let entry = zip.by_index_data(index).map_err(not_a_zip)?;
         spans.push(EntrySpan {
             name: entry.name_raw().to_vec(),
             header_start: entry.header_start(),
@@ -385,14 +387,15 @@ fn check_entries<R: Read + Seek>(
     reader: &mut R,
     (mut spans, directory_start): (Vec<EntrySpan>, u64),
 ) -> Result<()> {
-    let corrupt = |name: &[u8], detail: String| NpzError::Corrupt {
-        member: String::from_utf8_lossy(name).into_owned(),
-        detail,
+    let corrupt = |name: &[u8], detail: String| {
+        Error::from(ErrorKind::Corrupt { detail }).in_member(&String::from_utf8_lossy(name))
     };
     let mut ends = Vec::with_capacity(spans.len());
     for span in &spans {
         let mut fixed = [0u8; LOCAL_HEADER_LEN];
-        reader.seek(io::SeekFrom::Start(span.header_start))?;
+        reader
+            .seek(io::SeekFrom::Start(span.header_start))
+            .map_err(|source| stream_error("seek in", source))?;
         reader.read_exact(&mut fixed).map_err(|_| {
             corrupt(
                 &span.name,
@@ -506,25 +509,20 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
     /// A compressed member is an error naming the alternative: load it.
     pub fn stored_member(&mut self, key: &str) -> Result<&'a [u8]> {
         let index = self.resolve(key)?;
+        let path = self.path.as_deref();
         let member = self.names[index].as_str();
+        let fail = |kind| locate(path, Error::from(kind).in_member(member));
         let bytes: &'a [u8] = self.zip_bytes();
         let file = self
             .zip
             .by_index_raw(index)
-            .map_err(|source| NpzError::Zip {
-                member: member.to_owned(),
-                source,
-            })?;
+            .map_err(|source| fail(zip_kind(source)))?;
         if file.compression() != CompressionMethod::Stored {
-            return Err(NpzError::Compressed {
-                member: member.to_owned(),
+            return Err(fail(ErrorKind::Compressed {
                 method: file.compression().to_string(),
-            });
+            }));
         }
-        let corrupt = |detail: String| NpzError::Corrupt {
-            member: member.to_owned(),
-            detail,
-        };
+        let corrupt = |detail: String| fail(ErrorKind::Corrupt { detail });
         let start = file
             .data_start()
             .ok_or_else(|| corrupt("the local header was not read".to_owned()))?;
@@ -554,28 +552,23 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
     pub fn array_bytes(&mut self, key: &str) -> Result<(Header, Layout, &'a [u8])> {
         let content = self.stored_member(key)?;
         let index = self.resolve(key)?;
-        let member = self.names[index].as_str();
         if !content.starts_with(NPY_MAGIC) {
-            return Err(NpzError::NotNpy {
-                member: member.to_owned(),
-            });
+            return Err(self.member_error(index, ErrorKind::NotNpy));
         }
-        let (header, layout) =
-            Header::parse(content, &self.options.parse).map_err(|source| NpzError::Npy {
-                member: member.to_owned(),
-                source,
-            })?;
+        let (header, layout) = Header::parse(content, &self.options.parse).map_err(|source| {
+            self.located(format_error_kind("parse", source).in_member(&self.names[index]))
+        })?;
         let data = layout
             .data_offset
             .checked_add(layout.data_len)
             .and_then(|end| content.get(layout.data_offset..end))
-            .ok_or_else(|| NpzError::Corrupt {
-                member: member.to_owned(),
-                detail: format!(
+            .ok_or_else(|| {
+                let detail = format!(
                     "the header promises {} data bytes but the member holds {}",
                     layout.data_len,
                     content.len().saturating_sub(layout.data_offset)
-                ),
+                );
+                self.member_error(index, ErrorKind::Corrupt { detail })
             })?;
         Ok((header, layout, data))
     }
@@ -584,22 +577,14 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
     /// NumPy cannot do (its `mmap_mode` is ignored for npz).
     ///
     /// Data we write is 64-byte aligned in the archive; data that is not
-    /// aligned for `T` is [`NpzError::Misaligned`], which names the way out:
-    /// an alignment-1 element type (`zerocopy::byteorder`), or loading it.
+    /// aligned for `T` is npy-core's [`Misaligned`](npy_core::Error::Misaligned)
+    /// error, which names the way out: an alignment-1 element type
+    /// (`zerocopy::byteorder`), or loading it.
     pub fn view<T: Element>(&mut self, key: &str) -> Result<ArrayView<'a, T>> {
         let index = self.resolve(key)?;
         let (header, _, data) = self.array_bytes(key)?;
-        ArrayView::from_header(data, &header).map_err(|source| {
-            let member = self.names[index].clone();
-            match source {
-                npy_core::Error::Misaligned { align, address, .. } => NpzError::Misaligned {
-                    member,
-                    offset: (address - self.zip_bytes().as_ptr() as usize) as u64,
-                    align,
-                },
-                source => NpzError::Npy { member, source },
-            }
-        })
+        ArrayView::from_header(data, &header)
+            .map_err(|source| self.member_error(index, ErrorKind::Format(source)))
     }
 
     /// The archive bytes. `ZipArchive` lends no reference to its reader, but
@@ -619,6 +604,8 @@ pub struct MemberReader<'a, R: Read> {
     member: &'a str,
     /// Set once the end was reached and the CRC-32 compared.
     crc_ok: Option<bool>,
+    /// The archive's file, if it was opened from one (for errors).
+    path: Option<&'a Path>,
 }
 
 impl<R: Read> std::fmt::Debug for MemberReader<'_, R> {
@@ -672,16 +659,28 @@ impl<R: Read> MemberReader<'_, R> {
     }
 
     /// Names the member in an error from its stream.
-    pub(crate) fn io_error(&self, error: io::Error) -> NpzError {
+    pub(crate) fn io_error(&self, error: io::Error) -> Error {
         if self.crc_ok == Some(false) {
-            return NpzError::BadCrc {
+            return self.error(ErrorKind::BadCrc {
                 member: self.member.to_owned(),
-            };
+            });
         }
-        NpzError::Corrupt {
-            member: self.member.to_owned(),
+        self.error(ErrorKind::Corrupt {
             detail: error.to_string(),
-        }
+        })
+    }
+
+    /// `kind` about this member.
+    pub(crate) fn error(&self, kind: ErrorKind) -> Error {
+        locate(self.path, Error::from(kind).in_member(self.member))
+    }
+
+    /// npy-core's error about this member's content.
+    pub(crate) fn format_error(&self, error: npy_core::Error) -> Error {
+        locate(
+            self.path,
+            format_error_kind("read", error).in_member(self.member),
+        )
     }
 }
 
@@ -691,7 +690,47 @@ pub(crate) fn key_for(name: &str) -> &str {
 }
 
 fn unreachable_index<T>(index: usize) -> Result<T> {
-    Err(NpzError::NotAZip(zip::result::ZipError::InvalidArchive(
-        format!("central directory entry {index} vanished").into(),
-    )))
+    Err(Error::from(ErrorKind::NotAZip {
+        detail: format!("central directory entry {index} vanished"),
+    }))
+}
+
+/// The zip reader's refusal of the archive as a whole. (Its error type
+/// stays private: zip is not part of this crate's API.)
+fn not_a_zip(error: zip::result::ZipError) -> Error {
+    Error::from(ErrorKind::NotAZip {
+        detail: error.to_string(),
+    })
+}
+
+/// The zip reader's refusal of one member.
+fn zip_kind(error: zip::result::ZipError) -> ErrorKind {
+    ErrorKind::Zip {
+        detail: error.to_string(),
+    }
+}
+
+/// A read or seek of the archive stream that failed.
+fn stream_error(operation: &'static str, source: io::Error) -> Error {
+    Error::from(ErrorKind::Io { operation, source })
+}
+
+/// `error`, with the archive's path when it has one.
+fn locate(path: Option<&Path>, error: Error) -> Error {
+    match path {
+        Some(path) => error.with_path(path),
+        None => error,
+    }
+}
+
+impl<R> NpzArchive<R> {
+    /// This error, with the archive's path if it has one.
+    fn located(&self, error: Error) -> Error {
+        locate(self.path.as_deref(), error)
+    }
+
+    /// `kind` about member `index` (and the archive's path, if it has one).
+    fn member_error(&self, index: usize, kind: ErrorKind) -> Error {
+        self.located(Error::from(kind).in_member(&self.names[index]))
+    }
 }

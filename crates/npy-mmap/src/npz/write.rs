@@ -10,12 +10,13 @@ use npy_core::{Header, NpySource};
 
 use super::container::{Container, Method, OpenMember};
 use super::deflate::ParallelDeflate;
-use super::error::{NpzError, Result};
+use crate::error::{Error, ErrorKind, Result, format_error_kind, io_error, stream_error};
 
 /// Array data of stored members starts at a multiple of this in the archive
-/// (the `.npy` header is itself a multiple of 64 bytes), so mapped members
-/// give aligned views for every element type.
-pub const DATA_ALIGNMENT: u16 = 64;
+/// (the `.npy` header is itself a multiple of it: the two are the same
+/// number), so mapped members give aligned views for every element type.
+pub const DATA_ALIGNMENT: u16 = npy_core::header::ARRAY_ALIGN as u16;
+const _: () = assert!(DATA_ALIGNMENT as usize == npy_core::header::ARRAY_ALIGN);
 
 /// How members are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -48,12 +49,15 @@ impl Compression {
 ///
 /// let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED)?;
 /// writer.add_raw_member("README", b"two arrays")?;
-/// let archive = writer.finish()?.into_inner();
+/// let archive = writer.into_inner()?.into_inner();
 /// assert_eq!(NpzArchive::new(Cursor::new(archive))?.keys(), ["README"]);
-/// # Ok::<(), npy_mmap::npz::NpzError>(())
+/// # Ok::<(), npy_mmap::Error>(())
 /// ```
+#[must_use = "an archive is written only by finish() (files) or into_inner() (streams)"]
 pub struct NpzWriter<W: Write + Seek> {
     container: Container<W>,
+    /// The archive's file, for errors (None for a stream).
+    path: Option<std::path::PathBuf>,
     compression: Compression,
     members: HashSet<String>,
     /// Keys handed out by [`next_positional_key`](NpzWriter::next_positional_key).
@@ -71,7 +75,8 @@ impl<W: Write + Seek> std::fmt::Debug for NpzWriter<W> {
 
 impl NpzWriter<AtomicFile> {
     /// Creates a stored archive at `path`, written through a temporary file in
-    /// the same directory; [`commit`](Self::commit) makes it appear.
+    /// the same directory; [`finish`](Self::finish) makes it appear. Dropped
+    /// unfinished, the writer leaves no file (and never a partial one).
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         Self::create_with_compression(path, Compression::Stored)
     }
@@ -81,15 +86,20 @@ impl NpzWriter<AtomicFile> {
         path: impl AsRef<Path>,
         compression: Compression,
     ) -> Result<Self> {
-        Self::with_compression(AtomicFile::create(path)?, compression)
+        let path = path.as_ref();
+        let file =
+            AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
+        let mut writer =
+            Self::with_compression(file, compression).map_err(|e| e.with_path(path))?;
+        writer.path = Some(path.to_path_buf());
+        Ok(writer)
     }
 
     /// Finishes the archive, syncs it and renames it over the destination.
     /// Until then the destination is untouched (a reader mapping an older
     /// archive there keeps its intact copy).
-    pub fn commit(self) -> Result<()> {
-        self.finish()?.commit()?;
-        Ok(())
+    pub fn finish(self) -> Result<()> {
+        self.into_inner()?.commit()
     }
 }
 
@@ -104,13 +114,14 @@ impl<W: Write + Seek> NpzWriter<W> {
         if let Compression::Deflated { level } = compression
             && level > 9
         {
-            return Err(NpzError::Io(io::Error::new(
+            return Err(stream_error("write")(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("deflate level {level} is out of range 0..=9"),
             )));
         }
         Ok(NpzWriter {
-            container: Container::new(sink)?,
+            container: Container::new(sink).map_err(stream_error("write"))?,
+            path: None,
             compression,
             members: HashSet::new(),
             positional: HashSet::new(),
@@ -127,7 +138,7 @@ impl<W: Write + Seek> NpzWriter<W> {
     pub fn next_positional_key(&mut self) -> Result<String> {
         let key = format!("arr_{}", self.positional.len());
         if self.members.contains(&member_name(&key)) {
-            return Err(NpzError::PositionalClash { key });
+            return Err(self.error(ErrorKind::PositionalClash { key }));
         }
         self.positional.insert(key.clone());
         Ok(key)
@@ -144,12 +155,12 @@ impl<W: Write + Seek> NpzWriter<W> {
             && self.positional.contains(key)
             && self.members.contains(&name)
         {
-            return Err(NpzError::PositionalClash {
+            return Err(self.error(ErrorKind::PositionalClash {
                 key: key.to_owned(),
-            });
+            }));
         }
         if self.members.contains(&name) {
-            return Err(NpzError::DuplicateName { member: name });
+            return Err(self.error(ErrorKind::DuplicateName { member: name }));
         }
         let (method, encoder) = match self.compression {
             Compression::Stored => (Method::Stored, Encoder::Stored(crc32fast::Hasher::new(), 0)),
@@ -160,7 +171,8 @@ impl<W: Write + Seek> NpzWriter<W> {
         };
         let open = self
             .container
-            .start(&name, method, u64::from(DATA_ALIGNMENT))?;
+            .start(&name, method, u64::from(DATA_ALIGNMENT))
+            .map_err(|source| self.io_error(&name, source))?;
         self.members.insert(name.clone());
         Ok(MemberWriter {
             writer: self,
@@ -175,7 +187,7 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// (NumPy returns such members as raw bytes).
     pub fn add_raw_member(&mut self, name: &str, content: &[u8]) -> Result<()> {
         let mut member = self.start_raw_member(name)?;
-        member.write_all(content)?;
+        member.put(content)?;
         member.finish()
     }
 
@@ -197,7 +209,7 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// npz.add("labels", &[1u8, 2, 3][..])?;
     /// let grid = [0.5f32, 1.5, 2.5, 3.5];
     /// npz.add("grid", &ArrayView::from_slice(&grid, &[2, 2], Order::C)?)?;
-    /// let bytes = npz.finish()?.into_inner();
+    /// let bytes = npz.into_inner()?.into_inner();
     ///
     /// let mut archive = NpzArchive::from_bytes(&bytes)?;
     /// assert_eq!(archive.load("grid")?.view::<f32>()?.to_vec(), grid);
@@ -205,18 +217,26 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// ```
     pub fn add<S: NpySource + ?Sized>(&mut self, key: &str, source: &S) -> Result<()> {
         let header = source.npy_header();
-        let data = source.npy_data().map_err(NpzError::Header)?;
+        let name = member_name(key);
+        let data = source.npy_data().map_err(|e| {
+            self.error(format_error_kind("write", e).into_kind())
+                .in_member(&name)
+        })?;
         let mut member = if header.dtype.has_object() {
             // The data is a pickle, whose length only the pickle knows.
-            let header_bytes = header.to_bytes(None).map_err(NpzError::Header)?;
-            let mut member = self.start_member(member_name(key), Some(key), None)?;
-            member.encode(&header_bytes)?;
+            let header_bytes = header
+                .to_bytes(None)
+                .map_err(|e| self.error(ErrorKind::Format(e)).in_member(&name))?;
+            let mut member = self.start_member(name, Some(key), None)?;
+            member
+                .encode(&header_bytes)
+                .map_err(|e| member.io_error(e))?;
             member
         } else {
             self.start_array(key, &header)?
         };
         for chunk in data {
-            member.write_all(&chunk)?;
+            member.put(&chunk)?;
         }
         member.finish()
     }
@@ -226,19 +246,50 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// [`MemberWriter::finish`]; a member left short is an error.
     pub fn start_array(&mut self, key: &str, header: &Header) -> Result<MemberWriter<'_, W>> {
         // An object array's data is a pickle, not bytes: see `add_array`.
+        let name = member_name(key);
+        let format = |e| self.error(ErrorKind::Format(e)).in_member(&name);
         if header.dtype.has_object() {
-            return Err(NpzError::Header(npy_core::Error::ObjectData));
+            return Err(format(npy_core::Error::ObjectData));
         }
-        let expected = header.data_len().map_err(NpzError::Header)?;
-        let header_bytes = header.to_bytes(None).map_err(NpzError::Header)?;
-        let mut member = self.start_member(member_name(key), Some(key), Some(expected as u64))?;
-        member.encode(&header_bytes)?;
+        let expected = header.data_len().map_err(format)?;
+        let header_bytes = header.to_bytes(None).map_err(format)?;
+        let mut member = self.start_member(name, Some(key), Some(expected as u64))?;
+        member
+            .encode(&header_bytes)
+            .map_err(|e| member.io_error(e))?;
         Ok(member)
     }
 
-    /// Writes the central directory and returns the sink.
-    pub fn finish(self) -> Result<W> {
-        Ok(self.container.finish_archive()?)
+    /// Writes the central directory and returns the sink (the way to end
+    /// an archive written to a stream; one created at a path ends with
+    /// [`finish`](NpzWriter::finish), which also makes the file appear).
+    pub fn into_inner(self) -> Result<W> {
+        let path = self.path.clone();
+        self.container.finish_archive().map_err(|source| {
+            let error = stream_error("write")(source);
+            match &path {
+                Some(path) => error.with_path(path),
+                None => error,
+            }
+        })
+    }
+
+    /// `kind` about this archive (its path, if it has one).
+    fn error(&self, kind: ErrorKind) -> Error {
+        let error = Error::from(kind);
+        match &self.path {
+            Some(path) => error.with_path(path),
+            None => error,
+        }
+    }
+
+    /// A failed write of member `name`.
+    fn io_error(&self, name: &str, source: io::Error) -> Error {
+        self.error(ErrorKind::Io {
+            operation: "write",
+            source,
+        })
+        .in_member(name)
     }
 }
 
@@ -256,6 +307,7 @@ enum Encoder {
 /// [`finish`](Self::finish) records it. Dropped unfinished, or finished
 /// short of what its header promises, the member is left out of the archive
 /// (its bytes become unreferenced space) and its name is free again.
+#[must_use = "a member is recorded only by finish()"]
 pub struct MemberWriter<'a, W: Write + Seek> {
     writer: &'a mut NpzWriter<W>,
     /// `None` once finished or abandoned.
@@ -298,28 +350,54 @@ impl<W: Write + Seek> MemberWriter<'_, W> {
         &self.name
     }
 
+    /// Writes data, with this member's errors.
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.write_all(bytes).map_err(|e| self.io_error(e))
+    }
+
+    /// A failed write of this member.
+    fn io_error(&self, source: io::Error) -> Error {
+        if source.kind() == io::ErrorKind::InvalidInput
+            && let Some(expected) = self.expected
+        {
+            // More data than the header promises.
+            let error = npy_core::Error::DataLength {
+                expected: expected as usize,
+                actual: self.written.saturating_add(1) as usize,
+            };
+            return self
+                .writer
+                .error(ErrorKind::Format(error))
+                .in_member(&self.name);
+        }
+        self.writer.io_error(&self.name, source)
+    }
+
     /// Ends the member; an array member must have received exactly the data
     /// bytes its header promises.
     pub fn finish(mut self) -> Result<()> {
         if let Some(expected) = self.expected
             && self.written != expected
         {
-            return Err(NpzError::LengthMismatch {
-                member: self.name.clone(),
-                expected,
-                actual: self.written,
-            });
+            let error = npy_core::Error::DataLength {
+                expected: expected as usize,
+                actual: self.written as usize,
+            };
+            return Err(self
+                .writer
+                .error(ErrorKind::Format(error))
+                .in_member(&self.name));
         }
         let Some((open, encoder)) = self.open.take() else {
             return Ok(());
         };
         let container = &mut self.writer.container;
-        let (crc, size) = match encoder {
-            Encoder::Stored(crc, size) => (crc.finalize(), size),
-            Encoder::Deflated(deflate) => deflate.finish(&mut |out| container.write_all(out))?,
+        let written = match encoder {
+            Encoder::Stored(crc, size) => Ok((crc.finalize(), size)),
+            Encoder::Deflated(deflate) => deflate.finish(&mut |out| container.write_all(out)),
         };
-        container.finish(open, crc, size)?;
-        Ok(())
+        let finished = written.and_then(|(crc, size)| container.finish(open, crc, size));
+        finished.map_err(|e| self.writer.io_error(&self.name, e))
     }
 }
 
