@@ -138,8 +138,8 @@ impl CreateOptions {
             max_header_size: header_bytes.len(),
             ..Default::default()
         };
-        let (_, layout) = Header::parse(&header_bytes, &parse)
-            .map_err(|source| format_error("parse", &*path)(source))?;
+        let (_, layout) =
+            Header::parse(&header_bytes, &parse).map_err(format_error("parse", path))?;
         Ok(layout)
     }
 
@@ -188,11 +188,11 @@ impl CreateOptions {
         let header_bytes = self
             .header
             .to_bytes(self.version)
-            .map_err(|source| format_error("parse", &*path)(source))?;
+            .map_err(format_error("parse", path))?;
         let data_len = self
             .header
             .data_len()
-            .map_err(|source| format_error("parse", &*path)(source))?;
+            .map_err(format_error("parse", path))?;
         // data_len fits isize (npy-core checks), so the sum fits u64.
         let file_len = header_bytes.len() as u64 + data_len as u64;
 
@@ -220,7 +220,7 @@ impl CreateOptions {
             .open(path)
             .map_err(|source| {
                 if source.kind() == std::io::ErrorKind::AlreadyExists {
-                    Error::at(&*path, ErrorKind::AlreadyExists)
+                    Error::at(path, ErrorKind::AlreadyExists)
                 } else {
                     io_error("create", path)(source)
                 }

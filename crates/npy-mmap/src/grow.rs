@@ -69,7 +69,7 @@ use crate::open::{open_regular, read_header, still_at_path};
 fn growth_axis(header: &Header, path: &Path) -> Result<(usize, usize)> {
     let cannot = |reason: &str| {
         Error::at(
-            &*path,
+            path,
             ErrorKind::CannotGrow {
                 reason: reason.to_owned(),
             },
@@ -96,7 +96,7 @@ fn growth_axis(header: &Header, path: &Path) -> Result<(usize, usize)> {
 fn header_text_in_place(header: &Header, layout: &Layout, path: &Path) -> Result<Vec<u8>> {
     let bytes = header
         .to_bytes(Some(layout.version))
-        .map_err(|source| format_error("parse", &*path)(source))?;
+        .map_err(format_error("parse", path))?;
     let text = bytes[layout.version.prefix_len()..].trim_ascii_end();
     let needed = text.len() + 1;
     if needed > layout.header_len {
@@ -282,7 +282,7 @@ impl Appender {
         check_growable(&self.file, path, &current, &layout)?;
         let rows = current.shape[self.axis].checked_add(added).ok_or_else(|| {
             Error::at(
-                &*path,
+                path,
                 ErrorKind::CannotGrow {
                     reason: "the number of rows would overflow".to_owned(),
                 },
@@ -290,9 +290,7 @@ impl Appender {
         })?;
         let mut header = current;
         header.shape[self.axis] = rows;
-        let data_len = header
-            .data_len()
-            .map_err(|source| format_error("parse", &*path)(source))?;
+        let data_len = header.data_len().map_err(format_error("parse", path))?;
         let text = header_text_in_place(&header, &layout, path)?;
 
         let mut file = &self.file;
@@ -340,7 +338,7 @@ impl CreateOptions {
         }
         let (file, header_bytes, _) = self.write_exclusive(path)?;
         let (header, layout) = Header::parse(&header_bytes, &ParseOptions::default())
-            .map_err(|source| format_error("parse", &*path)(source))?;
+            .map_err(format_error("parse", path))?;
         let mut file = BufWriter::new(file);
         file.seek(SeekFrom::End(0))
             .map_err(io_error("seek in", path))?;
