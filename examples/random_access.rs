@@ -98,7 +98,7 @@ fn main() -> Result<()> {
 
     let array = OpenOptions::new()
         .advice(args.advice.advice())
-        .open::<ReadOnly>(&path)?;
+        .open(&path)?;
     println!(
         "{}: dtype {}, shape {:?}, {} of data; open (header only) {:.1} us median",
         path.display(),

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, ensure};
 use clap::Parser;
-use npy_mmap::{Advice, CreateOptions, OpenOptions, ReadOnly};
+use npy_mmap::{Advice, CreateOptions, OpenOptions};
 
 use common::{COLS, XorShift};
 
@@ -103,9 +103,7 @@ fn parent(args: &Args) -> Result<()> {
 
     // 4. Random reads through a fresh read-only mapping.
     let open_start = Instant::now();
-    let array = OpenOptions::new()
-        .advice(Advice::Random)
-        .open::<ReadOnly>(&path)?;
+    let array = OpenOptions::new().advice(Advice::Random).open(&path)?;
     let open_time = open_start.elapsed();
     let view = array.view::<f64>()?;
     let mut rng = XorShift::new(0x5eed);

@@ -11,7 +11,7 @@ use std::ffi::OsStr;
 
 use npy_core::io::write_npy;
 use npy_core::{DType, Element, NpyRecord, Order};
-use npy_mmap::{Appender, CreateOptions};
+use npy_mmap::CreateOptions;
 use support::{run_python, temp_dir};
 use zerocopy::byteorder::{BigEndian, I32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -29,11 +29,11 @@ fn numpy_loads_grown_and_streamed_files_as_np_save_writes_them() {
         &[c.as_os_str(), f.as_os_str()],
     );
     // C order: rows along axis 0, across the 1-to-2-digit boundary.
-    let mut appender = Appender::open(&c).unwrap();
+    let mut appender = npy_mmap::OpenOptions::new().append(&c).unwrap();
     let more: Vec<f64> = (12..48).map(f64::from).collect();
     assert_eq!(appender.append(&more).unwrap(), 12);
     // Fortran order, big-endian: columns along the last axis.
-    let mut appender = Appender::open(&f).unwrap();
+    let mut appender = npy_mmap::OpenOptions::new().append(&f).unwrap();
     let column: Vec<u8> = [6i32, 7].iter().flat_map(|v| v.to_be_bytes()).collect();
     assert_eq!(appender.append_bytes(&column).unwrap(), 4);
     drop(appender);

@@ -167,7 +167,7 @@ fn windows_written_by_us_are_seen_by_numpy_memmap() {
     for rows in [0..20, 20..50] {
         let mut window = OpenOptions::new()
             .window(rows.clone())
-            .open::<ReadWrite>(&path)
+            .open_rw(&path)
             .unwrap();
         let mut view = window.view_mut::<I32<BigEndian>>().unwrap();
         for local in 0..rows.len() {

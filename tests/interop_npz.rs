@@ -272,7 +272,9 @@ fn numpy_writes_we_read() {
         ..ReadOptions::default()
     };
     for name in ["savez.npz", "compressed.npz", "streamed.npz"] {
-        let mut archive = NpzArchive::open_with_options(dir.join(name), native).unwrap();
+        let mut archive = npy_mmap::OpenOptions::from(native)
+            .open_npz(dir.join(name))
+            .unwrap();
         assert_eq!(archive.len(), expected.len(), "{name}");
         for (key, want) in expected {
             let array = archive

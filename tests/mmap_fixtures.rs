@@ -6,7 +6,7 @@
 
 mod support;
 
-use npy_mmap::{CopyOnWrite, Error, OpenOptions, ReadOnly, ReadWrite};
+use npy_mmap::{Error, OpenOptions};
 use serde_json::Value;
 use support::{data_is_c_le, fixtures_dir, manifest, temp_dir, to_hex};
 
@@ -55,7 +55,7 @@ fn every_fixture_maps_to_numpys_data() {
         let file = entry["file"].as_str().unwrap();
         let path = fixtures_dir().join(file);
         let bytes = std::fs::read(&path).unwrap();
-        let array = match open_options(entry).open::<ReadOnly>(&path) {
+        let array = match open_options(entry).open(&path) {
             Ok(array) => array,
             Err(e) => {
                 failures.push(format!("{file}: {e}"));
@@ -116,9 +116,9 @@ fn every_malformed_fixture_is_refused_in_every_mode_with_numpys_words() {
         let path = dir.join(file.replace('/', "_"));
         std::fs::copy(fixtures_dir().join(file), &path).unwrap();
         let results: [(&str, Result<(), Error>); 3] = [
-            ("r", OpenOptions::new().open::<ReadOnly>(&path).map(drop)),
-            ("r+", OpenOptions::new().open::<ReadWrite>(&path).map(drop)),
-            ("c", OpenOptions::new().open::<CopyOnWrite>(&path).map(drop)),
+            ("r", OpenOptions::new().open(&path).map(drop)),
+            ("r+", OpenOptions::new().open_rw(&path).map(drop)),
+            ("c", OpenOptions::new().open_cow(&path).map(drop)),
         ];
         for (mode, result) in results {
             match result {
@@ -158,7 +158,7 @@ fn every_fixture_loads_like_the_stream_reader_reads_it() {
             let streamed = std::fs::File::open(&path)
                 .map_err(npy_core::Error::from)
                 .and_then(|f| npy_core::io::read_npy(f, &options));
-            match (npy_mmap::load_with(&path, &options), streamed) {
+            match (npy_mmap::OpenOptions::from(options).load(&path), streamed) {
                 (Ok(loaded), Ok(streamed)) => {
                     if loaded != streamed {
                         failures.push(format!("{file} (to_native {to_native}): differs"));

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 
 use anyhow::{Context, Result, ensure};
 use npy_core::DType;
-use npy_mmap::{Advice, CreateOptions, OpenOptions, ReadWrite};
+use npy_mmap::{Advice, CreateOptions, OpenOptions};
 use support::TempDir;
 
 const WORKER_ENV: &str = "NPY_MMAP_TEST_WORKER";
@@ -42,7 +42,7 @@ fn work(path: &Path, start: usize, end: usize, pause_ms: u64) -> Result<()> {
     let mut window = OpenOptions::new()
         .window(start..end)
         .advice(Advice::Sequential)
-        .open::<ReadWrite>(path)?;
+        .open_rw(path)?;
     let row_bytes = window.row_bytes();
     for local in 0..end - start {
         let row = start + local;

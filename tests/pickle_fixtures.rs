@@ -7,7 +7,6 @@ mod support;
 
 use npy_core::pickle::{Encoding, PyValue};
 use npy_core::{NpyArray, ReadOptions, read_npy};
-use npy_mmap::npz::NpzArchive;
 use serde_json::Value;
 use support::{array_json, fixture_bytes, fixtures_dir, manifest, native, sets_sorted};
 
@@ -78,7 +77,9 @@ fn read_npy_decodes_what_numpy_loads() {
 #[test]
 fn load_decodes_what_numpy_loads() {
     check_all("npy_mmap::load_with", |file, options| {
-        npy_mmap::load_with(fixtures_dir().join(file), options).map_err(|e| e.to_string())
+        npy_mmap::OpenOptions::from(*options)
+            .load(fixtures_dir().join(file))
+            .map_err(|e| e.to_string())
     });
 }
 
@@ -123,8 +124,10 @@ fn npz_members_decode_like_numpy() {
     for archive in section("object_npz") {
         let file = archive["file"].as_str().expect("file");
         let path = fixtures_dir().join(file);
-        let mut npz = NpzArchive::open_with_options(&path, allowing(Encoding::Ascii)).unwrap();
-        let mut by_default = NpzArchive::open(&path).unwrap();
+        let mut npz = npy_mmap::OpenOptions::from(allowing(Encoding::Ascii))
+            .open_npz(&path)
+            .unwrap();
+        let mut by_default = npy_mmap::OpenOptions::new().open_npz(&path).unwrap();
         for (key, numpy) in archive["members"].as_object().expect("members") {
             checked += 1;
             let array = npz
@@ -208,7 +211,8 @@ fn max_data_len_bounds_the_pickle() {
             matches!(error, npy_core::Error::DataTooLarge { max: m, .. } if m == max),
             "{max}: {error}"
         );
-        let error = npy_mmap::load_with(fixtures_dir().join("object/obj_kinds.npy"), &options)
+        let error = npy_mmap::OpenOptions::from(options)
+            .load(fixtures_dir().join("object/obj_kinds.npy"))
             .unwrap_err()
             .to_string();
         assert!(error.contains("ReadOptions::max_data_len"), "{error}");

@@ -19,9 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use npy_core::DType;
-use npy_mmap::{
-    Appender, CopyOnWrite, CreateOptions, ErrorKind, Locking, OpenOptions, ReadOnly, ReadWrite,
-};
+use npy_mmap::{CreateOptions, ErrorKind, Locking, OpenOptions};
 
 const CHILD_ENV: &str = "NPY_SHARING_TEST_CHILD";
 
@@ -166,9 +164,9 @@ fn take(what: Use, path: &Path, locking: Locking) -> npy_mmap::Result<Holding> {
         options.window(what.rows());
     }
     Ok(match what {
-        Use::R => Box::new(options.open::<ReadOnly>(path)?),
-        Use::C => Box::new(options.open::<CopyOnWrite>(path)?),
-        Use::Rw | Use::RwLow | Use::RwHigh => Box::new(options.open::<ReadWrite>(path)?),
+        Use::R => Box::new(options.open(path)?),
+        Use::C => Box::new(options.open_cow(path)?),
+        Use::Rw | Use::RwLow | Use::RwHigh => Box::new(options.open_rw(path)?),
         Use::Live | Use::LiveHigh => Box::new(options.open_live(path)?),
         Use::Create => Box::new(
             CreateOptions::new(f8(), [ROWS, 512])
@@ -177,7 +175,7 @@ fn take(what: Use, path: &Path, locking: Locking) -> npy_mmap::Result<Holding> {
                 .create(path)?,
         ),
         Use::Append => {
-            let mut appender = Appender::open_with(path, locking)?;
+            let mut appender = npy_mmap::OpenOptions::new().locking(locking).append(path)?;
             appender.append(&[0.0f64; 512])?;
             Box::new(appender)
         }
@@ -339,7 +337,7 @@ fn every_pairing_across_two_processes_is_admitted_refused_or_waited_for() -> Res
             let result = take(wanted, &path, Locking::NonBlocking);
             let expected = admitted(held, wanted);
             match (&result.as_ref().map_err(|e| e.kind()), expected) {
-                (Ok(_), true) | (Err(ErrorKind::Locked), false) => {}
+                (Ok(_), true) | (Err(ErrorKind::Locked { .. }), false) => {}
                 (other, _) => bail!(
                     "{} in another process, then {}: expected {}, got {:?}",
                     held.name(),
@@ -523,6 +521,6 @@ fn live_views_need_the_exact_native_type() -> Result<()> {
     let window = OpenOptions::new().window(2..4).open_live(&floats)?;
     assert_eq!(window.shape(), [2, 2]);
     assert_eq!(window.rows(), 2..4);
-    let _plain_rows = OpenOptions::new().window(0..2).open::<ReadOnly>(&floats)?;
+    let _plain_rows = OpenOptions::new().window(0..2).open(&floats)?;
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
 use npy_core::DType;
-use npy_mmap::{Advice, OpenOptions, ReadWrite};
+use npy_mmap::{Advice, OpenOptions};
 
 /// Columns of the examples' float64 arrays: 8 KiB rows.
 pub const COLS: usize = 1024;
@@ -141,7 +141,7 @@ pub fn fill_window(path: &Path, rows: Range<usize>) -> Result<f64> {
     let mut window = OpenOptions::new()
         .window(rows.clone())
         .advice(Advice::Sequential)
-        .open::<ReadWrite>(path)?;
+        .open_rw(path)?;
     let cols = window.row_bytes() / 8;
     let block = (FILL_BLOCK_BYTES / window.row_bytes().max(1)).max(1);
     let start = Instant::now();
@@ -239,9 +239,7 @@ pub fn run_fill_workers(path: &Path, rows: usize, workers: usize) -> Result<Fill
 /// Opens the file read-only and checks every value; returns the seconds.
 pub fn verify_file(path: &Path) -> Result<f64> {
     let start = Instant::now();
-    let array = OpenOptions::new()
-        .advice(Advice::Sequential)
-        .open::<npy_mmap::ReadOnly>(path)?;
+    let array = OpenOptions::new().advice(Advice::Sequential).open(path)?;
     let cols = array.row_bytes() / 8;
     let view = array.view::<f64>()?;
     check_rows(view.as_slice().context("C order is contiguous")?, 0, cols)?;

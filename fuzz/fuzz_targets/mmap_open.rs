@@ -46,8 +46,8 @@ fuzz_target!(|bytes: &[u8]| {
         to_native: true,
         ..Default::default()
     };
-    let loaded = npy_mmap::load_with(path, &native);
-    let Ok(array) = options.open::<ReadOnly>(path) else {
+    let loaded = npy_mmap::OpenOptions::from(native).load(path);
+    let Ok(array) = options.open(path) else {
         return;
     };
     if !array.is_window() {

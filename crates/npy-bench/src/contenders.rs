@@ -17,8 +17,8 @@ use ndarray::{Array1, ArrayView1, ArrayViewMut1, Ix1, OwnedRepr, s};
 use ndarray_npy::{ReadNpyExt as _, ViewMutNpyExt as _, ViewNpyExt as _};
 use npy_bench::{Contender, Row, Samples, sum_f64};
 use npy_core::{DType, Header, Order, ParseOptions, ReadOptions, write_npy};
-use npy_mmap::npz::{Compression, MappedNpz, NpzArchive, NpzWriter};
-use npy_mmap::{Advice, CreateOptions, OpenOptions, ReadOnly, ReadWrite};
+use npy_mmap::npz::{Compression, NpzWriter};
+use npy_mmap::{Advice, CreateOptions, OpenOptions};
 use npyz::WriterBuilder as _;
 use serde_json::json;
 
@@ -251,7 +251,7 @@ pub fn sum(h: &mut Harness, files: &BigFiles) -> Result<()> {
                         // page in one call instead of a fault at a time.
                         let array = OpenOptions::new()
                             .advice(Advice::PopulateRead)
-                            .open::<ReadOnly>(&files.big)?;
+                            .open(&files.big)?;
                         check(sum_f64(
                             array.view::<f64>()?.as_slice().expect("contiguous"),
                         ))
@@ -419,7 +419,7 @@ pub fn whole_read(h: &mut Harness, files: &WholeFiles) -> Result<()> {
                                 to_native: true,
                                 ..ReadOptions::default()
                             };
-                            let array = npy_mmap::load_with(path, &options)?;
+                            let array = npy_mmap::OpenOptions::from(options).load(path)?;
                             check(
                                 array
                                     .view::<f64>()?
@@ -725,18 +725,14 @@ const FILL_BLOCK_BYTES: usize = 64 << 20;
 /// One worker process: fill `rows` of the file and flush.
 pub fn fill_worker(contender: &str, path: &Path, rows: Range<usize>) -> Result<()> {
     if contender == PLAIN_FILL {
-        let mut array = OpenOptions::new()
-            .window(rows.clone())
-            .open::<ReadWrite>(path)?;
+        let mut array = OpenOptions::new().window(rows.clone()).open_rw(path)?;
         let mut view = array.view_mut::<f64>()?;
         fill_values(view.as_slice_mut().expect("contiguous"), rows.start);
         array.flush()?;
     } else if contender == Ours.name() {
         // What the crate docs advise for filling: block by block, each
         // block's writeback started as soon as it is filled.
-        let mut array = OpenOptions::new()
-            .window(rows.clone())
-            .open::<ReadWrite>(path)?;
+        let mut array = OpenOptions::new().window(rows.clone()).open_rw(path)?;
         array.fill_blocks::<f64, anyhow::Error>(FILL_BLOCK_BYTES / 8, |block, mut part| {
             fill_values(
                 part.as_slice_mut().expect("contiguous"),
@@ -890,7 +886,7 @@ pub fn npz(h: &mut Harness, files: &NpzFiles) -> Result<()> {
                     Ours,
                     Box::new(|| {
                         timed(|| {
-                            let mut npz = NpzArchive::open(&path)?;
+                            let mut npz = npy_mmap::OpenOptions::new().open_npz(&path)?;
                             let big = npz.load("big")?;
                             ensure!(big.view::<f64>()?.len() == big_len);
                             Ok((big, npz.load("small")?))
@@ -939,10 +935,10 @@ pub fn npz(h: &mut Harness, files: &NpzFiles) -> Result<()> {
             Ours,
             micro(11, || {
                 if compressed {
-                    let mut npz = NpzArchive::open(&path).expect("opens");
+                    let mut npz = npy_mmap::OpenOptions::new().open_npz(&path).expect("opens");
                     black_box(npz.load("small").expect("loads"));
                 } else {
-                    let mapped = MappedNpz::open(&path).expect("maps");
+                    let mapped = npy_mmap::OpenOptions::new().map_npz(&path).expect("maps");
                     let mut npz = mapped.archive().expect("opens");
                     black_box(npz.view::<f64>("small").expect("views").len());
                 }
@@ -997,7 +993,7 @@ pub fn objects(h: &mut Harness) -> Result<()> {
     let load = Samples::new(
         (0..h.args.runs.max(5))
             .map(|_| {
-                let (seconds, array) = time(|| npy_mmap::load_with(&path, &options));
+                let (seconds, array) = time(|| npy_mmap::OpenOptions::from(options).load(&path));
                 loaded = Some(array);
                 seconds
             })

@@ -168,21 +168,17 @@ impl OpenedArray {
     pub fn map(path: &Path, advice: npy_mmap::Advice) -> anyhow::Result<OpenedArray> {
         let mut options = npy_mmap::OpenOptions::new();
         options.max_header_size(INSPECT_MAX_HEADER).advice(advice);
-        let opened = options
-            .locking(npy_mmap::Locking::NonBlocking)
-            .open::<npy_mmap::ReadOnly>(path);
+        let opened = options.locking(npy_mmap::Locking::NonBlocking).open(path);
         let array = match opened {
             // A writer maps these bytes (or is changing the file): say so,
             // then wait for it.
-            Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked) => {
+            Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked { .. }) => {
                 eprintln!(
                     "npy: waiting for {}: another process is writing it (a read-write \
                      or live mapping, or an append); Ctrl-C stops",
                     path.display()
                 );
-                options
-                    .locking(npy_mmap::Locking::Blocking)
-                    .open::<npy_mmap::ReadOnly>(path)?
+                options.locking(npy_mmap::Locking::Blocking).open(path)?
             }
             other => other?,
         };

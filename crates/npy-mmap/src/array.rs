@@ -535,7 +535,7 @@ impl MappedArray<ReadWrite> {
     /// CreateOptions::new(DType::parse("<f8")?, [1000, 4]).reserve(true).preallocate(&path)?;
     ///
     /// // A worker filling rows 500..1000, 128 rows at a time.
-    /// let mut part = OpenOptions::new().window(500..1000).open::<ReadWrite>(&path)?;
+    /// let mut part = OpenOptions::new().window(500..1000).open_rw(&path)?;
     /// let first_row = part.rows().start;
     /// part.fill_blocks::<f64, npy_mmap::Error>(128, |rows, mut block| {
     ///     for (i, value) in block.as_slice_mut().unwrap().iter_mut().enumerate() {

@@ -176,7 +176,7 @@ impl AtomicFile {
     /// Until the rename succeeds the destination is untouched and a failure
     /// removes the temporary file. If only the final directory sync fails,
     /// the new file *is* in place but may not survive a power loss: that is
-    /// [`Error::NotDurable`], distinct from every failure that left the old
+    /// [`ErrorKind::NotDurable`](crate::ErrorKind::NotDurable), distinct from every failure that left the old
     /// file.
     pub fn commit(self) -> Result<()> {
         self.commit_file().map(drop)

@@ -74,7 +74,7 @@ impl CreateOptions {
     }
 
     /// Replaces an existing file. Off by default: creating over an existing
-    /// file is an [`Error::AlreadyExists`].
+    /// file is an [`ErrorKind::AlreadyExists`](crate::ErrorKind::AlreadyExists).
     ///
     /// The new file is written whole under a temporary name beside the old
     /// one (header, size, reserved blocks) and renamed over it, like every

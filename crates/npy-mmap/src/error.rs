@@ -220,8 +220,15 @@ pub enum ErrorKind {
     /// or on bytes this mapping needs) and it did not go away in time: at
     /// once with [`Locking::NonBlocking`](crate::Locking::NonBlocking), or
     /// within [`Locking::Timeout`](crate::Locking::Timeout).
-    #[error("file is locked by another process")]
-    Locked,
+    #[error(
+        "another process holds a conflicting lock on the file (a read-write or live mapping \
+         of the same bytes, an append, or a stream being written){}",
+        waited_message(*waited)
+    )]
+    Locked {
+        /// How long this process waited before giving up.
+        waited: std::time::Duration,
+    },
 
     /// This process already maps bytes of the file in a way the new
     /// mapping (or change) conflicts with. Waiting could never end (the
@@ -382,6 +389,14 @@ pub enum ErrorKind {
         /// The clashing key.
         key: String,
     },
+}
+
+fn waited_message(waited: std::time::Duration) -> String {
+    if waited.is_zero() {
+        String::new()
+    } else {
+        format!("; gave up after {waited:.1?} (Locking::Blocking waits as long as it takes)")
+    }
 }
 
 fn rows_message(start: usize, end: usize, rows: usize) -> String {

@@ -21,11 +21,11 @@
 //! that a mapping made through this crate holds the shared lock, so an
 //! append waits until it is dropped (this process's own mappings included:
 //! drop them first, or use [`Locking::NonBlocking`] to get
-//! [`Error::Locked`] instead of waiting); lock-free readers such as numpy's
+//! [`ErrorKind::Locked`] instead of waiting); lock-free readers such as numpy's
 //! `np.load(mmap_mode='r')` are not waited for.
 //!
 //! A header without room (numpy before 1.24 wrote none, and some writers
-//! pad only to 16 bytes) is refused with [`Error::NoRoomToGrow`], which says
+//! pad only to 16 bytes) is refused with [`ErrorKind::NoRoomToGrow`], which says
 //! how to rewrite the file.
 //!
 //! ```
@@ -42,7 +42,7 @@
 //! assert_eq!(writer.finish()?.shape, [3, 3]);
 //!
 //! // Later, append more rows to the same file, in place.
-//! let mut appender = Appender::open(&path)?;
+//! let mut appender = npy_mmap::OpenOptions::new().append(&path)?;
 //! assert_eq!(appender.append(&[10.0f32, 11.0, 12.0])?, 4);
 //! drop(appender);
 //!
@@ -174,18 +174,17 @@ impl Appender {
     ///
     /// Errors: the file cannot be opened read-write, its header is invalid,
     /// the file is shorter than its data, it cannot grow (0-d, rows of zero
-    /// bytes: [`Error::CannotGrow`]) or its header has no room for a
-    /// rewrite ([`Error::NoRoomToGrow`]).
-    pub fn open(path: impl AsRef<Path>) -> Result<Appender> {
-        Appender::open_with(path, Locking::Blocking)
-    }
-
-    /// Opens `path` for appending, taking locks as `locking` says.
-    pub fn open_with(path: impl AsRef<Path>, locking: Locking) -> Result<Appender> {
-        let path = path.as_ref();
+    /// bytes: [`ErrorKind::CannotGrow`](crate::ErrorKind::CannotGrow)) or its header has no room for a
+    /// rewrite ([`ErrorKind::NoRoomToGrow`](crate::ErrorKind::NoRoomToGrow)).
+    pub(crate) fn open(path: &Path, parse: &ParseOptions, locks: Locks) -> Result<Appender> {
+        let locking = match locks {
+            Locks::Take(locking) => locking,
+            // Appending rewrites the header: always under the lock.
+            Locks::Ignore => Locking::default(),
+        };
         let file = open_regular(path, true)?;
         lock_shared(&file, path, Locks::Take(locking))?;
-        let (header, layout) = read_header(&file, path, &ParseOptions::default())?;
+        let (header, layout) = read_header(&file, path, parse)?;
         let (axis, row_bytes) = check_growable(&file, path, &header, &layout)?;
         file.unlock().map_err(io_error("unlock", path))?;
         Ok(Appender {

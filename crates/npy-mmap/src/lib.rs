@@ -27,7 +27,7 @@
 //! CreateOptions::new(DType::parse("<f8")?, [4, 3]).preallocate(&path)?;
 //!
 //! // A worker maps only rows 2..4 and fills them: value = row * 3 + col.
-//! let mut part = OpenOptions::new().window(2..4).open::<ReadWrite>(&path)?;
+//! let mut part = OpenOptions::new().window(2..4).open_rw(&path)?;
 //! assert_eq!(part.shape(), [2, 3]);
 //! let first_row = part.rows().start;
 //! let mut view = part.view_mut::<f64>()?;
@@ -89,8 +89,8 @@
 //! within the process, byte-range locks across processes on Linux), so a
 //! read-write mapping excludes readers of the same rows, while workers with
 //! disjoint [`window`](OpenOptions::window)s still fill in parallel. A
-//! conflict with this process's own mapping is [`Error::Conflict`] at once;
-//! with another process's, a wait (or [`Error::Locked`]). For a writer and
+//! conflict with this process's own mapping is [`ErrorKind::Conflict`] at once;
+//! with another process's, a wait (or [`ErrorKind::Locked`]). For a writer and
 //! readers *at the same time*, map the file live: elements are atomics.
 //!
 //! ```
@@ -142,7 +142,7 @@ pub use create::CreateOptions;
 pub use error::{Error, ErrorKind, Result};
 pub use grow::{Appender, RowWriter};
 pub use live::{AtomicF32, AtomicF64, LiveArray, LiveElement};
-pub use load::{load, load_with};
+pub use load::load;
 pub use lock::Locking;
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
 pub use open::{OpenOptions, open_regular};
@@ -150,18 +150,21 @@ pub use save::save;
 
 use std::path::Path;
 
-/// Opens `path` read-only (numpy's `mmap_mode='r'`), with default options.
+/// Maps `path` read-only (numpy's `mmap_mode='r'`), with default options:
+/// [`OpenOptions::open`].
 pub fn open(path: impl AsRef<Path>) -> Result<MappedArray<ReadOnly>> {
     OpenOptions::new().open(path)
 }
 
-/// Opens `path` read-write (numpy's `mmap_mode='r+'`): writes reach the file.
+/// Maps `path` read-write (numpy's `mmap_mode='r+'`): writes reach the
+/// file. [`OpenOptions::open_rw`] with default options.
 pub fn open_rw(path: impl AsRef<Path>) -> Result<MappedArray<ReadWrite>> {
-    OpenOptions::new().open(path)
+    OpenOptions::new().open_rw(path)
 }
 
-/// Opens `path` copy-on-write (numpy's `mmap_mode='c'`): writes stay in
-/// this process, the file never changes.
+/// Maps `path` copy-on-write (numpy's `mmap_mode='c'`): writes stay in
+/// this process, the file never changes. [`OpenOptions::open_cow`] with
+/// default options.
 pub fn open_cow(path: impl AsRef<Path>) -> Result<MappedArray<CopyOnWrite>> {
-    OpenOptions::new().open(path)
+    OpenOptions::new().open_cow(path)
 }

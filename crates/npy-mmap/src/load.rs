@@ -8,17 +8,9 @@ use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, read_data, read_objects}
 use npy_core::{ByteOrder, DType, Header, Layout};
 
 use crate::error::{Result, format_error, io_error};
-use crate::lock::{Locking, Locks, lock_shared};
+use crate::lock::{Locks, lock_shared};
 use crate::open::read_header;
 use crate::sys::AnonymousMemory;
-
-/// Reads the array in `path` into memory (numpy's `np.load(path)`), with
-/// default options: the data keeps the file's byte order.
-///
-/// See [`load_with`].
-pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
-    load_with(path, &ReadOptions::default())
-}
 
 /// Reads the array in `path` into memory that belongs to the array: no
 /// mapping of the file stays behind, so later changes to the file (even
@@ -33,19 +25,20 @@ pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
 /// VMs that return free memory to their host (virtio-balloon free page
 /// reporting), a fresh huge page can be several times slower to touch than
 /// 4 KiB pages (docs/BENCHMARKS.md has the figures). With
-/// [`ReadOptions::to_native`] the data is converted to native byte order
-/// piece by piece as it arrives, while each piece is in the cache.
+/// [`OpenOptions::to_native`](crate::OpenOptions::to_native) the data is
+/// converted to native byte order piece by piece as it arrives, while each
+/// piece is in the cache.
 ///
 /// For arrays that only need reading, [`open`](crate::open) is cheaper
 /// still: nothing is copied, and only the pages touched are read.
 ///
-/// Object arrays (`dtype=object`) load when `options.parse.allow_pickle` is
-/// set, as in numpy, decoded by npy-core's restricted unpickler (which never
-/// runs code): the array's [`objects`](NpyArray::objects) are its values.
+/// Object arrays (`dtype=object`) load with
+/// [`OpenOptions::allow_pickle`](crate::OpenOptions::allow_pickle), as in
+/// numpy, decoded by npy-core's restricted unpickler (which never runs
+/// code): the array's [`objects`](NpyArray::objects) are its values.
 ///
 /// ```
-/// use npy_core::io::ReadOptions;
-/// use npy_core::Order;
+/// use npy_mmap::OpenOptions;
 /// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-load-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("a.npy");
@@ -54,18 +47,22 @@ pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
 /// let array = npy_mmap::load(&path)?;
 /// assert_eq!(array.view::<f64>()?.to_vec(), [1.5, 2.5, 3.5]);
 ///
-/// let native = npy_mmap::load_with(&path, &ReadOptions { to_native: true, ..Default::default() })?;
-/// assert_eq!(native.header().dtype.descr(), "'<f8'");
+/// let native = OpenOptions::new().to_native(true).load(&path)?;
+/// assert_eq!(native.view::<f64>()?.to_vec(), [1.5, 2.5, 3.5]);
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn load_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyArray> {
-    let path = path.as_ref();
+pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
+    crate::OpenOptions::new().load(path)
+}
+
+/// [`load`] with options (from [`OpenOptions::load`](crate::OpenOptions::load)).
+pub(crate) fn load_file(path: &Path, options: &ReadOptions, locks: Locks) -> Result<NpyArray> {
     let file_error = |source| format_error("read", path)(source);
     let mut file = crate::open::open_regular(path, false)?;
     // Held while reading: no process following the locking rule changes
     // the file's structure under the read.
-    lock_shared(&file, path, Locks::Take(Locking::Blocking))?;
+    lock_shared(&file, path, locks)?;
     let (header, layout) = read_header(&file, path, &options.parse)?;
     if header.dtype == DType::Object {
         return load_objects(file, path, &header, layout, options);

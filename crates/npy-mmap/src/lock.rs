@@ -37,21 +37,63 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Result, io_error};
 
-/// How to take a lock that another process holds in a conflicting way.
+/// How to take a lock that another process holds in a conflicting way
+/// (a read-write or live mapping of the same bytes, an append, a stream
+/// being written).
 ///
-/// Conflicts with this process's own mappings are never waited for (they
-/// could not end while we wait): they fail at once with [`Error::Conflict`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// The default waits up to [`Locking::DEFAULT_TIMEOUT`], then fails with
+/// [`ErrorKind::Locked`](crate::ErrorKind::Locked), which says what it
+/// waited for: a reader never hangs silently behind a writer that forgot to
+/// finish. Conflicts with this process's own mappings are never waited for
+/// (they could not end while we wait): they fail at once with
+/// [`ErrorKind::Conflict`](crate::ErrorKind::Conflict).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Locking {
-    /// Wait until the lock can be taken.
-    #[default]
+    /// Wait as long as it takes.
     Blocking,
-    /// Fail at once with [`Error::Locked`] when another process holds a
-    /// conflicting lock.
+    /// Fail at once when another process holds a conflicting lock.
     NonBlocking,
+    /// Wait at most this long.
+    Timeout(Duration),
+}
+
+impl Locking {
+    /// How long [`Locking::default`] waits: 10 seconds.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+}
+
+impl Default for Locking {
+    fn default() -> Self {
+        Locking::Timeout(Locking::DEFAULT_TIMEOUT)
+    }
+}
+
+/// Retries `attempt` (which says whether it got the lock) as `locking`
+/// says: once, until a deadline, or for ever; sleeping between attempts
+/// with a backoff from 100 µs to 50 ms.
+fn retry(path: &Path, locking: Locking, mut attempt: impl FnMut() -> Result<bool>) -> Result<()> {
+    let started = Instant::now();
+    let mut pause = Duration::from_micros(100);
+    loop {
+        if attempt()? {
+            return Ok(());
+        }
+        let waited = started.elapsed();
+        let left = match locking {
+            Locking::NonBlocking => Duration::ZERO,
+            Locking::Timeout(limit) => limit.saturating_sub(waited),
+            Locking::Blocking => Duration::MAX,
+        };
+        if left.is_zero() {
+            return Err(Error::at(path, ErrorKind::Locked { waited }));
+        }
+        std::thread::sleep(pause.min(left));
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
 }
 
 /// Whether locks are taken at all: only `unsafe` code may skip them
@@ -66,7 +108,7 @@ pub(crate) enum Locks {
 
 impl Default for Locks {
     fn default() -> Self {
-        Locks::Take(Locking::Blocking)
+        Locks::Take(Locking::default())
     }
 }
 
@@ -257,10 +299,7 @@ fn refuse_own_mappings(file: &File, path: &Path) -> Result<()> {
 /// Takes the structure lock shared, as `locks` says.
 pub(crate) fn lock_shared(file: &File, path: &Path, locks: Locks) -> Result<()> {
     match locks {
-        Locks::Take(Locking::Blocking) => file.lock_shared().map_err(io_error("lock", path)),
-        Locks::Take(Locking::NonBlocking) => {
-            file.try_lock_shared().map_err(|e| lock_error(e, path))
-        }
+        Locks::Take(locking) => lock_structure(file, path, locking, false),
         Locks::Ignore => Ok(()),
     }
 }
@@ -272,8 +311,7 @@ pub(crate) fn lock_exclusive(file: &File, path: &Path, locks: Locks) -> Result<(
         refuse_own_mappings(file, path)?;
     }
     match locks {
-        Locks::Take(Locking::Blocking) => file.lock().map_err(io_error("lock", path)),
-        Locks::Take(Locking::NonBlocking) => file.try_lock().map_err(|e| lock_error(e, path)),
+        Locks::Take(locking) => lock_structure(file, path, locking, true),
         Locks::Ignore => Ok(()),
     }
 }
@@ -304,24 +342,39 @@ impl Drop for ExclusiveLock<'_> {
     }
 }
 
-fn lock_error(error: std::fs::TryLockError, path: &Path) -> Error {
-    match error {
-        std::fs::TryLockError::WouldBlock => Error::at(path, ErrorKind::Locked),
-        std::fs::TryLockError::Error(source) => io_error("lock", path)(source),
+/// Takes the structure lock (shared or exclusive) as `locking` says:
+/// the kernel's wait for `Blocking`, else tries until the deadline.
+fn lock_structure(file: &File, path: &Path, locking: Locking, exclusive: bool) -> Result<()> {
+    if locking == Locking::Blocking {
+        let locked = if exclusive {
+            file.lock()
+        } else {
+            file.lock_shared()
+        };
+        return locked.map_err(io_error("lock", path));
     }
+    retry(path, locking, || {
+        let tried = if exclusive {
+            file.try_lock()
+        } else {
+            file.try_lock_shared()
+        };
+        match tried {
+            Ok(()) => Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+            Err(std::fs::TryLockError::Error(source)) => Err(io_error("lock", path)(source)),
+        }
+    })
 }
 
 #[cfg(target_os = "linux")]
 mod cross_process {
     use std::fs::File;
-
-    use crate::error::ErrorKind;
     use std::ops::Range;
     use std::path::Path;
-    use std::time::Duration;
 
     use super::{Access, Locking};
-    use crate::error::{Error, Result, io_error};
+    use crate::error::{Result, io_error};
     use crate::sys::range_lock::{self, Kind};
 
     /// Live locks lie in a second lane, this far past the data's bytes.
@@ -357,8 +410,7 @@ mod cross_process {
             Access::Write => (range.clone(), Kind::Write, shifted(range)),
             Access::Live => (shifted(range), Kind::Read, range.clone()),
         };
-        let mut pause = Duration::from_micros(100);
-        loop {
+        super::retry(path, locking, || {
             let attempt = || -> std::io::Result<bool> {
                 if !range_lock::try_lock(file, &own, kind)? {
                     return Ok(false);
@@ -371,17 +423,8 @@ mod cross_process {
                 }
                 Ok(true)
             };
-            if attempt().map_err(io_error("lock", path))? {
-                return Ok(());
-            }
-            if locking == Locking::NonBlocking {
-                return Err(Error::at(path, ErrorKind::Locked));
-            }
-            // Another process holds the bytes: wait, without holding
-            // anything, for it to let go.
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(50));
-        }
+            attempt().map_err(io_error("lock", path))
+        })
     }
 }
 

@@ -4,57 +4,119 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
 
-use npy_core::{Header, Layout, ParseOptions};
+#[cfg(feature = "npz")]
+use std::io::{BufReader, Read, Seek};
+
+use npy_core::pickle::Encoding;
+use npy_core::{Header, Layout, NpyArray, ParseOptions, ReadOptions};
 
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::lock::{Locking, Locks, lock_shared};
+#[cfg(feature = "npz")]
+use crate::npz::{MappedNpz, NpzArchive};
 use crate::sys::Storage;
-use crate::{Advice, LiveArray, MappedArray, Mode};
+use crate::{Advice, Appender, CopyOnWrite, LiveArray, MappedArray, Mode, ReadOnly, ReadWrite};
 
-/// Options for opening an existing `.npy` file as a memory map.
+/// How to open an existing `.npy` or `.npz` file: the one builder, with one
+/// terminal method per thing you can get.
+///
+/// | numpy | terminal method | gives |
+/// |---|---|---|
+/// | `np.load(p, mmap_mode="r")` | [`open`](Self::open) | [`MappedArray<ReadOnly>`] |
+/// | `np.load(p, mmap_mode="r+")` | [`open_rw`](Self::open_rw) | [`MappedArray<ReadWrite>`] |
+/// | `np.load(p, mmap_mode="c")` | [`open_cow`](Self::open_cow) | [`MappedArray<CopyOnWrite>`] |
+/// | — | [`open_live`](Self::open_live) | [`LiveArray`] (atomic views, shared while written) |
+/// | `np.load(p)` | [`load`](Self::load) | [`NpyArray`] in memory |
+/// | — | [`append`](Self::append) | [`Appender`] (rows added in place) |
+/// | `np.load(p)` of an `.npz` | [`open_npz`](Self::open_npz), [`read_npz`](Self::read_npz) | [`NpzArchive`](crate::npz::NpzArchive) |
+/// | — | [`map_npz`](Self::map_npz) | [`MappedNpz`](crate::npz::MappedNpz): zero-copy members |
+///
+/// The free functions [`open`](crate::open), [`open_rw`](crate::open_rw),
+/// [`open_cow`](crate::open_cow) and [`load`](crate::load) are these with
+/// default options. Each option says which terminal methods it concerns;
+/// the others ignore it.
 ///
 /// ```no_run
-/// use npy_mmap::{Advice, OpenOptions, ReadWrite};
+/// use npy_mmap::{Advice, OpenOptions};
 /// // A worker that fills rows 1000..2000 of a big file maps only those rows.
 /// let mut part = OpenOptions::new()
 ///     .window(1000..2000)
 ///     .advice(Advice::Sequential)
-///     .open::<ReadWrite>("big.npy")?;
+///     .open_rw("big.npy")?;
 /// part.bytes_mut().fill(0);
 /// part.flush()?;
-/// # Ok::<(), npy_mmap::Error>(())
+///
+/// // Random reads of a file bigger than memory: tell the kernel not to
+/// // read ahead, so each read costs one page, not a read-ahead window.
+/// let big = OpenOptions::new().advice(Advice::Random).open("huge.npy")?;
+/// let view = big.view::<f32>()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[must_use = "options do nothing until a terminal method (open, load, ...) is called"]
 pub struct OpenOptions {
-    parse: ParseOptions,
+    read: ReadOptions,
     advice: Option<Advice>,
     window: Option<Range<usize>>,
     locks: Locks,
 }
 
 impl OpenOptions {
-    /// Default options: whole array, blocking shared lock, numpy's
-    /// `max_header_size` of 10000, no access hint.
+    /// Default options: whole array, numpy's `max_header_size` of 10000, no
+    /// pickles, data in the file's byte order, no access hint, and locks
+    /// waited for up to [`Locking::DEFAULT_TIMEOUT`].
     pub fn new() -> OpenOptions {
         OpenOptions::default()
     }
 
     /// Refuses headers longer than `max` characters (numpy's `max_header_size`).
+    /// All terminal methods.
     pub fn max_header_size(&mut self, max: usize) -> &mut OpenOptions {
-        self.parse.max_header_size = max;
+        self.read.parse.max_header_size = max;
+        self
+    }
+
+    /// Decodes object arrays (numpy's `allow_pickle`), with npy-core's
+    /// restricted unpickler, which never runs code. [`load`](Self::load)
+    /// and archives; object arrays can never be mapped.
+    pub fn allow_pickle(&mut self, allow: bool) -> &mut OpenOptions {
+        self.read.parse.allow_pickle = allow;
+        self
+    }
+
+    /// How Python 2 strings in pickles are decoded (numpy's `encoding`).
+    /// [`load`](Self::load) and archives.
+    pub fn encoding(&mut self, encoding: Encoding) -> &mut OpenOptions {
+        self.read.pickle.encoding = encoding;
+        self
+    }
+
+    /// Converts the data to native byte order while reading it.
+    /// [`load`](Self::load) and archives (a mapping shows the file's bytes).
+    pub fn to_native(&mut self, to_native: bool) -> &mut OpenOptions {
+        self.read.to_native = to_native;
+        self
+    }
+
+    /// Refuses arrays whose data is larger than `max` bytes before reading
+    /// any of it. [`load`](Self::load) and archives.
+    pub fn max_data_len(&mut self, max: usize) -> &mut OpenOptions {
+        self.read.max_data_len = Some(max);
         self
     }
 
     /// Passes an access-pattern hint to the kernel right after mapping.
+    /// Mappings.
     pub fn advice(&mut self, advice: Advice) -> &mut OpenOptions {
         self.advice = Some(advice);
         self
     }
 
-    /// Maps only `rows` of the array: along axis 0 for C order, along the
-    /// last axis for Fortran order (the axis whose slices are contiguous).
-    /// The mapped array then has the window's shape and window-relative
-    /// indices; [`MappedArray::rows`] tells where the window lies.
+    /// Maps only `rows` of the array: along the growth axis (axis 0 for C
+    /// order, the last axis for Fortran order: the axis whose slices are
+    /// contiguous). The mapped array then has the window's shape and
+    /// window-relative indices; [`MappedArray::rows`] tells where the window
+    /// lies. Mappings.
     pub fn window(&mut self, rows: Range<usize>) -> &mut OpenOptions {
         self.window = Some(rows);
         self
@@ -63,7 +125,8 @@ impl OpenOptions {
     /// How to wait for locks other processes hold (see [`Locking`]): the
     /// structure lock (shared while mapped) and the data lock of the mapped
     /// bytes. Conflicts with this process's own mappings always fail at
-    /// once ([`Error::Conflict`]).
+    /// once ([`ErrorKind::Conflict`](crate::ErrorKind::Conflict)). All
+    /// terminal methods.
     pub fn locking(&mut self, locking: Locking) -> &mut OpenOptions {
         self.locks = Locks::Take(locking);
         self
@@ -88,19 +151,28 @@ impl OpenOptions {
         self
     }
 
-    /// Opens `path` in mode `M` ([`ReadOnly`](crate::ReadOnly) = numpy's
-    /// `r`, [`ReadWrite`](crate::ReadWrite) = `r+`,
-    /// [`CopyOnWrite`](crate::CopyOnWrite) = `c`).
+    /// Maps `path` read-only (numpy's `mmap_mode="r"`).
     ///
     /// Cost does not depend on the file's size: open, lock, two small reads
     /// (preamble, then header), `fstat`, one `mmap`. No array data is read.
-    pub fn open<M: Mode>(&self, path: impl AsRef<Path>) -> Result<MappedArray<M>> {
-        let path = path.as_ref();
-        let (file, header, layout) = self.open_locked(path, M::Map::NEEDS_WRITE_ACCESS)?;
-        MappedArray::map(file, path, header, layout, &self.request())
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<MappedArray<ReadOnly>> {
+        self.map(path.as_ref())
     }
 
-    /// Opens `path` for live sharing: a writer and readers (threads or
+    /// Maps `path` read-write (numpy's `mmap_mode="r+"`): writes reach the
+    /// file. The mapped bytes are locked against every other mapping made
+    /// through this crate, in any process (docs/SAFETY.md).
+    pub fn open_rw(&self, path: impl AsRef<Path>) -> Result<MappedArray<ReadWrite>> {
+        self.map(path.as_ref())
+    }
+
+    /// Maps `path` copy-on-write (numpy's `mmap_mode="c"`): writes stay in
+    /// this process, the file never changes.
+    pub fn open_cow(&self, path: impl AsRef<Path>) -> Result<MappedArray<CopyOnWrite>> {
+        self.map(path.as_ref())
+    }
+
+    /// Maps `path` for live sharing: a writer and readers (threads or
     /// processes) use the same rows at the same time, through atomic element
     /// views. See [`LiveArray`].
     pub fn open_live(&self, path: impl AsRef<Path>) -> Result<LiveArray> {
@@ -109,11 +181,49 @@ impl OpenOptions {
         LiveArray::map(file, path, header, layout, &self.request())
     }
 
+    /// Reads the array in `path` into memory (numpy's `np.load(path)`):
+    /// see [`load`](crate::load).
+    pub fn load(&self, path: impl AsRef<Path>) -> Result<NpyArray> {
+        crate::load::load_file(path.as_ref(), &self.read, self.locks)
+    }
+
+    /// Opens `path` for appending rows in place. See [`Appender`].
+    pub fn append(&self, path: impl AsRef<Path>) -> Result<Appender> {
+        Appender::open(path.as_ref(), &self.read.parse, self.locks)
+    }
+
+    /// Opens the `.npz` archive at `path`, reading its central directory only.
+    #[cfg(feature = "npz")]
+    pub fn open_npz(&self, path: impl AsRef<Path>) -> Result<NpzArchive<BufReader<File>>> {
+        NpzArchive::open(path.as_ref(), self.read, self.locks)
+    }
+
+    /// Reads the central directory of the archive in `reader` (a file, a
+    /// cursor over bytes, a remote reader...).
+    #[cfg(feature = "npz")]
+    pub fn read_npz<R: Read + Seek>(&self, reader: R) -> Result<NpzArchive<R>> {
+        NpzArchive::with_options(reader, self.read)
+    }
+
+    /// Maps the `.npz` archive at `path` read-only: stored members then
+    /// give typed views straight into the mapping (numpy ignores
+    /// `mmap_mode` for archives).
+    #[cfg(feature = "npz")]
+    pub fn map_npz(&self, path: impl AsRef<Path>) -> Result<MappedNpz> {
+        MappedNpz::open(path.as_ref(), self.read, self.locks)
+    }
+
+    /// Maps `path` in mode `M`.
+    fn map<M: Mode>(&self, path: &Path) -> Result<MappedArray<M>> {
+        let (file, header, layout) = self.open_locked(path, M::Map::NEEDS_WRITE_ACCESS)?;
+        MappedArray::map(file, path, header, layout, &self.request())
+    }
+
     /// Opens the file, takes the structure lock shared and reads the header.
     fn open_locked(&self, path: &Path, write: bool) -> Result<(File, Header, Layout)> {
         let file = open_regular(path, write)?;
         lock_shared(&file, path, self.locks)?;
-        let (header, layout) = read_header(&file, path, &self.parse).map_err(|error| {
+        let (header, layout) = read_header(&file, path, &self.read.parse).map_err(|error| {
             match error.kind() {
                 // Mapping (not loading) says what np.load(mmap_mode=...) says.
                 ErrorKind::Format(npy_core::Error::ObjectDType) => {
@@ -144,7 +254,7 @@ pub(crate) struct MapRequest {
 }
 
 /// Opens an existing regular file for reading (and writing, if `write`),
-/// refusing anything else with [`Error::NotARegularFile`]: what every opener
+/// refusing anything else with [`ErrorKind::NotARegularFile`](crate::ErrorKind::NotARegularFile): what every opener
 /// of this crate does first, for callers that read files themselves.
 ///
 /// The open itself does not block: opening a FIFO for reading would wait for
@@ -224,4 +334,15 @@ pub(crate) fn read_header(
     // npy-core's stream reader: a few small reads, and a buffer that grows
     // with the bytes that arrive, never with what the length field claims.
     Header::read_from(&mut &*file, options).map_err(format_error("read the header of", path))
+}
+
+/// Options with these read options (`max_header_size`, `allow_pickle`, the
+/// pickle encoding, `to_native`, `max_data_len`), and the rest default.
+impl From<ReadOptions> for OpenOptions {
+    fn from(read: ReadOptions) -> OpenOptions {
+        OpenOptions {
+            read,
+            ..OpenOptions::default()
+        }
+    }
 }

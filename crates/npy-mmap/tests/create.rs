@@ -6,7 +6,7 @@ use std::os::unix::fs::MetadataExt;
 
 use common::TempDir;
 use npy_core::{DType, Header, Order, Version};
-use npy_mmap::{CreateOptions, ErrorKind, Locking, OpenOptions, ReadOnly};
+use npy_mmap::{CreateOptions, ErrorKind, Locking, OpenOptions};
 
 fn f8() -> DType {
     DType::parse("<f8").unwrap()
@@ -192,11 +192,7 @@ fn readers_share_and_wait_for_the_exclusive_lock() {
     let dir = TempDir::new("lock-shared");
     let path = dir.join("a.npy");
     CreateOptions::new(f8(), [4]).preallocate(&path).unwrap();
-    let nonblocking = || {
-        OpenOptions::new()
-            .locking(Locking::NonBlocking)
-            .open::<ReadOnly>(&path)
-    };
+    let nonblocking = || OpenOptions::new().locking(Locking::NonBlocking).open(&path);
     let first = nonblocking().unwrap();
     let second = nonblocking().unwrap();
     drop((first, second));
@@ -205,13 +201,13 @@ fn readers_share_and_wait_for_the_exclusive_lock() {
     holder.lock().unwrap();
     assert!(matches!(
         (nonblocking()).as_ref().map_err(|e| e.kind()),
-        Err(ErrorKind::Locked)
+        Err(ErrorKind::Locked { .. })
     ));
     // SAFETY: nothing writes or shrinks the file while `unlocked` lives
     // (the holder above only holds the lock).
     let mut options = OpenOptions::new();
     unsafe { options.ignore_locks() };
-    let unlocked = options.open::<ReadOnly>(&path);
+    let unlocked = options.open(&path);
     assert!(unlocked.is_ok(), "ignore_locks takes no lock");
     drop(holder);
     nonblocking().unwrap();

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use common::TempDir;
 use npy_core::{DType, Order, ReadOptions};
 use npy_mmap::npz::{Compression, NpzArchive, NpzWriter};
-use npy_mmap::{Appender, AtomicFile, CreateOptions, Error, ErrorKind};
+use npy_mmap::{AtomicFile, CreateOptions, Error, ErrorKind};
 
 fn f8() -> DType {
     DType::parse("<f8").unwrap()
@@ -186,7 +186,7 @@ fn an_appender_refuses_a_replaced_file() {
     let mut writer = CreateOptions::new(f8(), [0]).stream(&path).unwrap();
     writer.write_rows(&[1.0f64]).unwrap();
     writer.finish().unwrap();
-    let mut appender = Appender::open(&path).unwrap();
+    let mut appender = npy_mmap::OpenOptions::new().append(&path).unwrap();
     assert_eq!(appender.append(&[2.0f64]).unwrap(), 2);
     // A save renames a new file over the path: appending on would reach an
     // inode nobody can open any more.
@@ -222,10 +222,12 @@ fn fifos_are_refused_without_blocking() {
     assert!(is_fifo_error(&npy_mmap::open(&fifo).unwrap_err()));
     assert!(is_fifo_error(&npy_mmap::open_rw(&fifo).unwrap_err()));
     assert!(is_fifo_error(&npy_mmap::load(&fifo).unwrap_err()));
-    assert!(is_fifo_error(&Appender::open(&fifo).unwrap_err()));
-    let error = NpzArchive::open(&fifo).unwrap_err();
+    assert!(is_fifo_error(
+        &npy_mmap::OpenOptions::new().append(&fifo).unwrap_err()
+    ));
+    let error = npy_mmap::OpenOptions::new().open_npz(&fifo).unwrap_err();
     assert!(error.to_string().contains("a FIFO"), "{error}");
-    let error = npy_mmap::npz::MappedNpz::open(&fifo).unwrap_err();
+    let error = npy_mmap::OpenOptions::new().map_npz(&fifo).unwrap_err();
     assert!(error.to_string().contains("a FIFO"), "{error}");
     let error = npy_mmap::open(dir.path()).unwrap_err();
     assert!(
@@ -343,7 +345,9 @@ fn npz_loads_can_cap_the_inflated_size() {
         max_data_len: Some(64 << 10),
         ..Default::default()
     };
-    let mut archive = NpzArchive::with_options(Cursor::new(bytes), options).unwrap();
+    let mut archive = npy_mmap::OpenOptions::from(options)
+        .read_npz(Cursor::new(bytes))
+        .unwrap();
     let error = archive.load("big").unwrap_err();
     assert!(
         error

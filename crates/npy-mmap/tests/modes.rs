@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use common::{TempDir, f64_bytes, npy_bytes, write_file};
 use npy_core::Order;
-use npy_mmap::{Advice, CopyOnWrite, ErrorKind, OpenOptions, ReadOnly, ReadWrite};
+use npy_mmap::{Advice, ErrorKind, OpenOptions};
 
 #[test]
 fn read_only_sees_the_file_data() {
@@ -73,7 +73,7 @@ fn copy_on_write_changes_never_reach_the_file() {
     assert_eq!(reader.bytes(), &file[128..]);
     drop(array);
     assert_eq!(std::fs::read(&path).unwrap(), file);
-    let again = OpenOptions::new().open::<CopyOnWrite>(&path).unwrap();
+    let again = OpenOptions::new().open_cow(&path).unwrap();
     assert_eq!(again.bytes(), &file[128..]);
 }
 
@@ -115,7 +115,7 @@ fn dont_need_on_shared_mappings_keeps_the_data() {
     drop(writer);
     let reader = OpenOptions::new()
         .advice(Advice::DontNeed)
-        .open::<ReadOnly>(&path)
+        .open(&path)
         .unwrap();
     assert_eq!(reader.bytes()[5000], 9);
     assert_eq!(reader.bytes()[0], 7);
@@ -183,10 +183,7 @@ fn async_flushes_of_a_window_are_checked_and_keep_the_data() {
         &npy_bytes("<f8", Order::C, &[100, 10], &[0; 8000]),
     );
     // A window starting mid-file: writeback starts at the window's file offset.
-    let mut window = OpenOptions::new()
-        .window(30..60)
-        .open::<ReadWrite>(&path)
-        .unwrap();
+    let mut window = OpenOptions::new().window(30..60).open_rw(&path).unwrap();
     let mut view = window.view_mut::<f64>().unwrap();
     for (i, value) in view.as_slice_mut().unwrap().iter_mut().enumerate() {
         *value = i as f64;
@@ -212,16 +209,16 @@ fn async_flushes_of_a_window_are_checked_and_keep_the_data() {
 }
 
 #[test]
-fn generic_open_names_the_mode() {
+fn each_mode_method_names_its_mode() {
     let dir = TempDir::new("modes-generic");
     let path = write_file(&dir, "a.npy", &npy_bytes("|u1", Order::C, &[3], &[1, 2, 3]));
-    fn first<M: npy_mmap::Mode>(path: &std::path::Path) -> (u8, &'static str) {
-        let array = OpenOptions::new().open::<M>(path).unwrap();
+    fn first<M: npy_mmap::Mode>(array: npy_mmap::MappedArray<M>) -> (u8, &'static str) {
         (array.bytes()[0], M::NUMPY_MODE)
     }
-    assert_eq!(first::<ReadOnly>(&path), (1, "r"));
-    assert_eq!(first::<ReadWrite>(&path), (1, "r+"));
-    assert_eq!(first::<CopyOnWrite>(&path), (1, "c"));
+    let options = OpenOptions::new();
+    assert_eq!(first(options.open(&path).unwrap()), (1, "r"));
+    assert_eq!(first(options.open_rw(&path).unwrap()), (1, "r+"));
+    assert_eq!(first(options.open_cow(&path).unwrap()), (1, "c"));
 }
 
 #[test]
@@ -255,7 +252,7 @@ fn populate_write_prefaults_a_writable_window() {
     let mut window = OpenOptions::new()
         .window(1024..2048)
         .advice(Advice::PopulateWrite)
-        .open::<ReadWrite>(&path)
+        .open_rw(&path)
         .unwrap();
     assert!(
         window.bytes().iter().all(|&b| b == 0),
@@ -281,10 +278,7 @@ fn fill_blocks_fills_every_row_in_either_order_and_stops_at_an_error() {
             Order::Fortran => &[3, 10],
         };
         let path = write_file(&dir, "a.npy", &npy_bytes("<f8", order, shape, &[0; 240]));
-        let mut window = OpenOptions::new()
-            .window(2..9)
-            .open::<ReadWrite>(&path)
-            .unwrap();
+        let mut window = OpenOptions::new().window(2..9).open_rw(&path).unwrap();
         let mut blocks = Vec::new();
         window
             .fill_blocks::<f64, npy_mmap::Error>(3, |rows, mut block| {

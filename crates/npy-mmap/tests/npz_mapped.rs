@@ -4,7 +4,7 @@
 use npy_mmap::ErrorKind;
 use std::path::PathBuf;
 
-use npy_mmap::npz::{Compression, MappedNpz, NpzWriter};
+use npy_mmap::npz::{Compression, NpzWriter};
 use zerocopy::byteorder::{I64, LittleEndian};
 
 fn temp_dir(tag: &str) -> PathBuf {
@@ -32,7 +32,7 @@ fn views_point_into_the_mapping_and_are_aligned() {
     writer.add("w", &[1u16, 2, 3][..]).unwrap();
     writer.finish().unwrap();
 
-    let mapped = MappedNpz::open(&path).unwrap();
+    let mapped = npy_mmap::OpenOptions::new().map_npz(&path).unwrap();
     let mut archive = mapped.archive().unwrap();
     let v = archive.view::<f64>("v").unwrap();
     let w = archive.view::<u16>("w").unwrap();
@@ -63,7 +63,7 @@ fn rewriting_the_path_leaves_mapped_readers_intact() {
     writer.add("x", &[1i64; 1000][..]).unwrap();
     writer.finish().unwrap();
 
-    let mapped = MappedNpz::open(&path).unwrap();
+    let mapped = npy_mmap::OpenOptions::new().map_npz(&path).unwrap();
     let mut archive = mapped.archive().unwrap();
     let old = archive.view::<i64>("x").unwrap();
 
@@ -73,7 +73,7 @@ fn rewriting_the_path_leaves_mapped_readers_intact() {
 
     assert_eq!(old.len(), 1000);
     assert!(old.iter().all(|&v| v == 1));
-    let fresh = MappedNpz::open(&path).unwrap();
+    let fresh = npy_mmap::OpenOptions::new().map_npz(&path).unwrap();
     assert_eq!(
         fresh.archive().unwrap().view::<i64>("x").unwrap().to_vec(),
         [2; 10]
@@ -88,7 +88,7 @@ fn compressed_members_name_the_alternative() {
     let mut writer = NpzWriter::create_with_compression(&path, Compression::DEFLATED).unwrap();
     writer.add("z", &[0f32; 100][..]).unwrap();
     writer.finish().unwrap();
-    let mapped = MappedNpz::open(&path).unwrap();
+    let mapped = npy_mmap::OpenOptions::new().map_npz(&path).unwrap();
     let error = mapped.archive().unwrap().view::<f32>("z").unwrap_err();
     assert!(
         matches!(error.kind(), ErrorKind::Compressed { .. }),
@@ -103,7 +103,7 @@ fn numpys_unaligned_members_need_an_unaligned_type() {
     // numpy's savez does not align member data: arr_0 (<i8) starts at an odd offset.
     let path =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/npz/savez_mixed.npz");
-    let mapped = MappedNpz::open(&path).unwrap();
+    let mapped = npy_mmap::OpenOptions::new().map_npz(&path).unwrap();
     let mut archive = mapped.archive().unwrap();
     let error = archive.view::<i64>("arr_0").unwrap_err();
     assert!(
@@ -131,21 +131,28 @@ fn numpys_unaligned_members_need_an_unaligned_type() {
 fn missing_or_empty_files_are_errors() {
     let dir = temp_dir("bad");
     assert!(matches!(
-        (MappedNpz::open(dir.join("absent.npz")).unwrap_err()).kind(),
+        (npy_mmap::OpenOptions::new()
+            .map_npz(dir.join("absent.npz"))
+            .unwrap_err())
+        .kind(),
         ErrorKind::Io {
             operation: "open",
             ..
         }
     ));
     std::fs::write(dir.join("empty.npz"), b"").unwrap();
-    let mapped = MappedNpz::open(dir.join("empty.npz")).unwrap();
+    let mapped = npy_mmap::OpenOptions::new()
+        .map_npz(dir.join("empty.npz"))
+        .unwrap();
     assert!(mapped.bytes().is_empty());
     assert!(matches!(
         (mapped.archive().unwrap_err()).kind(),
         ErrorKind::NotAZip { .. }
     ));
     std::fs::write(dir.join("junk.npz"), vec![0x50; 5000]).unwrap();
-    let mapped = MappedNpz::open(dir.join("junk.npz")).unwrap();
+    let mapped = npy_mmap::OpenOptions::new()
+        .map_npz(dir.join("junk.npz"))
+        .unwrap();
     assert!(mapped.archive().is_err());
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -5,14 +5,14 @@ mod common;
 
 use common::{TempDir, f64_bytes, npy_bytes, raw_v1, write_file};
 use npy_core::Order;
-use npy_mmap::{CopyOnWrite, Error, ErrorKind, OpenOptions, ReadOnly, ReadWrite};
+use npy_mmap::{Error, ErrorKind, OpenOptions};
 
 fn open_each_mode(path: &std::path::Path) -> [Result<usize, Error>; 3] {
     let options = OpenOptions::new();
     [
-        options.open::<ReadOnly>(path).map(|a| a.bytes().len()),
-        options.open::<ReadWrite>(path).map(|a| a.bytes().len()),
-        options.open::<CopyOnWrite>(path).map(|a| a.bytes().len()),
+        options.open(path).map(|a| a.bytes().len()),
+        options.open_rw(path).map(|a| a.bytes().len()),
+        options.open_cow(path).map(|a| a.bytes().len()),
     ]
 }
 
@@ -119,18 +119,13 @@ fn max_header_size_is_honoured() {
     );
     let error = OpenOptions::new()
         .max_header_size(100)
-        .open::<ReadOnly>(&path)
+        .open(&path)
         .unwrap_err();
     assert!(
         error.to_string().contains("Header info length (118)"),
         "{error}"
     );
-    assert!(
-        OpenOptions::new()
-            .max_header_size(118)
-            .open::<ReadOnly>(&path)
-            .is_ok()
-    );
+    assert!(OpenOptions::new().max_header_size(118).open(&path).is_ok());
 }
 
 #[test]
@@ -168,10 +163,7 @@ fn zero_size_arrays_open_without_a_mapping() {
         array.flush().unwrap();
         array.advise(npy_mmap::Advice::WillNeed).unwrap();
         let rows = shape[0];
-        let window = OpenOptions::new()
-            .window(0..rows)
-            .open::<ReadOnly>(&path)
-            .unwrap();
+        let window = OpenOptions::new().window(0..rows).open(&path).unwrap();
         assert_eq!(window.shape(), shape);
     }
 }
@@ -196,10 +188,7 @@ fn zero_d_arrays_have_one_element() {
         npy_mmap::open(&path).unwrap().bytes(),
         (-3.0f64).to_le_bytes()
     );
-    let error = OpenOptions::new()
-        .window(0..1)
-        .open::<ReadOnly>(&path)
-        .unwrap_err();
+    let error = OpenOptions::new().window(0..1).open(&path).unwrap_err();
     assert!(matches!(error.kind(), ErrorKind::NoRows));
 }
 

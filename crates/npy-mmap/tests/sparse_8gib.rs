@@ -6,7 +6,7 @@ mod common;
 
 use common::TempDir;
 use npy_core::DType;
-use npy_mmap::{Advice, CreateOptions, OpenOptions, ReadWrite};
+use npy_mmap::{Advice, CreateOptions, OpenOptions};
 
 /// This process's resident set size in KiB (Linux: /proc/self/status VmRSS).
 fn rss_kib() -> u64 {
@@ -52,7 +52,7 @@ fn an_8_gib_sparse_file_opens_without_reading_it() {
     // first touch would otherwise fault in (and zero) megabytes.
     let mut array = OpenOptions::new()
         .advice(Advice::Random)
-        .open::<ReadWrite>(&path)
+        .open_rw(&path)
         .unwrap();
     let after_open = rss_kib();
     assert!(

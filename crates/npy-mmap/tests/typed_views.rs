@@ -5,7 +5,7 @@ mod common;
 
 use common::{TempDir, f64_bytes, npy_bytes, raw_v1, write_file};
 use npy_core::{Bool, Order};
-use npy_mmap::{CreateOptions, ErrorKind, OpenOptions, ReadOnly, ReadWrite};
+use npy_mmap::{CreateOptions, ErrorKind, OpenOptions};
 use zerocopy::byteorder::{BigEndian, F64, I32, LittleEndian};
 
 #[test]
@@ -46,10 +46,7 @@ fn fortran_order_indexing_in_whole_arrays_and_windows() {
             assert_eq!(view.get(&[i, j]), Some(&(i as i32 + 3 * j as i32)));
         }
     }
-    let window = OpenOptions::new()
-        .window(1..3)
-        .open::<ReadOnly>(&path)
-        .unwrap();
+    let window = OpenOptions::new().window(1..3).open(&path).unwrap();
     let view = window.view::<i32>().unwrap();
     assert_eq!(view.shape(), [3, 2]);
     let first = window.rows().start;
@@ -236,7 +233,7 @@ fn threads_fill_disjoint_row_chunks() {
         });
         array.flush().unwrap();
         drop(array);
-        let array = OpenOptions::new().open::<ReadWrite>(&path).unwrap();
+        let array = OpenOptions::new().open_rw(&path).unwrap();
         let view = array.view::<f64>().unwrap();
         for row in 0..rows {
             for col in 0..cols {

@@ -4,7 +4,7 @@ mod common;
 
 use common::{TempDir, npy_bytes, write_file};
 use npy_core::Order;
-use npy_mmap::{ErrorKind, OpenOptions, ReadOnly, ReadWrite};
+use npy_mmap::{ErrorKind, OpenOptions};
 
 /// A (rows, cols) u16 file whose element at flat position k holds k.
 fn counting_file(dir: &TempDir, order: Order, shape: &[usize]) -> (std::path::PathBuf, Vec<u8>) {
@@ -20,10 +20,7 @@ fn c_order_windows_are_row_slabs() {
     let (path, data) = counting_file(&dir, Order::C, &[1000, 7]);
     // 37 * 14 = 518 bytes past the data start: not page aligned.
     for rows in [0..1000, 37..91, 999..1000, 500..500] {
-        let window = OpenOptions::new()
-            .window(rows.clone())
-            .open::<ReadOnly>(&path)
-            .unwrap();
+        let window = OpenOptions::new().window(rows.clone()).open(&path).unwrap();
         assert_eq!(window.shape(), [rows.len(), 7]);
         assert_eq!(
             window.header().shape,
@@ -41,10 +38,7 @@ fn c_order_windows_are_row_slabs() {
 fn fortran_order_windows_run_along_the_last_axis() {
     let dir = TempDir::new("win-f");
     let (path, data) = counting_file(&dir, Order::Fortran, &[3, 4, 5]);
-    let window = OpenOptions::new()
-        .window(1..4)
-        .open::<ReadOnly>(&path)
-        .unwrap();
+    let window = OpenOptions::new().window(1..4).open(&path).unwrap();
     assert_eq!(window.shape(), [3, 4, 3]);
     assert_eq!(window.row_axis(), Some(2));
     assert_eq!(window.row_bytes(), 3 * 4 * 2);
@@ -57,7 +51,7 @@ fn writes_through_a_window_land_at_the_right_rows() {
     let (path, data) = counting_file(&dir, Order::C, &[3000, 5]);
     let mut window = OpenOptions::new()
         .window(2000..2500)
-        .open::<ReadWrite>(&path)
+        .open_rw(&path)
         .unwrap();
     window.bytes_mut().fill(0xFF);
     window.flush_rows(0..500).unwrap();
@@ -76,7 +70,7 @@ fn windows_out_of_bounds_are_errors() {
     for rows in [5..11, 11..11, usize::MAX - 1..usize::MAX] {
         let error = OpenOptions::new()
             .window(rows.clone())
-            .open::<ReadOnly>(&path)
+            .open(&path)
             .unwrap_err();
         assert!(
             matches!(error.kind(), ErrorKind::BadRows { start, end, rows: 10 } if *start == rows.start && *end == rows.end),
@@ -84,7 +78,7 @@ fn windows_out_of_bounds_are_errors() {
         );
     }
     #[allow(clippy::reversed_empty_ranges)]
-    let backwards = OpenOptions::new().window(6..5).open::<ReadOnly>(&path);
+    let backwards = OpenOptions::new().window(6..5).open(&path);
     assert!(matches!(
         (backwards).as_ref().map_err(|e| e.kind()),
         Err(ErrorKind::BadRows {
@@ -102,10 +96,7 @@ fn window_on_a_truncated_file_is_still_refused() {
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(128 + 39).unwrap();
     // Rows 0..2 are present, but the file as a whole is broken.
-    let error = OpenOptions::new()
-        .window(0..2)
-        .open::<ReadOnly>(&path)
-        .unwrap_err();
+    let error = OpenOptions::new().window(0..2).open(&path).unwrap_err();
     assert!(matches!(
         error.kind(),
         ErrorKind::FileTooShort {
@@ -147,10 +138,7 @@ fn a_window_maps_only_its_rows() {
     assert!(mapping_size_at(whole.bytes().as_ptr() as usize) >= 64 << 20);
     for w in [0, 7, 15] {
         let rows = w * 512..(w + 1) * 512;
-        let window = OpenOptions::new()
-            .window(rows)
-            .open::<ReadOnly>(&path)
-            .unwrap();
+        let window = OpenOptions::new().window(rows).open(&path).unwrap();
         assert_eq!(window.bytes().len(), 4 << 20);
         let mapped = mapping_size_at(window.bytes().as_ptr() as usize);
         // The window's bytes plus the part of a page before them, no more.

@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use npy_core::io::ReadOptions;
 use npy_core::{Header, ParseOptions};
 use npy_mmap::AtomicFile;
-use npy_mmap::npz::{Compression, MemberCompression, MemberInfo, NpzArchive, NpzWriter};
+use npy_mmap::npz::{Compression, MemberCompression, MemberInfo, NpzWriter};
 use serde_json::{Map, Value, json};
 
 use crate::cli::{ExtractArgs, LsArgs, PackArgs};
@@ -39,7 +39,7 @@ fn open_archive(
         Some(url) => Box::new(crate::remote::archive_reader(url)?),
         None => Box::new(io::BufReader::new(npy_mmap::open_regular(path, false)?)),
     };
-    match NpzArchive::with_options(source, options) {
+    match npy_mmap::OpenOptions::from(options).read_npz(source) {
         Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Io { .. }) => Err(err.into()),
         archive => Ok(archive),
     }

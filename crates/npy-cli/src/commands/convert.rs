@@ -45,7 +45,7 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 },
                 ..Default::default()
             };
-            loaded = npy_mmap::load_with(&args.input, &options)?;
+            loaded = npy_mmap::OpenOptions::from(options).load(&args.input)?;
             loaded.bytes()
         }
     };

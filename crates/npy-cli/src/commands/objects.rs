@@ -7,7 +7,6 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use npy_core::pickle::{Encoding, PickleOptions};
 use npy_core::{DType, Header, NpyArray, Order, ParseOptions, ReadOptions};
-use npy_mmap::npz::NpzArchive;
 
 use crate::cli::{PickleArgs, PickleEncoding, ShowArgs};
 use crate::commands::Verdict;
@@ -116,10 +115,11 @@ fn load(
                 return Ok(None);
             }
             refuse_unless_allowed(pickle, path)?;
-            Ok(Some(npy_mmap::load_with(path, &options)?))
+            Ok(Some(npy_mmap::OpenOptions::from(options).load(path)?))
         }
         Kind::Npz => {
-            let mut archive = NpzArchive::open_with_options(path, options)
+            let mut archive = npy_mmap::OpenOptions::from(options)
+                .open_npz(path)
                 .with_context(|| format!("cannot read the archive {}", path.display()))?;
             let key = match member {
                 Some(key) => key.to_string(),
@@ -178,7 +178,7 @@ fn select_rows(array: NpyArray, args: &ShowArgs) -> anyhow::Result<NpyArray> {
 /// `npy validate --allow-pickle` of an object array: the pickle decodes in
 /// full; bytes after it are trailing bytes, as after any array's data.
 pub fn check_pickle(path: &Path, file: &NpyFile, options: &ReadOptions) -> Verdict {
-    match npy_mmap::load_with(path, options) {
+    match npy_mmap::OpenOptions::from(*options).load(path) {
         Ok(array) => {
             let end = array.layout().data_end() as u64;
             let mut verdict = Verdict::default();

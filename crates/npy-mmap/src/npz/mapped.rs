@@ -9,7 +9,7 @@ use npy_core::ReadOptions;
 use super::read::NpzArchive;
 use crate::error::Result;
 use crate::error::io_error;
-use crate::lock::{Access, DataLock, Locking, Locks, lock_shared};
+use crate::lock::{Access, DataLock, Locks, lock_shared};
 use crate::sys::{self, ReadOnlyMap, Storage};
 
 /// An `.npz` file mapped read-only: stored members become typed views
@@ -25,7 +25,8 @@ use crate::sys::{self, ReadOnlyMap, Storage};
 ///
 /// ```
 /// use npy_core::{ArrayView, Order};
-/// use npy_mmap::npz::{MappedNpz, NpzWriter};
+/// use npy_mmap::OpenOptions;
+/// use npy_mmap::npz::NpzWriter;
 /// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-npz-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("data.npz");
@@ -34,7 +35,7 @@ use crate::sys::{self, ReadOnlyMap, Storage};
 /// writer.add("b", &[7i32; 5][..])?;
 /// writer.finish()?;
 ///
-/// let mapped = MappedNpz::open(&path)?;
+/// let mapped = OpenOptions::new().map_npz(&path)?;
 /// let mut archive = mapped.archive()?;
 /// let a = archive.view::<f64>("a")?;
 /// let b = archive.view::<i32>("b")?;
@@ -55,20 +56,10 @@ pub struct MappedNpz {
 }
 
 impl MappedNpz {
-    /// Maps the archive at `path` read-only, taking the shared lock (waiting for it).
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::open_with(path, ReadOptions::default(), Locking::Blocking)
-    }
-
-    /// Like [`open`](Self::open), with read options for the members and a locking mode.
-    pub fn open_with(
-        path: impl AsRef<Path>,
-        options: ReadOptions,
-        locking: Locking,
-    ) -> Result<Self> {
-        let path = path.as_ref();
+    /// Maps the archive at `path` read-only, taking the shared lock (from
+    /// [`OpenOptions::map_npz`](crate::OpenOptions::map_npz)).
+    pub(crate) fn open(path: &Path, options: ReadOptions, locks: Locks) -> Result<Self> {
         let file = crate::open::open_regular(path, false)?;
-        let locks = Locks::Take(locking);
         lock_shared(&file, path, locks)?;
         let meta = file.metadata().map_err(io_error("stat", path))?;
         // The whole archive is viewed: read-locked like any read-only mapping.

@@ -11,6 +11,7 @@ use zip::read::ZipFile;
 use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
 
 use crate::error::{Error, ErrorKind, Result, format_error_kind};
+use crate::lock::{Locks, lock_shared};
 
 /// The magic every `.npy` stream starts with; members without it are raw bytes.
 pub(crate) const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -106,16 +107,11 @@ impl<R> std::fmt::Debug for NpzArchive<R> {
 }
 
 impl NpzArchive<BufReader<File>> {
-    /// Opens the archive at `path`, reading its central directory only.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::open_with_options(path, ReadOptions::default())
-    }
-
-    /// Like [`open`](Self::open), with read options (`max_header_size`,
-    /// conversion to native byte order).
-    pub fn open_with_options(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self> {
-        let path = path.as_ref();
+    /// Opens the archive at `path` (from [`OpenOptions::open_npz`](crate::OpenOptions::open_npz)).
+    pub(crate) fn open(path: &Path, options: ReadOptions, locks: Locks) -> Result<Self> {
         let file = crate::open::open_regular(path, false)?;
+        // Readers of an archive wait for its writers like readers of an array.
+        lock_shared(&file, path, locks)?;
         let mut archive =
             Self::with_options(BufReader::new(file), options).map_err(|e| e.with_path(path))?;
         archive.path = Some(path.to_path_buf());
@@ -124,14 +120,15 @@ impl NpzArchive<BufReader<File>> {
 }
 
 impl<R: Read + Seek> NpzArchive<R> {
-    /// Reads the central directory of the zip in `reader`.
+    /// Reads the central directory of the zip in `reader`, with default
+    /// options ([`OpenOptions::read_npz`](crate::OpenOptions::read_npz) takes
+    /// options).
     pub fn new(reader: R) -> Result<Self> {
         Self::with_options(reader, ReadOptions::default())
     }
 
-    /// Like [`new`](Self::new), with read options (`max_header_size`,
-    /// conversion to native byte order).
-    pub fn with_options(mut reader: R, options: ReadOptions) -> Result<Self> {
+    /// [`new`](Self::new) with read options.
+    pub(crate) fn with_options(mut reader: R, options: ReadOptions) -> Result<Self> {
         let archive_len = reader
             .seek(io::SeekFrom::End(0))
             .map_err(|source| stream_error("seek in", source))?;
@@ -298,7 +295,7 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// Loads an array member into memory (stored or deflated), streaming it
     /// so memory is bounded by the array, and checks its CRC-32.
     ///
-    /// A member that is not `.npy` data is [`NpzError::NotNpy`]; use
+    /// A member that is not `.npy` data is [`ErrorKind::NotNpy`](crate::ErrorKind::NotNpy); use
     /// [`get`](Self::get) to take whatever the member holds, as NumPy does.
     pub fn load(&mut self, key: &str) -> Result<NpyArray> {
         match self.get(key)? {
@@ -497,8 +494,8 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
         Self::new(io::Cursor::new(bytes))
     }
 
-    /// Like [`from_bytes`](Self::from_bytes), with read options.
-    pub fn from_bytes_with_options(bytes: &'a [u8], options: ReadOptions) -> Result<Self> {
+    /// [`from_bytes`](Self::from_bytes) with read options.
+    pub(crate) fn from_bytes_with_options(bytes: &'a [u8], options: ReadOptions) -> Result<Self> {
         Self::with_options(io::Cursor::new(bytes), options)
     }
 
