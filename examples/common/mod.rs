@@ -145,7 +145,7 @@ pub fn fill_window(path: &Path, rows: Range<usize>) -> Result<f64> {
     let cols = window.row_bytes() / 8;
     let block = (FILL_BLOCK_BYTES / window.row_bytes().max(1)).max(1);
     let start = Instant::now();
-    window.fill_blocks::<f64, anyhow::Error>(block, |local, mut part| {
+    window.fill_blocks::<f64>(block, |local, mut part| {
         let slice = part
             .as_slice_mut()
             .context("a C-order window is contiguous")?;

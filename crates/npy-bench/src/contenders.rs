@@ -733,7 +733,7 @@ pub fn fill_worker(contender: &str, path: &Path, rows: Range<usize>) -> Result<(
         // What the crate docs advise for filling: block by block, each
         // block's writeback started as soon as it is filled.
         let mut array = OpenOptions::new().window(rows.clone()).open_rw(path)?;
-        array.fill_blocks::<f64, anyhow::Error>(FILL_BLOCK_BYTES / 8, |block, mut part| {
+        array.fill_blocks::<f64>(FILL_BLOCK_BYTES / 8, |block, mut part| {
             fill_values(
                 part.as_slice_mut().expect("contiguous"),
                 rows.start + block.start,

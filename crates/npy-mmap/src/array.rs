@@ -12,6 +12,11 @@ use crate::mode::{Mode, ReadWrite, Writable};
 use crate::open::MapRequest;
 use crate::sys::{self, Storage, StorageMut};
 
+/// What a [`MappedArray::fill_blocks`] function returns: any error (`?`
+/// converts it), which stops the fill and comes back as
+/// [`ErrorKind::Fill`](crate::ErrorKind::Fill).
+pub type FillResult = std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
 /// A hint to the kernel about how the mapped bytes will be accessed
 /// (`madvise`). Hints never change what the bytes are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -537,7 +542,7 @@ impl MappedArray<ReadWrite> {
     /// // A worker filling rows 500..1000, 128 rows at a time.
     /// let mut part = OpenOptions::new().window(500..1000).open_rw(&path)?;
     /// let first_row = part.rows().start;
-    /// part.fill_blocks::<f64, npy_mmap::Error>(128, |rows, mut block| {
+    /// part.fill_blocks::<f64>(128, |rows, mut block| {
     ///     for (i, value) in block.as_slice_mut().unwrap().iter_mut().enumerate() {
     ///         *value = ((first_row + rows.start) * 4 + i) as f64;
     ///     }
@@ -548,16 +553,17 @@ impl MappedArray<ReadWrite> {
     /// # std::fs::remove_dir_all(&dir).unwrap();
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn fill_blocks<T: Element, E: From<Error>>(
+    pub fn fill_blocks<T: Element>(
         &mut self,
         rows_per_block: usize,
-        mut fill: impl FnMut(Range<usize>, ArrayViewMut<'_, T>) -> std::result::Result<(), E>,
-    ) -> std::result::Result<(), E> {
+        mut fill: impl FnMut(Range<usize>, ArrayViewMut<'_, T>) -> FillResult,
+    ) -> Result<()> {
         let rows_per_block = rows_per_block.max(1);
         let count = self.rows.len();
         for first in (0..count).step_by(rows_per_block) {
             let rows = first..(first + rows_per_block).min(count);
-            fill(rows.clone(), self.rows_view_mut(rows.clone())?)?;
+            fill(rows.clone(), self.rows_view_mut(rows.clone())?)
+                .map_err(|source| Error::at(&self.path, ErrorKind::Fill { source }))?;
             self.flush_rows_async(rows)?;
         }
         self.flush()?;

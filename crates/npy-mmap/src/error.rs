@@ -326,6 +326,14 @@ pub enum ErrorKind {
         row_bytes: usize,
     },
 
+    /// The function given to [`MappedArray::fill_blocks`](crate::MappedArray::fill_blocks)
+    /// failed; the rows it filled before are flushed.
+    #[error("the fill function failed: {source}")]
+    Fill {
+        /// Its error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     /// The file is not a zip archive, or its central directory is damaged.
     #[error("File is not a zip file: {detail}")]
     NotAZip {

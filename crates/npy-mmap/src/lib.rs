@@ -136,7 +136,7 @@ pub mod npz;
 #[cfg(feature = "rayon")]
 mod par;
 
-pub use array::{Advice, MappedArray};
+pub use array::{Advice, FillResult, MappedArray};
 pub use atomic::AtomicFile;
 pub use create::CreateOptions;
 pub use error::{Error, ErrorKind, Result};
