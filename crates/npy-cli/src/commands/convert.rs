@@ -1,18 +1,15 @@
 //! `npy convert`: rewrite an array in another byte order, memory order or version.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use npy_core::swap::convert_byte_order;
-use npy_core::{
-    ByteOrder, DType, Header, Order, ParseOptions, ReadOptions, RecordView, Scalar, ScalarKind,
-    Version,
-};
+use npy_core::{ByteOrder, DType, Header, Order, RecordView, Scalar, ScalarKind, Version};
 use npy_mmap::AtomicFile;
 
 use crate::cli::{ByteOrderArg, ConvertArgs, OrderArg};
 use crate::progress::Progress;
-use crate::source::OpenedArray;
 use crate::transpose::AxisReversal;
 
 /// Output is produced in chunks of about this many bytes.
@@ -20,7 +17,11 @@ const CHUNK_BYTES: usize = 4 << 20;
 
 pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let _ = out;
-    let input = OpenedArray::map(&args.input, npy_mmap::Advice::Sequential)?;
+    let mut input = crate::source::open_array(
+        &args.input,
+        args.member.as_deref(),
+        npy_mmap::Advice::Sequential,
+    )?;
     let target = target_header(&input.header, args);
     let version = args.version.map(|v| match v {
         1 => Version::V1,
@@ -31,43 +32,133 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .to_bytes(version)
         .context("cannot write the requested header")?;
 
-    // A sparse input is read through the file, not the mapping (a hole read
-    // through a mapping can SIGBUS on a full filesystem); reordering needs
-    // the data whole, so such an input is read into memory.
+    // Reordering needs the data whole: a mapping (a file without holes, a
+    // stored npz member) is used in place; anything else (a sparse file,
+    // whose holes could SIGBUS through a mapping on a full filesystem, a
+    // compressed member, a URL, standard input) is read into memory.
     let loaded;
     let data = match input.contiguous() {
-        Some(data) => data,
+        Some(_) => {
+            input.verify()?;
+            input.contiguous().expect("still in place")
+        }
         None => {
-            let options = ReadOptions {
-                parse: ParseOptions {
-                    max_header_size: crate::source::INSPECT_MAX_HEADER,
-                    ..Default::default()
-                },
-                ..Default::default()
-            };
-            loaded = npy_mmap::load_with(&args.input, &options)?;
-            loaded.data()
+            loaded = input.read_all()?;
+            &loaded[..]
         }
     };
-    // The output is replaced like every save: a temporary file beside it
-    // (exclusive, unpredictable name, removed on failure), synced, renamed.
-    let mut output = AtomicFile::create(&args.output).with_context(|| {
+    let mut progress = Progress::bytes(data.len() as u64, "convert", false);
+    let write = |output: &mut dyn Write, progress: &mut Progress| {
+        write_output(
+            data,
+            &input.header,
+            &target,
+            args.byte_order.map(byte_order),
+            &header_bytes,
+            output,
+            progress,
+        )
+        .with_context(|| format!("cannot write {}", args.output.display()))
+    };
+    let cannot_create = || {
         format!(
             "cannot create a temporary file for {}",
             args.output.display()
         )
-    })?;
-    write_output(
-        data,
-        &input.header,
-        &target,
-        args.byte_order.map(byte_order),
-        &header_bytes,
-        &mut output,
-    )
-    .with_context(|| format!("cannot write {}", args.output.display()))?;
-    output.commit()?;
+    };
+    // The output is replaced like every save: a temporary file beside it
+    // (exclusive, unpredictable name, removed on failure), synced, renamed.
+    if args.no_sync {
+        let mut output = ScratchFile::create(&args.output).with_context(cannot_create)?;
+        write(&mut output, &mut progress)?;
+        output
+            .commit()
+            .with_context(|| format!("cannot replace {}", args.output.display()))?;
+    } else {
+        let mut output = AtomicFile::create(&args.output).with_context(cannot_create)?;
+        write(&mut output, &mut progress)?;
+        // Writing mostly filled the page cache; the disk catches up here.
+        progress.phase("convert: syncing to disk (fsync; --no-sync skips it)");
+        output.commit()?;
+    }
     Ok(())
+}
+
+/// The output of `--no-sync`: written under a temporary name beside the
+/// destination and renamed over it, as [`AtomicFile`] does, but without its
+/// two fsyncs (file and folder). A failed run still leaves the destination
+/// as it was; a crash soon after the rename may leave it empty or partial.
+/// (npy-mmap's `AtomicFile` always syncs: this is the one unsynced writer.)
+struct ScratchFile {
+    file: std::io::BufWriter<std::fs::File>,
+    temp: PathBuf,
+    dest: PathBuf,
+    renamed: bool,
+}
+
+impl ScratchFile {
+    fn create(dest: &Path) -> std::io::Result<ScratchFile> {
+        let name = dest
+            .file_name()
+            .ok_or_else(|| std::io::Error::other("the output path names no file"))?
+            .to_string_lossy()
+            .into_owned();
+        let mut attempt = 0u32;
+        loop {
+            // Exclusive creation: an existing name (or a link planted under
+            // it) is never opened; the next attempt takes another name.
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |t| t.subsec_nanos());
+            let temp = dest.with_file_name(format!(
+                ".{name}.{}.{nanos:08x}{attempt}.tmp",
+                std::process::id()
+            ));
+            match std::fs::File::options()
+                .write(true)
+                .create_new(true)
+                .open(&temp)
+            {
+                Ok(file) => {
+                    return Ok(ScratchFile {
+                        file: std::io::BufWriter::new(file),
+                        temp,
+                        dest: dest.to_path_buf(),
+                        renamed: false,
+                    });
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
+                    attempt += 1;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    fn commit(mut self) -> std::io::Result<()> {
+        self.file.flush()?;
+        std::fs::rename(&self.temp, &self.dest)?;
+        self.renamed = true;
+        Ok(())
+    }
+}
+
+impl Write for ScratchFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
 }
 
 /// The header np.save would write for the converted array.
@@ -188,11 +279,11 @@ fn write_output(
     target: &Header,
     byte_order: Option<ByteOrder>,
     header_bytes: &[u8],
-    writer: &mut impl Write,
+    writer: &mut dyn Write,
+    progress: &mut Progress,
 ) -> anyhow::Result<()> {
     writer.write_all(header_bytes)?;
     let itemsize = source.dtype.itemsize();
-    let mut progress = Progress::bytes(data.len() as u64, "convert", false);
     // Reordering moves whole elements, whatever their dtype: opaque bytes.
     let opaque = DType::Scalar(Scalar::new(
         ScalarKind::Void,

@@ -16,11 +16,15 @@ pub fn run(args: &CreateArgs) -> anyhow::Result<()> {
     let result = CreateOptions::new(dtype, args.shape.0.clone())
         .order(order)
         .reserve(args.reserve)
+        .overwrite(args.force)
         .preallocate(&args.output);
     match result {
         Ok(_) => Ok(()),
         Err(npy_mmap::Error::AlreadyExists { path }) => {
-            anyhow::bail!("{} exists; remove it first", path.display())
+            anyhow::bail!(
+                "{} exists; remove it first, or replace it with --force",
+                path.display()
+            )
         }
         Err(err) => Err(err.into()),
     }
