@@ -18,10 +18,38 @@
 //!
 //! | feature | adds |
 //! | --- | --- |
-//! | `half` | `half::f16` (and byte-order-explicit [`F16<O>`](ext::half)) as the element of `f2` data |
-//! | `num-complex` | `c8`/`c16` elements that are `num_complex::Complex` without copying ([`ext::num_complex`]) |
-//! | `ndarray` | views as `ndarray` views with the file's strides, no copy; writing any `ndarray` array like `np.save` ([`ext::ndarray`]) |
-//! | `derive` | `#[derive(NpyRecord)]`: a `#[repr(C)]` struct as a structured dtype, checked then zero-copy ([`ext::derive`]) |
+//! | `half` | `half::f16` (and byte-order-explicit [`F16<O>`][ext-half]) as the element of `f2` data |
+//! | `num-complex` | `c8`/`c16` elements that are `num_complex::Complex` without copying ([`ext::num_complex`][ext-num-complex]) |
+//! | `ndarray` | views as `ndarray` views with the file's strides, no copy; writing any `ndarray` array like `np.save` ([`ext::ndarray`][ext-ndarray]) |
+//! | `derive` | `#[derive(NpyRecord)]`: a `#[repr(C)]` struct as a structured dtype, checked then zero-copy ([`ext::derive`][ext-derive]) |
+//!
+//! A build without a feature has no module for it: its links lead to
+//! docs.rs, which documents every feature.
+//!
+#![cfg_attr(feature = "half", doc = "[ext-half]: mod@ext::half")]
+#![cfg_attr(
+    not(feature = "half"),
+    doc = "[ext-half]: https://docs.rs/npy-core/latest/npy_core/ext/half/index.html"
+)]
+#![cfg_attr(
+    feature = "num-complex",
+    doc = "[ext-num-complex]: mod@ext::num_complex"
+)]
+#![cfg_attr(
+    not(feature = "num-complex"),
+    doc = "[ext-num-complex]: https://docs.rs/npy-core/latest/npy_core/ext/num_complex/index.html"
+)]
+#![cfg_attr(feature = "ndarray", doc = "[ext-ndarray]: mod@ext::ndarray")]
+#![cfg_attr(
+    not(feature = "ndarray"),
+    doc = "[ext-ndarray]: https://docs.rs/npy-core/latest/npy_core/ext/ndarray/index.html"
+)]
+#![cfg_attr(feature = "derive", doc = "[ext-derive]: mod@ext::derive")]
+#![cfg_attr(
+    not(feature = "derive"),
+    doc = "[ext-derive]: https://docs.rs/npy-core/latest/npy_core/ext/derive/index.html"
+)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
