@@ -95,10 +95,10 @@ pub fn open_array(
 ) -> anyhow::Result<OpenedArray> {
     match (sniff(path)?, member) {
         (Kind::Npy, None) if is_stdin(path) => OpenedArray::stdin(),
-        (Kind::Npy, None) if let Some(url) = crate::remote::url_of(path) => {
-            crate::remote::open_array(url)
-        }
-        (Kind::Npy, None) => OpenedArray::map(path, advice),
+        (Kind::Npy, None) => match crate::remote::url_of(path) {
+            Some(url) => crate::remote::open_array(url),
+            None => OpenedArray::map(path, advice),
+        },
         (Kind::Npy, Some(_)) => bail!(
             "{} is an .npy file, not an .npz archive: --member does not apply",
             path.display()

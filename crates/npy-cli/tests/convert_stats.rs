@@ -263,15 +263,18 @@ fn create_refuses_existing_files_and_unknown_dtypes() {
     assert!(!dir.join("new.npy").exists());
 }
 
-/// Runs `npy` with string arguments, paths included.
-fn run(args: &[&OsStr]) -> std::process::Output {
-    npy(args)
+/// Runs `npy` with `args`, which must fail with a message containing `text`.
+#[track_caller]
+fn assert_refused(args: &[&OsStr], text: &str) {
+    let output = npy(args);
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains(text), "{}", stderr(&output));
 }
 
 fn stats_of(args: &[&OsStr]) -> serde_json::Value {
     let mut all = vec![OsStr::new("stats"), OsStr::new("--json")];
     all.extend_from_slice(args);
-    let output = run(&all);
+    let output = npy(&all);
     assert_exit(&output, 0);
     serde_json::from_str(&stdout(&output)).unwrap()
 }
@@ -354,21 +357,22 @@ fn stats_of_float16_and_complex_are_those_of_their_values() {
     // The magnitude unless --part says otherwise; the text output names the part.
     let c16_le = fixtures().join("c16_le.npy");
     assert_eq!(stats_of(&[c16_le.as_os_str()])["part"], "abs");
-    let text = run(&[OsStr::new("stats"), c16_le.as_os_str()]);
+    let text = npy(&[OsStr::new("stats"), c16_le.as_os_str()]);
     assert!(
         stdout(&text).starts_with("part:  abs\n"),
         "{}",
         stdout(&text)
     );
     // --part is for complex arrays only.
-    let output = run(&[
-        OsStr::new("stats"),
-        fixtures().join("f8_le.npy").as_os_str(),
-        OsStr::new("--part"),
-        OsStr::new("real"),
-    ]);
-    assert_exit(&output, 1);
-    assert!(stderr(&output).contains("--part applies to complex arrays"));
+    assert_refused(
+        &[
+            OsStr::new("stats"),
+            fixtures().join("f8_le.npy").as_os_str(),
+            OsStr::new("--part"),
+            OsStr::new("real"),
+        ],
+        "--part applies to complex arrays",
+    );
 }
 
 /// A stored member is read in place from a mapping of the archive, a
@@ -393,7 +397,7 @@ fn stats_and_convert_of_npz_members_match_the_npy_files() {
         if compress {
             args.push(OsStr::new("--compress"));
         }
-        assert_exit(&run(&args), 0);
+        assert_exit(&npy(&args), 0);
         for (name, path) in inputs.iter().zip(&paths) {
             let member = OsStr::new(name);
             assert_eq!(
@@ -403,7 +407,7 @@ fn stats_and_convert_of_npz_members_match_the_npy_files() {
             );
             // convert --member: np.save's bytes of the member, reordered.
             let out = dir.join(format!("{name}_{compress}.npy"));
-            let output = run(&[
+            let output = npy(&[
                 OsStr::new("convert"),
                 archive.as_os_str(),
                 out.as_os_str(),
@@ -415,7 +419,7 @@ fn stats_and_convert_of_npz_members_match_the_npy_files() {
         }
         // Reordered: the F-order fixture of the same values.
         let out = dir.join(format!("f_{compress}.npy"));
-        let output = run(&[
+        let output = npy(&[
             OsStr::new("convert"),
             archive.as_os_str(),
             out.as_os_str(),
@@ -439,25 +443,20 @@ fn stats_and_convert_of_npz_members_match_the_npy_files() {
             args.push(out.as_os_str());
         }
         args.extend([OsStr::new("--member"), OsStr::new("a")]);
-        let output = run(&args);
-        assert_exit(&output, 1);
-        assert!(
-            stderr(&output).contains("Bad CRC-32 for file 'a.npy'"),
-            "{command}: {}",
-            stderr(&output)
-        );
+        assert_refused(&args, "Bad CRC-32 for file 'a.npy'");
         assert!(!out.exists(), "{command}");
     }
     // --member names a member of an archive only.
-    let output = run(&[
-        OsStr::new("convert"),
-        paths[0].as_os_str(),
-        dir.join("x.npy").as_os_str(),
-        OsStr::new("--member"),
-        OsStr::new("a"),
-    ]);
-    assert_exit(&output, 1);
-    assert!(stderr(&output).contains("--member does not apply"));
+    assert_refused(
+        &[
+            OsStr::new("convert"),
+            paths[0].as_os_str(),
+            dir.join("x.npy").as_os_str(),
+            OsStr::new("--member"),
+            OsStr::new("a"),
+        ],
+        "--member does not apply",
+    );
 }
 
 /// `--no-sync` writes the same bytes, replaces the output whole and leaves
@@ -466,7 +465,7 @@ fn stats_and_convert_of_npz_members_match_the_npy_files() {
 fn convert_without_sync_writes_the_same_file_and_no_temporary() {
     let dir = scratch("convert_without_sync_writes_the_same_file_and_no_temporary");
     let out = dir.join("out.npy");
-    let output = run(&[
+    let output = npy(&[
         OsStr::new("convert"),
         fixtures().join("f8_c_2d.npy").as_os_str(),
         out.as_os_str(),
@@ -479,7 +478,7 @@ fn convert_without_sync_writes_the_same_file_and_no_temporary() {
         std::fs::read(&out).unwrap(),
         std::fs::read(fixtures().join("f8_f_2d.npy")).unwrap()
     );
-    let output = run(&[
+    let output = npy(&[
         OsStr::new("convert"),
         fixtures().join("bad/truncated_data.npy").as_os_str(),
         out.as_os_str(),
@@ -516,11 +515,15 @@ fn create_force_replaces_an_existing_file() {
         if force {
             args.push(OsStr::new("--force"));
         }
-        run(&args)
+        npy(&args)
     };
     let output = create(false);
     assert_exit(&output, 1);
-    assert!(stderr(&output).contains("--force"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("or replace it with --force"),
+        "{}",
+        stderr(&output)
+    );
     assert_eq!(std::fs::read(&path).unwrap(), common::arange_3x4());
     assert_exit(&create(true), 0);
     let expected = common::npy_bytes(

@@ -6,6 +6,22 @@
 //! any [`std::io::Read`] / [`std::io::Write`]. Files and memory maps live in the
 //! `npy-mmap` crate, which hands its bytes to the views defined here.
 //!
+//! ```
+//! use npy_core::{Order, ReadOptions, read_npy, write_slice};
+//!
+//! // np.save(f, np.arange(6.0).reshape(2, 3)), into any `Write`:
+//! let mut file = Vec::new();
+//! write_slice(&mut file, &[0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3], Order::C)?;
+//! assert!(file.starts_with(b"\x93NUMPY\x01\x00"));
+//!
+//! // np.load: from any `Read`, then a typed view checked against the dtype.
+//! let array = read_npy(file.as_slice(), &ReadOptions::default())?;
+//! assert_eq!(array.header().shape, [2, 3]);
+//! let view = array.view::<f64>()?;
+//! assert_eq!(view.get(&[1, 2]), Some(&5.0));
+//! # Ok::<(), npy_core::Error>(())
+//! ```
+//!
 //! Object arrays (`dtype=object`) are decoded, when the caller allows
 //! pickles, by a restricted unpickler that never runs code ([`pickle`]).
 //!
