@@ -340,7 +340,8 @@ fn stats_of_float16_and_complex_are_those_of_their_values() {
         .iter()
         .map(|v| (number(&v[0]), number(&v[1])))
         .collect();
-    let parts: [(&str, fn(f64, f64) -> f64); 4] = [
+    type PartOf = fn(f64, f64) -> f64;
+    let parts: [(&str, PartOf); 4] = [
         ("abs", f64::hypot),
         ("real", |re, _| re),
         ("imag", |_, im| im),
@@ -357,7 +358,7 @@ fn stats_of_float16_and_complex_are_those_of_their_values() {
     // The magnitude unless --part says otherwise; the text output names the part.
     let c16_le = fixtures().join("c16_le.npy");
     assert_eq!(stats_of(&[c16_le.as_os_str()])["part"], "abs");
-    let text = npy(&[OsStr::new("stats"), c16_le.as_os_str()]);
+    let text = npy([OsStr::new("stats"), c16_le.as_os_str()]);
     assert!(
         stdout(&text).starts_with("part:  abs\n"),
         "{}",
@@ -407,7 +408,7 @@ fn stats_and_convert_of_npz_members_match_the_npy_files() {
             );
             // convert --member: np.save's bytes of the member, reordered.
             let out = dir.join(format!("{name}_{compress}.npy"));
-            let output = npy(&[
+            let output = npy([
                 OsStr::new("convert"),
                 archive.as_os_str(),
                 out.as_os_str(),
@@ -419,7 +420,7 @@ fn stats_and_convert_of_npz_members_match_the_npy_files() {
         }
         // Reordered: the F-order fixture of the same values.
         let out = dir.join(format!("f_{compress}.npy"));
-        let output = npy(&[
+        let output = npy([
             OsStr::new("convert"),
             archive.as_os_str(),
             out.as_os_str(),
@@ -465,7 +466,7 @@ fn stats_and_convert_of_npz_members_match_the_npy_files() {
 fn convert_without_sync_writes_the_same_file_and_no_temporary() {
     let dir = scratch("convert_without_sync_writes_the_same_file_and_no_temporary");
     let out = dir.join("out.npy");
-    let output = npy(&[
+    let output = npy([
         OsStr::new("convert"),
         fixtures().join("f8_c_2d.npy").as_os_str(),
         out.as_os_str(),
@@ -478,7 +479,7 @@ fn convert_without_sync_writes_the_same_file_and_no_temporary() {
         std::fs::read(&out).unwrap(),
         std::fs::read(fixtures().join("f8_f_2d.npy")).unwrap()
     );
-    let output = npy(&[
+    let output = npy([
         OsStr::new("convert"),
         fixtures().join("bad/truncated_data.npy").as_os_str(),
         out.as_os_str(),
