@@ -445,7 +445,7 @@ fn fixtures_are_up_to_date() {
 /// How a typed case is written.
 #[derive(Clone, Copy, Debug)]
 enum Writer {
-    /// `write_slice` in one call.
+    /// `write_npy` of a slice with a shape, in one call.
     Slice,
     /// `NpyWriter::write_elements` in chunks of 7 elements.
     Chunks,
@@ -469,7 +469,7 @@ fn write_typed<T: Element>(
             file,
             &npy_core::ArrayView::from_slice(data, shape, order).unwrap(),
         )
-        .expect("write_slice"),
+        .expect("write_npy"),
         Writer::Chunks => {
             let header = Header {
                 dtype: T::dtype(),
@@ -494,7 +494,7 @@ fn write_typed<T: Element>(
     }));
 }
 
-/// Rust values written with `write_slice` and `NpyWriter` (every native
+/// Rust values written with `write_npy` and `NpyWriter` (every native
 /// element type, C and Fortran order, 0-d and empty arrays) load in numpy as
 /// exactly those values, in the layout we meant.
 #[test]

@@ -144,19 +144,29 @@ pub struct ShowArgs {
 #[command(after_help = "\
 NaNs are counted and left out of min, max, mean and std (like numpy's
 nanmin/nanmax/nanmean/nanstd); std is the population standard deviation
-(ddof=0). Works on bool, integer, float32 and float64 arrays of either byte
-order, streaming in bounded memory. In --json, inf and nan are the strings
-'inf', '-inf' and 'nan', and values of an array with no numbers are null.
+(ddof=0). Works on bool, integer, float16, float32, float64, complex64 and
+complex128 arrays of either byte order, streaming in bounded memory. For
+complex arrays the statistics are of one real value per element: the
+magnitude (numpy's np.abs), or with --part the real or imaginary part or the
+angle. mean and std are computed in float64. In --json, inf and nan are the
+strings 'inf', '-inf' and 'nan', and values of an array with no numbers are
+null. A stored (uncompressed) .npz member is read in place, like an .npy.
 
 Examples:
   npy stats data.npy
-  npy stats --json big.npy")]
+  npy stats --json big.npy
+  npy stats run.npz --member temps
+  npy stats spectrum.npy --part real")]
 pub struct StatsArgs {
     /// The .npy file (or .npz with --member; `-`: .npy data on standard input).
     pub path: PathBuf,
     /// The member of an .npz.
     #[arg(long, value_name = "NAME")]
     pub member: Option<String>,
+    /// Which value of complex numbers the statistics are of (default: abs,
+    /// the magnitude); complex arrays only.
+    #[arg(long, value_enum, value_name = "PART")]
+    pub part: Option<crate::render::Part>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -168,15 +178,28 @@ pub struct StatsArgs {
 The output header is byte-identical to what np.save writes for the result.
 Without --version the version is chosen like numpy does.
 
+The output replaces OUTPUT whole (a temporary file beside it, synced to disk,
+renamed over it); --no-sync skips the sync for scratch files.
+
 Examples:
   npy convert in.npy out.npy --byte-order little
   npy convert in.npy out.npy --order F
-  npy convert in.npy out.npy --version 2")]
+  npy convert in.npy out.npy --version 2
+  npy convert data.npz weights.npy --member weights
+  npy convert big.npy /scratch/big_f.npy --order F --no-sync")]
 pub struct ConvertArgs {
-    /// The input .npy file.
+    /// The input .npy file (or .npz with --member; `-`: .npy data on standard input).
     pub input: PathBuf,
     /// The output .npy file (replaced if it exists).
     pub output: PathBuf,
+    /// The member of an .npz input.
+    #[arg(long, value_name = "NAME")]
+    pub member: Option<String>,
+    /// Skip the final fsync of the output (and of its folder): for scratch
+    /// files. The output still replaces OUTPUT whole or not at all, but a
+    /// crash or power loss soon after can leave it empty or partly written.
+    #[arg(long)]
+    pub no_sync: bool,
     /// Byte order of the output's multi-byte values.
     #[arg(long, value_enum, value_name = "ORDER")]
     pub byte_order: Option<ByteOrderArg>,
@@ -245,10 +268,15 @@ Examples:
   npy create out.npy --dtype '<f8' --shape 1000,1000
   npy create out.npy --dtype '|S7' --shape 10 --order F --reserve
   npy create out.npy --dtype \"[('x', '<i4'), ('y', '>f8', (2, 3))]\" --shape 100
-  npy create scalar.npy --dtype '<i8' --shape ''")]
+  npy create scalar.npy --dtype '<i8' --shape ''
+  npy create out.npy --dtype '<f4' --shape 512,512 --force")]
 pub struct CreateArgs {
-    /// The file to create (an existing file is refused).
+    /// The file to create (an existing file is refused unless --force).
     pub output: PathBuf,
+    /// Replace an existing file: the new file is built under a temporary
+    /// name and renamed over the old one, which stays on any failure.
+    #[arg(long)]
+    pub force: bool,
     /// The dtype, as numpy writes it in a header.
     #[arg(long, value_name = "DESCR")]
     pub dtype: String,

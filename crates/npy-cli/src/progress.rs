@@ -47,6 +47,35 @@ impl Progress {
     }
 }
 
+impl Progress {
+    /// Ends the counted work and shows `message` with a spinner and the time
+    /// spent in it, for a final step that cannot be counted (an fsync).
+    /// Shown at once when the bar already was, else once the whole work has
+    /// run for a second.
+    pub fn phase(&mut self, message: &str) {
+        let Some(bar) = &self.bar else { return };
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                .expect("the template is valid"),
+        );
+        bar.set_message(message.to_string());
+        bar.reset_elapsed();
+        bar.enable_steady_tick(Duration::from_millis(120));
+        if !self.shown {
+            // The step blocks this thread: a timer shows it if it lasts.
+            let bar = bar.clone();
+            let wait = Duration::from_secs(1).saturating_sub(self.started.elapsed());
+            std::thread::spawn(move || {
+                std::thread::sleep(wait);
+                if !bar.is_finished() {
+                    bar.set_draw_target(ProgressDrawTarget::stderr());
+                }
+            });
+            self.shown = true;
+        }
+    }
+}
+
 impl Drop for Progress {
     fn drop(&mut self) {
         if let Some(bar) = &self.bar {

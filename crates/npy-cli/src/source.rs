@@ -2,11 +2,12 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read};
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, Range};
 use std::path::Path;
 
-use anyhow::Context;
-use npy_core::{Header, Layout, ParseOptions};
+use anyhow::{Context, bail};
+use npy_core::{Header, Layout, ParseOptions, ReadOptions};
+use npy_mmap::npz::{MemberCompression, MemberInfo};
 
 /// Header limit for the inspecting commands: the user asked for this file,
 /// so numpy's 10000-character guard (kept by `validate`) would only get in
@@ -54,6 +55,94 @@ pub fn sniff(path: &Path) -> anyhow::Result<Kind> {
         b"PK\x03\x04" | b"PK\x05\x06" => Kind::Npz,
         _ => Kind::Npy,
     })
+}
+
+/// The archive at `path` for reading, with what went wrong said in terms of
+/// the path.
+pub fn open_archive_for(path: &Path, parse: ParseOptions) -> anyhow::Result<Archive> {
+    let options = ReadOptions {
+        parse,
+        to_native: false,
+        ..Default::default()
+    };
+    open_archive(path, options)
+        .and_then(|archive| Ok(archive?))
+        .with_context(|| format!("cannot read the archive {}", path.display()))
+}
+
+/// The archive at `path`: a local file, or an object a URL names.
+/// Errors: reaching the object (I/O, the store) is an `Err` of anyhow's;
+/// an archive that does not read is an `Ok(Err(..))`, a verdict about it.
+pub fn open_archive(
+    path: &Path,
+    options: ReadOptions,
+) -> anyhow::Result<Result<Archive, npy_mmap::Error>> {
+    let source: Box<dyn ArchiveSource> = match crate::remote::url_of(path) {
+        Some(url) => Box::new(crate::remote::archive_reader(url)?),
+        None => Box::new(BufReader::new(npy_mmap::open_regular(path, false)?)),
+    };
+    match npy_mmap::OpenOptions::from(options).read_npz(source) {
+        Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Io { .. }) => Err(err.into()),
+        archive => Ok(archive),
+    }
+}
+
+/// Parse options of the inspecting commands (see [`INSPECT_MAX_HEADER`]).
+pub fn inspect_options() -> ParseOptions {
+    ParseOptions {
+        max_header_size: INSPECT_MAX_HEADER,
+        ..Default::default()
+    }
+}
+
+/// Opens `path` (an .npy, or the `member` of an .npz) for reading values;
+/// `advice` says how a mapped file will be read.
+pub fn open_array(
+    path: &Path,
+    member: Option<&str>,
+    advice: npy_mmap::Advice,
+) -> anyhow::Result<OpenedArray> {
+    match (sniff(path)?, member) {
+        (Kind::Npy, None) if is_stdin(path) => OpenedArray::stdin(),
+        (Kind::Npy, None) => match crate::remote::url_of(path) {
+            Some(url) => crate::remote::open_array(url),
+            None => OpenedArray::map(path, advice),
+        },
+        (Kind::Npy, Some(_)) => bail!(
+            "{} is an .npy file, not an .npz archive: --member does not apply",
+            path.display()
+        ),
+        (Kind::Npz, member) => open_member(path, member),
+    }
+}
+
+/// The array of one member: `member` may be omitted when the archive holds
+/// a single member. A stored member of a local archive is mapped (its data
+/// is read in place, like an .npy file's); a compressed one, or one in a
+/// store, is streamed.
+pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<OpenedArray> {
+    let mut archive = open_archive_for(path, inspect_options())?;
+    let key = match member {
+        Some(key) => key.to_string(),
+        None if archive.len() == 1 => archive.keys()[0].clone(),
+        None => bail!(
+            "{} is an .npz archive of {} members; choose one with --member (members: {})",
+            path.display(),
+            archive.len(),
+            archive.keys().join(", ")
+        ),
+    };
+    if !archive.is_npy(&key)? {
+        bail!("member '{key}' of {} is not an array", path.display());
+    }
+    let info = archive.info(&key)?;
+    if info.compression == MemberCompression::Stored && crate::remote::url_of(path).is_none() {
+        drop(archive);
+        return OpenedArray::map_member(path, &info);
+    }
+    // Only the header is read now; the data is streamed when it is used.
+    let (header, _) = archive.header(&key)?;
+    Ok(OpenedArray::member(archive, key, header))
 }
 
 /// An `.npy` file whose header has been parsed; the data is not read.
@@ -148,6 +237,48 @@ enum Data {
     Member { archive: Archive, key: String },
     /// An .npy object in a store, read with ranged GETs.
     Remote(npy_remote::blocking::Array),
+    /// A stored (uncompressed) member of a local .npz, read in place from a
+    /// read-only mapping of the archive: as fast as an .npy file.
+    MappedMember(MappedMember),
+}
+
+/// Where a stored member lies in its mapped archive, and the CRC-32 its
+/// content must have (checked by every pass that reads all of it).
+struct MappedMember {
+    npz: npy_mmap::npz::MappedNpz,
+    /// The member's name, for messages.
+    name: String,
+    /// The member's whole content (the .npy file) and its array data, as
+    /// byte ranges of the mapping.
+    content: Range<usize>,
+    data: Range<usize>,
+    crc32: u32,
+}
+
+impl MappedMember {
+    fn data(&self) -> &[u8] {
+        &self.npz.bytes()[self.data.clone()]
+    }
+
+    /// Hashes the content around the data (`before` or after it) into `crc`.
+    fn hash_around(&self, crc: &mut crc32fast::Hasher, before: bool) {
+        let bytes = self.npz.bytes();
+        crc.update(if before {
+            &bytes[self.content.start..self.data.start]
+        } else {
+            &bytes[self.data.end..self.content.end]
+        });
+    }
+
+    fn check(&self, crc: crc32fast::Hasher) -> anyhow::Result<()> {
+        // numpy's (zipfile's) wording.
+        anyhow::ensure!(
+            crc.finalize() == self.crc32,
+            "Bad CRC-32 for file '{}'",
+            self.name
+        );
+        Ok(())
+    }
 }
 
 /// What an archive is read from: a local file, or an object in a store
@@ -212,6 +343,67 @@ impl OpenedArray {
         Ok(OpenedArray::from_array(array))
     }
 
+    /// Maps the archive at `path` read-only and finds the stored member
+    /// `info` in it: nothing of the data is read here.
+    pub fn map_member(path: &Path, info: &MemberInfo) -> anyhow::Result<OpenedArray> {
+        let options = ReadOptions {
+            parse: inspect_options(),
+            to_native: false,
+            ..Default::default()
+        };
+        let open = |locking| {
+            npy_mmap::OpenOptions::from(options)
+                .locking(locking)
+                .map_npz(path)
+        };
+        let npz = match open(npy_mmap::Locking::NonBlocking) {
+            Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked { .. }) => {
+                eprintln!(
+                    "npy: waiting for {}: another process is writing it; Ctrl-C stops",
+                    path.display()
+                );
+                open(npy_mmap::Locking::Blocking)
+            }
+            other => other,
+        }
+        .with_context(|| format!("cannot map the archive {}", path.display()))?;
+        let mut archive = npz.archive()?;
+        let content = archive.stored_member(&info.name)?;
+        let (header, _, data) = archive.array_bytes(&info.name)?;
+        // Both borrow the mapping: their places in it, as ranges.
+        let start = npz.bytes().as_ptr() as usize;
+        let range = |part: &[u8]| {
+            let offset = part.as_ptr() as usize - start;
+            offset..offset + part.len()
+        };
+        let (content, data) = (range(content), range(data));
+        drop(archive);
+        Ok(OpenedArray {
+            header,
+            data: Data::MappedMember(MappedMember {
+                npz,
+                name: info.name.clone(),
+                content,
+                data,
+                crc32: info.crc32,
+            }),
+        })
+    }
+
+    /// Checks the CRC-32 of a mapped member's content (other sources check
+    /// theirs as they are read, or have none): for commands that use
+    /// [`contiguous`](Self::contiguous) data whole.
+    pub fn verify(&self) -> anyhow::Result<()> {
+        if let Data::MappedMember(member) = &self.data {
+            let mut crc = crc32fast::Hasher::new();
+            member.hash_around(&mut crc, true);
+            crc.update(member.data());
+            member.hash_around(&mut crc, false);
+            member.check(crc)?;
+        }
+        Ok(())
+    }
+
     /// The `.npy` member `key` of `archive` (whose header has been read).
     pub fn member(archive: Archive, key: String, header: Header) -> OpenedArray {
         OpenedArray {
@@ -237,6 +429,7 @@ impl OpenedArray {
                 holes: false,
             } => Some(array.bytes()),
             Data::Owned(array) => Some(array.bytes()),
+            Data::MappedMember(member) => Some(member.data()),
             _ => None,
         }
     }
@@ -265,6 +458,18 @@ impl OpenedArray {
                 holes: false,
             } => in_memory(array.bytes(), &mut visit)?,
             Data::Owned(array) => in_memory(array.bytes(), &mut visit)?,
+            Data::MappedMember(member) => {
+                let mut crc = crc32fast::Hasher::new();
+                member.hash_around(&mut crc, true);
+                for chunk in member.data().chunks(chunk_bytes) {
+                    crc.update(chunk);
+                    if visit(chunk)?.is_break() {
+                        return Ok(());
+                    }
+                }
+                member.hash_around(&mut crc, false);
+                member.check(crc)?;
+            }
             Data::Mapped { array, holes: true } => {
                 let len = array.bytes().len();
                 let mut buffer = vec![0u8; chunk_bytes.min(len)];
@@ -329,6 +534,26 @@ impl OpenedArray {
             }
         }
         Ok(())
+    }
+
+    /// The whole data in memory, in the header's memory order, for work
+    /// that needs it whole when it cannot be used in place. Too little
+    /// memory is an error, not an abort.
+    pub fn read_all(&mut self) -> anyhow::Result<Vec<u8>> {
+        let len = self.header.data_len()?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(len)
+            .with_context(|| format!("cannot hold the {len} bytes of data in memory"))?;
+        self.for_each_chunk(READ_CHUNK, |chunk| {
+            data.extend_from_slice(chunk);
+            Ok(ControlFlow::Continue(()))
+        })?;
+        anyhow::ensure!(
+            data.len() == len,
+            "the data ended after {} of its {len} bytes",
+            data.len()
+        );
+        Ok(data)
     }
 
     /// The `width` bytes at each byte offset of the data in `offsets` (any

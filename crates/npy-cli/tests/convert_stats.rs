@@ -262,3 +262,277 @@ fn create_refuses_existing_files_and_unknown_dtypes() {
     );
     assert!(!dir.join("new.npy").exists());
 }
+
+/// Runs `npy` with `args`, which must fail with a message containing `text`.
+#[track_caller]
+fn assert_refused(args: &[&OsStr], text: &str) {
+    let output = npy(args);
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains(text), "{}", stderr(&output));
+}
+
+fn stats_of(args: &[&OsStr]) -> serde_json::Value {
+    let mut all = vec![OsStr::new("stats"), OsStr::new("--json")];
+    all.extend_from_slice(args);
+    let output = npy(&all);
+    assert_exit(&output, 0);
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+/// An `.npy` of little-endian f8 `values` (shape `(n,)`).
+fn f8_file(dir: &std::path::Path, name: &str, values: &[f64]) -> std::path::PathBuf {
+    let dict = format!(
+        "{{'descr': '<f8', 'fortran_order': False, 'shape': ({},), }}",
+        values.len()
+    );
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    common::write(dir, name, &common::npy_bytes(&dict, 0, &data))
+}
+
+/// The values numpy decoded from a fixture (from the manifest), each as a
+/// list of numbers in numpy's text (one, or two for complex).
+fn numpy_values(file: &str) -> Vec<Vec<serde_json::Value>> {
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("manifest.json")).unwrap())
+            .unwrap();
+    let entry = manifest["npy"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["file"] == file)
+        .unwrap_or_else(|| panic!("{file} is in the manifest"));
+    entry["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| match v {
+            serde_json::Value::Array(parts) => parts.clone(),
+            one => vec![one.clone()],
+        })
+        .collect()
+}
+
+/// numpy's text of a float ("nan", "-inf", "0.1") as the number.
+fn number(text: &serde_json::Value) -> f64 {
+    text.as_str().unwrap().parse().unwrap()
+}
+
+/// float16 and complex data are decoded exactly, so their statistics are
+/// those of float64 files holding the same values (the part asked for).
+#[test]
+fn stats_of_float16_and_complex_are_those_of_their_values() {
+    let dir = scratch("stats_of_float16_and_complex_are_those_of_their_values");
+    // f2_le/f2_be: the values numpy decoded (the fixtures' manifest), both byte orders.
+    let f2: Vec<f64> = numpy_values("f2_le.npy")
+        .iter()
+        .map(|v| number(&v[0]))
+        .collect();
+    let expected = stats_of(&[f8_file(&dir, "f2_as_f8.npy", &f2).as_os_str()]);
+    for file in ["f2_le.npy", "f2_be.npy"] {
+        assert_eq!(
+            stats_of(&[fixtures().join(file).as_os_str()]),
+            expected,
+            "{file}"
+        );
+    }
+    // c16_be: numpy's (re, im) pairs.
+    let c16: Vec<(f64, f64)> = numpy_values("c16_be.npy")
+        .iter()
+        .map(|v| (number(&v[0]), number(&v[1])))
+        .collect();
+    type PartOf = fn(f64, f64) -> f64;
+    let parts: [(&str, PartOf); 4] = [
+        ("abs", f64::hypot),
+        ("real", |re, _| re),
+        ("imag", |_, im| im),
+        ("angle", |re, im| im.atan2(re)),
+    ];
+    for (part, value) in parts {
+        let values: Vec<f64> = c16.iter().map(|&(re, im)| value(re, im)).collect();
+        let mut expected = stats_of(&[f8_file(&dir, &format!("{part}.npy"), &values).as_os_str()]);
+        expected["part"] = serde_json::json!(part);
+        let c16_be = fixtures().join("c16_be.npy");
+        let got = stats_of(&[c16_be.as_os_str(), OsStr::new("--part"), OsStr::new(part)]);
+        assert_eq!(got, expected, "{part}");
+    }
+    // The magnitude unless --part says otherwise; the text output names the part.
+    let c16_le = fixtures().join("c16_le.npy");
+    assert_eq!(stats_of(&[c16_le.as_os_str()])["part"], "abs");
+    let text = npy([OsStr::new("stats"), c16_le.as_os_str()]);
+    assert!(
+        stdout(&text).starts_with("part:  abs\n"),
+        "{}",
+        stdout(&text)
+    );
+    // --part is for complex arrays only.
+    assert_refused(
+        &[
+            OsStr::new("stats"),
+            fixtures().join("f8_le.npy").as_os_str(),
+            OsStr::new("--part"),
+            OsStr::new("real"),
+        ],
+        "--part applies to complex arrays",
+    );
+}
+
+/// A stored member is read in place from a mapping of the archive, a
+/// compressed one streamed: both give the statistics of the same .npy, and
+/// a member failing its CRC-32 is refused either way.
+#[test]
+fn stats_and_convert_of_npz_members_match_the_npy_files() {
+    let dir = scratch("stats_and_convert_of_npz_members_match_the_npy_files");
+    let inputs = ["f8_c_2d", "c8_le", "i2_be", "f2_le"];
+    let paths: Vec<_> = inputs
+        .iter()
+        .map(|name| fixtures().join(format!("{name}.npy")))
+        .collect();
+    for compress in [false, true] {
+        let archive = dir.join(if compress {
+            "deflated.npz"
+        } else {
+            "stored.npz"
+        });
+        let mut args = vec![OsStr::new("pack"), archive.as_os_str()];
+        args.extend(paths.iter().map(|p| p.as_os_str()));
+        if compress {
+            args.push(OsStr::new("--compress"));
+        }
+        assert_exit(&npy(&args), 0);
+        for (name, path) in inputs.iter().zip(&paths) {
+            let member = OsStr::new(name);
+            assert_eq!(
+                stats_of(&[archive.as_os_str(), OsStr::new("--member"), member]),
+                stats_of(&[path.as_os_str()]),
+                "{name} (compressed: {compress})"
+            );
+            // convert --member: np.save's bytes of the member, reordered.
+            let out = dir.join(format!("{name}_{compress}.npy"));
+            let output = npy([
+                OsStr::new("convert"),
+                archive.as_os_str(),
+                out.as_os_str(),
+                OsStr::new("--member"),
+                member,
+            ]);
+            assert_exit(&output, 0);
+            assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(path).unwrap());
+        }
+        // Reordered: the F-order fixture of the same values.
+        let out = dir.join(format!("f_{compress}.npy"));
+        let output = npy([
+            OsStr::new("convert"),
+            archive.as_os_str(),
+            out.as_os_str(),
+            OsStr::new("--member"),
+            OsStr::new("f8_c_2d"),
+            OsStr::new("--order"),
+            OsStr::new("F"),
+        ]);
+        assert_exit(&output, 0);
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(fixtures().join("f8_f_2d.npy")).unwrap()
+        );
+    }
+    // numpy's bad_crc.npz: member a has a data byte flipped (stored).
+    let bad = fixtures().join("npz/bad_crc.npz");
+    for command in ["stats", "convert"] {
+        let out = dir.join("bad.npy");
+        let mut args = vec![OsStr::new(command), bad.as_os_str()];
+        if command == "convert" {
+            args.push(out.as_os_str());
+        }
+        args.extend([OsStr::new("--member"), OsStr::new("a")]);
+        assert_refused(&args, "Bad CRC-32 for file 'a.npy'");
+        assert!(!out.exists(), "{command}");
+    }
+    // --member names a member of an archive only.
+    assert_refused(
+        &[
+            OsStr::new("convert"),
+            paths[0].as_os_str(),
+            dir.join("x.npy").as_os_str(),
+            OsStr::new("--member"),
+            OsStr::new("a"),
+        ],
+        "--member does not apply",
+    );
+}
+
+/// `--no-sync` writes the same bytes, replaces the output whole and leaves
+/// no temporary file, on success and on failure.
+#[test]
+fn convert_without_sync_writes_the_same_file_and_no_temporary() {
+    let dir = scratch("convert_without_sync_writes_the_same_file_and_no_temporary");
+    let out = dir.join("out.npy");
+    let output = npy([
+        OsStr::new("convert"),
+        fixtures().join("f8_c_2d.npy").as_os_str(),
+        out.as_os_str(),
+        OsStr::new("--order"),
+        OsStr::new("F"),
+        OsStr::new("--no-sync"),
+    ]);
+    assert_exit(&output, 0);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(fixtures().join("f8_f_2d.npy")).unwrap()
+    );
+    let output = npy([
+        OsStr::new("convert"),
+        fixtures().join("bad/truncated_data.npy").as_os_str(),
+        out.as_os_str(),
+        OsStr::new("--no-sync"),
+    ]);
+    assert_exit(&output, 1);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(fixtures().join("f8_f_2d.npy")).unwrap(),
+        "a failed run leaves the old output"
+    );
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["out.npy"]);
+}
+
+/// `create --force` replaces an existing file (numpy's open_memmap 'w+'
+/// truncates); without it the file is refused and kept.
+#[test]
+fn create_force_replaces_an_existing_file() {
+    let dir = scratch("create_force_replaces_an_existing_file");
+    let path = common::write(&dir, "exists.npy", &common::arange_3x4());
+    let create = |force: bool| {
+        let mut args = vec![
+            OsStr::new("create"),
+            path.as_os_str(),
+            OsStr::new("--dtype"),
+            OsStr::new("<i2"),
+            OsStr::new("--shape"),
+            OsStr::new("5"),
+        ];
+        if force {
+            args.push(OsStr::new("--force"));
+        }
+        npy(&args)
+    };
+    let output = create(false);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("or replace it with --force"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), common::arange_3x4());
+    assert_exit(&create(true), 0);
+    let expected = common::npy_bytes(
+        "{'descr': '<i2', 'fortran_order': False, 'shape': (5,), }",
+        0,
+        &[0; 10],
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), expected);
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(names.len(), 1, "no temporary left behind");
+}

@@ -108,3 +108,85 @@ fn info_json_reports_numpys_header_facts() {
         assert_eq!(info["data_offset"].as_u64().unwrap() % 64, 0, "{name}");
     }
 }
+
+/// float16 and complex arrays (both byte orders, NaN and inf included) and
+/// numpy's statistics of them: nanmin/nanmax/nanmean/nanstd (ddof=0) of
+/// the values as float64 (for complex: of np.abs, .real, .imag, np.angle).
+/// An .npz of the same arrays holds them stored (mapped by `npy stats`).
+const STATS: &str = r#"
+import json, sys, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+out = sys.argv[1]
+rng = np.random.default_rng(11)
+cases = {
+    "f2": (rng.standard_normal(5000) * 100).astype(np.float16),
+    "f2_be": np.array([0.1, np.nan, -np.inf, 65504, 6e-8, -2.5], dtype=">f2"),
+    "c8": (rng.standard_normal(3000) + 1j * rng.standard_normal(3000)).astype(np.complex64),
+    "c16_be": np.array([1 + 2j, -3.5 - 4j, complex(np.nan, 1), 0j, complex(-np.inf, 2)], dtype=">c16"),
+    "c16_f": np.asfortranarray((np.arange(12) - 5.5 + 1j * np.arange(12)[::-1]).reshape(3, 4)),
+}
+parts = {"abs": np.abs, "real": np.real, "imag": np.imag, "angle": np.angle}
+def stats(values):
+    v = np.asarray(values, dtype=np.float64)
+    number = lambda x: x if np.isfinite(x) else str(x)
+    return {"count": int(v.size), "nan": int(np.isnan(v).sum()),
+            "min": number(float(np.nanmin(v))), "max": number(float(np.nanmax(v))),
+            "mean": number(float(np.nanmean(v))), "std": number(float(np.nanstd(v)))}
+expected = {}
+for name, array in cases.items():
+    np.save(f"{out}/{name}.npy", array)
+    if array.dtype.kind == "c":
+        for part, f in parts.items():
+            # np.abs and np.angle of complex64 are float32, like the stored parts.
+            expected[f"{name}:{part}"] = stats(f(array))
+    else:
+        expected[name] = stats(array)
+np.savez(f"{out}/all.npz", **cases)
+json.dump(expected, open(f"{out}/expected.json", "w"))
+"#;
+
+#[test]
+#[ignore = "needs numpy: run with NPY_PYTHON set (just interop)"]
+fn stats_of_float16_and_complex_match_numpy() {
+    let dir = scratch("stats_of_float16_and_complex_match_numpy");
+    let expected = common::numpy_answers(STATS, &dir, "expected.json");
+    let mut failures = Vec::new();
+    for (case, want) in expected.as_object().unwrap() {
+        let (name, part) = case
+            .split_once(':')
+            .map_or((case.as_str(), None), |(n, p)| (n, Some(p)));
+        let npy_path = dir.join(format!("{name}.npy"));
+        let npz_path = dir.join("all.npz");
+        let os = std::ffi::OsStr::new;
+        let sources = [
+            vec![npy_path.as_os_str()],
+            vec![npz_path.as_os_str(), os("--member"), os(name)],
+        ];
+        for source in sources {
+            let mut args = vec![os("stats"), os("--json")];
+            args.extend(source);
+            if let Some(part) = part {
+                args.extend([os("--part"), os(part)]);
+            }
+            let output = npy(&args);
+            assert_exit(&output, 0);
+            let got: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+            for key in ["count", "nan", "min", "max", "mean", "std"] {
+                let close = match (got[key].as_f64(), want[key].as_f64()) {
+                    // float32 results (np.abs, np.angle of complex64) may
+                    // round differently from their float64 computation.
+                    (Some(a), Some(b)) => (a - b).abs() <= 1e-6 * b.abs().max(1e-300),
+                    _ => got[key] == want[key],
+                };
+                if !close {
+                    failures.push(format!(
+                        "{case} {args:?}: {key}: npy {} numpy {}",
+                        got[key], want[key]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -6,6 +6,23 @@
 //! any [`std::io::Read`] / [`std::io::Write`]. Files and memory maps live in the
 //! `npy-mmap` crate, which hands its bytes to the views defined here.
 //!
+//! ```
+//! use npy_core::{ArrayView, Order, ReadOptions, read_npy, write_npy};
+//!
+//! // np.save(f, np.arange(6.0).reshape(2, 3)), into any `Write`:
+//! let data = [0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0];
+//! let mut file = Vec::new();
+//! write_npy(&mut file, &ArrayView::from_slice(&data, &[2, 3], Order::C)?)?;
+//! assert!(file.starts_with(b"\x93NUMPY\x01\x00"));
+//!
+//! // np.load: from any `Read`, then a typed view checked against the dtype.
+//! let array = read_npy(file.as_slice(), &ReadOptions::default())?;
+//! assert_eq!(array.header().shape, [2, 3]);
+//! let view = array.view::<f64>()?;
+//! assert_eq!(view.get(&[1, 2]), Some(&5.0));
+//! # Ok::<(), npy_core::Error>(())
+//! ```
+//!
 //! Object arrays (`dtype=object`) are decoded, when the caller allows
 //! pickles, by a restricted unpickler that never runs code ([`pickle`]).
 //!
@@ -18,10 +35,38 @@
 //!
 //! | feature | adds |
 //! | --- | --- |
-//! | `half` | `half::f16` (and byte-order-explicit [`F16<O>`](ext::half)) as the element of `f2` data |
-//! | `num-complex` | `c8`/`c16` elements that are `num_complex::Complex` without copying ([`ext::num_complex`]) |
-//! | `ndarray` | views as `ndarray` views with the file's strides, no copy; writing any `ndarray` array like `np.save` ([`ext::ndarray`]) |
-//! | `derive` | `#[derive(NpyRecord)]`: a `#[repr(C)]` struct as a structured dtype, checked then zero-copy ([`ext::derive`]) |
+//! | `half` | `half::f16` (and byte-order-explicit [`F16<O>`][ext-half]) as the element of `f2` data |
+//! | `num-complex` | `c8`/`c16` elements that are `num_complex::Complex` without copying ([`ext::num_complex`][ext-num-complex]) |
+//! | `ndarray` | views as `ndarray` views with the file's strides, no copy; writing any `ndarray` array like `np.save` ([`ext::ndarray`][ext-ndarray]) |
+//! | `derive` | `#[derive(NpyRecord)]`: a `#[repr(C)]` struct as a structured dtype, checked then zero-copy ([`ext::derive`][ext-derive]) |
+//!
+//! A build without a feature has no module for it: its links lead to
+//! docs.rs, which documents every feature.
+//!
+#![cfg_attr(feature = "half", doc = "[ext-half]: mod@ext::half")]
+#![cfg_attr(
+    not(feature = "half"),
+    doc = "[ext-half]: https://docs.rs/npy-core/latest/npy_core/ext/half/index.html"
+)]
+#![cfg_attr(
+    feature = "num-complex",
+    doc = "[ext-num-complex]: mod@ext::num_complex"
+)]
+#![cfg_attr(
+    not(feature = "num-complex"),
+    doc = "[ext-num-complex]: https://docs.rs/npy-core/latest/npy_core/ext/num_complex/index.html"
+)]
+#![cfg_attr(feature = "ndarray", doc = "[ext-ndarray]: mod@ext::ndarray")]
+#![cfg_attr(
+    not(feature = "ndarray"),
+    doc = "[ext-ndarray]: https://docs.rs/npy-core/latest/npy_core/ext/ndarray/index.html"
+)]
+#![cfg_attr(feature = "derive", doc = "[ext-derive]: mod@ext::derive")]
+#![cfg_attr(
+    not(feature = "derive"),
+    doc = "[ext-derive]: https://docs.rs/npy-core/latest/npy_core/ext/derive/index.html"
+)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -59,4 +104,4 @@ pub use view::{ArrayView, ArrayViewMut, ElementLocator};
 pub use ext::derive::NpyRecord;
 /// Derives [`Element`] and [`NpyRecord`] for a `#[repr(C)]` struct: see [`ext::derive`].
 #[cfg(feature = "derive")]
-pub use npy_derive::NpyRecord;
+pub use npy_mmap_derive::NpyRecord;

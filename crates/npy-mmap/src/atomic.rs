@@ -43,6 +43,7 @@ const NAME_ATTEMPTS: usize = 64;
 /// place; an existing file this process may not write is refused with the
 /// system's "permission denied", as `np.save` would be.
 #[derive(Debug)]
+#[must_use = "the file appears only at commit(); dropped, it removes itself"]
 pub struct AtomicFile {
     /// `None` only once [`commit_file`](Self::commit_file) has taken it.
     file: Option<BufWriter<File>>,
@@ -182,6 +183,27 @@ impl AtomicFile {
         self.commit_file().map(drop)
     }
 
+    /// Renames the file over the destination without either fsync (file
+    /// and folder): still atomic (readers see the old file or the whole
+    /// new one, and a failure leaves the old one), but a power loss soon
+    /// after may leave the destination empty or partial. For scratch files
+    /// that are cheaper to make again than to sync (`npy convert --no-sync`).
+    pub fn commit_unsynced(mut self) -> Result<()> {
+        let temp = self.temp.clone();
+        let writer = self.writer().map_err(io_error("write", &temp))?;
+        writer.flush().map_err(io_error("write", &temp))?;
+        self.rename()
+    }
+
+    /// Renames the temporary over the destination.
+    fn rename(&mut self) -> Result<()> {
+        self.dir
+            .rename(&self.temp_name, &self.dir, &self.dest_name)
+            .map_err(io_error("rename a temporary file over", &self.dest))?;
+        self.renamed = true;
+        Ok(())
+    }
+
     /// [`commit`](Self::commit), handing back the file (unbuffered, still
     /// open with any lock taken on it) for callers that go on using it.
     pub(crate) fn commit_file(mut self) -> Result<File> {
@@ -189,10 +211,7 @@ impl AtomicFile {
         let writer = self.writer().map_err(io_error("write", &temp))?;
         writer.flush().map_err(io_error("write", &temp))?;
         sync_file(writer.get_ref()).map_err(io_error("sync", &temp))?;
-        self.dir
-            .rename(&self.temp_name, &self.dir, &self.dest_name)
-            .map_err(io_error("rename a temporary file over", &self.dest))?;
-        self.renamed = true;
+        self.rename()?;
         sync_dir(&self.dir)
             .map_err(|source| Error::at(&self.dest, ErrorKind::NotDurable { source }))?;
         let writer = self.file.take().ok_or_else(already_committed);

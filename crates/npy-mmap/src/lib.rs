@@ -116,6 +116,7 @@
 //! file) is in `docs/SAFETY.md`.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod array;
 mod atomic;

@@ -7,7 +7,7 @@ use common::TempDir;
 use npy_core::{DType, Header, Order};
 
 #[test]
-fn save_slice_writes_what_np_save_writes() {
+fn save_of_a_shaped_slice_writes_what_np_save_writes() {
     let dir = TempDir::new("save-bytes");
     let path = dir.join("a.npy");
     let values: Vec<f64> = (0..6).map(f64::from).collect();

@@ -1,63 +1,26 @@
-//! `.npz` archives: `ls`, `extract`, `pack`, and the npz side of `info`,
-//! `validate`, `show` and `stats`.
+//! `.npz` archives: `ls`, `extract`, `pack`, and the npz side of `info`.
+//! (Opening archives and their members is the source module's job.)
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::ops::ControlFlow;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, bail};
-use npy_core::io::ReadOptions;
 use npy_core::{Header, ParseOptions};
 use npy_mmap::AtomicFile;
 use npy_mmap::npz::{Compression, MemberCompression, MemberInfo, NpzWriter};
 use serde_json::{Map, Value, json};
 
 use crate::cli::{ExtractArgs, LsArgs, PackArgs};
-use crate::commands::Verdict;
 use crate::describe;
 use crate::source::{self, Archive, OpenedArray};
-
-fn open(path: &Path, parse: ParseOptions) -> anyhow::Result<Archive> {
-    let options = ReadOptions {
-        parse,
-        to_native: false,
-        ..Default::default()
-    };
-    open_archive(path, options)
-        .and_then(|archive| Ok(archive?))
-        .with_context(|| format!("cannot read the archive {}", path.display()))
-}
-
-/// The archive at `path`: a local file, or an object a URL names.
-/// Errors: reaching the object (I/O, the store) is an `Err` of anyhow's;
-/// an archive that does not read is an `Ok(Err(..))`, a verdict about it.
-fn open_archive(
-    path: &Path,
-    options: ReadOptions,
-) -> anyhow::Result<Result<Archive, npy_mmap::Error>> {
-    let source: Box<dyn source::ArchiveSource> = match crate::remote::url_of(path) {
-        Some(url) => Box::new(crate::remote::archive_reader(url)?),
-        None => Box::new(io::BufReader::new(npy_mmap::open_regular(path, false)?)),
-    };
-    match npy_mmap::OpenOptions::from(options).read_npz(source) {
-        Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Io { .. }) => Err(err.into()),
-        archive => Ok(archive),
-    }
-}
-
-fn inspect_options() -> ParseOptions {
-    ParseOptions {
-        max_header_size: source::INSPECT_MAX_HEADER,
-        ..Default::default()
-    }
-}
 
 /// For `info` and `ls`, which read headers only: object arrays are
 /// described (dtype `'|O'`), their pickles never read.
 fn describe_options() -> ParseOptions {
     ParseOptions {
         allow_pickle: true,
-        ..inspect_options()
+        ..source::inspect_options()
     }
 }
 
@@ -98,7 +61,7 @@ fn summaries(archive: &mut Archive) -> anyhow::Result<Vec<MemberSummary>> {
 
 /// `npy info` on an archive.
 pub fn info(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut archive = open(path, describe_options())?;
+    let mut archive = source::open_archive_for(path, describe_options())?;
     let members = summaries(&mut archive)?;
     if json {
         let list: Vec<Value> = members.iter().map(member_json).collect();
@@ -161,7 +124,7 @@ fn member_json(member: &MemberSummary) -> Value {
 
 /// `npy ls`: one line per member.
 pub fn ls(args: &LsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut archive = open(&args.archive, describe_options())?;
+    let mut archive = source::open_archive_for(&args.archive, describe_options())?;
     let members = summaries(&mut archive)?;
     let mut rows = vec![[
         "name".to_string(),
@@ -220,106 +183,6 @@ pub fn ls(args: &LsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `npy validate` on an archive: every member. The archive's own structure
-/// failing to read is a problem with the file, not an I/O error.
-pub fn validate(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
-    let opened =
-        open_archive(path, *options).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut archive = match opened {
-        Ok(archive) => archive,
-        Err(err) => return Ok(Verdict::invalid(crate::one_line(&err.to_string()))),
-    };
-    let mut verdict = Verdict::default();
-    for name in archive.member_names().to_vec() {
-        let member = member_verdict(&mut archive, &name, options);
-        verdict.problems.extend(member.problems);
-        verdict.trailing.extend(member.trailing);
-    }
-    Ok(verdict)
-}
-
-/// What is wrong with one member, streaming it (CRC-32 checked at its end)
-/// so memory stays bounded whatever its size.
-fn member_verdict(archive: &mut Archive, name: &str, options: &ReadOptions) -> Verdict {
-    let mut reader = match archive.reader(name) {
-        Ok(reader) => reader,
-        Err(err) => return Verdict::invalid(crate::one_line(&err.to_string())),
-    };
-    let mut magic = Vec::with_capacity(6);
-    if let Err(err) = (&mut reader).take(6).read_to_end(&mut magic) {
-        return Verdict::invalid(format!("member '{name}': {err}"));
-    }
-    if magic.as_slice() != b"\x93NUMPY" {
-        // numpy hands non-.npy members back as bytes; only a `.npy` name
-        // promises an array. The rest is read for its CRC-32.
-        if name.ends_with(".npy") {
-            return Verdict::invalid(format!("member '{name}' is not .npy data"));
-        }
-        return match io::copy(&mut reader, &mut io::sink()) {
-            Ok(_) => Verdict::default(),
-            Err(err) => Verdict::invalid(format!("member '{name}': {err}")),
-        };
-    }
-    let mut stream = io::Cursor::new(magic).chain(&mut reader);
-    let (header, mut layout) = match Header::read_from(&mut stream, &options.parse) {
-        Ok(parsed) => parsed,
-        Err(err) => {
-            return Verdict::invalid(format!(
-                "member '{name}': {}",
-                crate::one_line(&err.to_string())
-            ));
-        }
-    };
-    // An object array's data is its pickle, decoded to where it ends.
-    if header.dtype == npy_core::DType::Object {
-        match npy_core::io::read_objects(&mut stream, &header, layout, options) {
-            Ok(array) => layout = *array.layout(),
-            Err(err) => {
-                return Verdict::invalid(format!(
-                    "member '{name}': {}",
-                    crate::one_line(&err.to_string())
-                ));
-            }
-        }
-    }
-    let present = match io::copy(&mut stream, &mut io::sink()) {
-        Ok(present) => present,
-        Err(err) => return Verdict::invalid(format!("member '{name}': {err}")),
-    };
-    let surplus = match header.dtype {
-        // The pickle was read already: whatever follows it is surplus.
-        npy_core::DType::Object => i128::from(present),
-        _ => i128::from(present) - layout.data_len as i128,
-    };
-    let mut verdict = super::validate::data_length_verdict(&header, layout.data_len, surplus);
-    for line in verdict.problems.iter_mut().chain(&mut verdict.trailing) {
-        *line = format!("member '{name}': {line}");
-    }
-    verdict
-}
-
-/// The array of one member, for `show` and `stats`: `member` may be
-/// omitted when the archive holds a single member.
-pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<OpenedArray> {
-    let mut archive = open(path, inspect_options())?;
-    let key = match member {
-        Some(key) => key.to_string(),
-        None if archive.len() == 1 => archive.keys()[0].clone(),
-        None => bail!(
-            "{} is an .npz archive of {} members; choose one with --member (members: {})",
-            path.display(),
-            archive.len(),
-            archive.keys().join(", ")
-        ),
-    };
-    if !archive.is_npy(&key)? {
-        bail!("member '{key}' of {} is not an array", path.display());
-    }
-    // Only the header is read now; the data is streamed when it is used.
-    let (header, _) = archive.header(&key)?;
-    Ok(OpenedArray::member(archive, key, header))
-}
-
 /// Where `extract` writes a member, relative to the target directory:
 /// `<key>.npy`, keeping folders in the key, refusing keys that would land
 /// outside the directory (zip-slip).
@@ -340,7 +203,7 @@ fn extract_path(key: &str) -> anyhow::Result<PathBuf> {
 
 /// `npy extract`.
 pub fn extract(args: &ExtractArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut archive = open(&args.archive, inspect_options())?;
+    let mut archive = source::open_archive_for(&args.archive, source::inspect_options())?;
     let explicit = !args.names.is_empty();
     let wanted: Vec<String> = if explicit {
         for name in &args.names {

@@ -4,15 +4,11 @@ use std::io::Write;
 
 use anyhow::Context;
 use npy_core::swap::convert_byte_order;
-use npy_core::{
-    ByteOrder, DType, Header, Order, ParseOptions, ReadOptions, RecordView, Scalar, ScalarKind,
-    Version,
-};
+use npy_core::{ByteOrder, DType, Header, Order, RecordView, Scalar, ScalarKind, Version};
 use npy_mmap::AtomicFile;
 
 use crate::cli::{ByteOrderArg, ConvertArgs, OrderArg};
 use crate::progress::Progress;
-use crate::source::OpenedArray;
 use crate::transpose::AxisReversal;
 
 /// Output is produced in chunks of about this many bytes.
@@ -20,7 +16,11 @@ const CHUNK_BYTES: usize = 4 << 20;
 
 pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let _ = out;
-    let input = OpenedArray::map(&args.input, npy_mmap::Advice::Sequential)?;
+    let mut input = crate::source::open_array(
+        &args.input,
+        args.member.as_deref(),
+        npy_mmap::Advice::Sequential,
+    )?;
     let target = target_header(&input.header, args);
     let version = args.version.map(|v| match v {
         1 => Version::V1,
@@ -31,42 +31,53 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .to_bytes(version)
         .context("cannot write the requested header")?;
 
-    // A sparse input is read through the file, not the mapping (a hole read
-    // through a mapping can SIGBUS on a full filesystem); reordering needs
-    // the data whole, so such an input is read into memory.
+    // Reordering needs the data whole: a mapping (a file without holes, a
+    // stored npz member) is used in place; anything else (a sparse file,
+    // whose holes could SIGBUS through a mapping on a full filesystem, a
+    // compressed member, a URL, standard input) is read into memory.
     let loaded;
     let data = match input.contiguous() {
-        Some(data) => data,
+        Some(_) => {
+            input.verify()?;
+            input.contiguous().expect("still in place")
+        }
         None => {
-            let options = ReadOptions {
-                parse: ParseOptions {
-                    max_header_size: crate::source::INSPECT_MAX_HEADER,
-                    ..Default::default()
-                },
-                ..Default::default()
-            };
-            loaded = npy_mmap::OpenOptions::from(options).load(&args.input)?;
-            loaded.bytes()
+            loaded = input.read_all()?;
+            &loaded[..]
         }
     };
-    // The output is replaced like every save: a temporary file beside it
-    // (exclusive, unpredictable name, removed on failure), synced, renamed.
-    let mut output = AtomicFile::create(&args.output).with_context(|| {
+    let mut progress = Progress::bytes(data.len() as u64, "convert", false);
+    let write = |output: &mut dyn Write, progress: &mut Progress| {
+        write_output(
+            data,
+            &input.header,
+            &target,
+            args.byte_order.map(byte_order),
+            &header_bytes,
+            output,
+            progress,
+        )
+        .with_context(|| format!("cannot write {}", args.output.display()))
+    };
+    let cannot_create = || {
         format!(
             "cannot create a temporary file for {}",
             args.output.display()
         )
-    })?;
-    write_output(
-        data,
-        &input.header,
-        &target,
-        args.byte_order.map(byte_order),
-        &header_bytes,
-        &mut output,
-    )
-    .with_context(|| format!("cannot write {}", args.output.display()))?;
-    output.commit()?;
+    };
+    // The output is replaced like every save: a temporary file beside it
+    // (exclusive, unpredictable name, removed on failure), synced, renamed.
+    let mut output = AtomicFile::create(&args.output).with_context(cannot_create)?;
+    write(&mut output, &mut progress)?;
+    if args.no_sync {
+        output
+            .commit_unsynced()
+            .with_context(|| format!("cannot replace {}", args.output.display()))?;
+    } else {
+        // Writing mostly filled the page cache; the disk catches up here.
+        progress.phase("convert: syncing to disk (fsync; --no-sync skips it)");
+        output.commit()?;
+    }
     Ok(())
 }
 
@@ -188,11 +199,11 @@ fn write_output(
     target: &Header,
     byte_order: Option<ByteOrder>,
     header_bytes: &[u8],
-    writer: &mut impl Write,
+    writer: &mut dyn Write,
+    progress: &mut Progress,
 ) -> anyhow::Result<()> {
     writer.write_all(header_bytes)?;
     let itemsize = source.dtype.itemsize();
-    let mut progress = Progress::bytes(data.len() as u64, "convert", false);
     // Reordering moves whole elements, whatever their dtype: opaque bytes.
     let opaque = DType::Scalar(Scalar::new(
         ScalarKind::Void,

@@ -16,11 +16,15 @@ pub fn run(args: &CreateArgs) -> anyhow::Result<()> {
     let result = CreateOptions::new(dtype, args.shape.0.clone())
         .order(order)
         .reserve(args.reserve)
+        .overwrite(args.force)
         .preallocate(&args.output);
     match result {
         Ok(_) => Ok(()),
         Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::AlreadyExists) => {
-            anyhow::bail!("{} exists; remove it first", args.output.display())
+            anyhow::bail!(
+                "{} exists; remove it first, or replace it with --force",
+                args.output.display()
+            )
         }
         Err(err) => Err(err.into()),
     }

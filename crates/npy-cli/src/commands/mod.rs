@@ -10,13 +10,9 @@ mod stats;
 mod validate;
 
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::bail;
-
 use crate::cli::Command;
-use crate::source::{self, Kind, OpenedArray};
 
 pub use validate::Verdict;
 
@@ -36,25 +32,4 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Cp(args) => crate::remote::cp(&args, out)?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Opens `path` (an .npy, or the `member` of an .npz) for reading values;
-/// `advice` says how a mapped file will be read.
-pub fn open_array(
-    path: &Path,
-    member: Option<&str>,
-    advice: npy_mmap::Advice,
-) -> anyhow::Result<OpenedArray> {
-    match (source::sniff(path)?, member) {
-        (Kind::Npy, None) if source::is_stdin(path) => OpenedArray::stdin(),
-        (Kind::Npy, None) if let Some(url) = crate::remote::url_of(path) => {
-            crate::remote::open_array(url)
-        }
-        (Kind::Npy, None) => OpenedArray::map(path, advice),
-        (Kind::Npy, Some(_)) => bail!(
-            "{} is an .npy file, not an .npz archive: --member does not apply",
-            path.display()
-        ),
-        (Kind::Npz, member) => archive::open_member(path, member),
-    }
 }

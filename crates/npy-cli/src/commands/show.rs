@@ -22,7 +22,7 @@ pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         return Ok(());
     }
     let mut opened =
-        crate::commands::open_array(&args.path, args.member.as_deref(), npy_mmap::Advice::Random)?;
+        crate::source::open_array(&args.path, args.member.as_deref(), npy_mmap::Advice::Random)?;
     let text = render(&mut opened, args)?;
     writeln!(out, "{text}")?;
     Ok(())

@@ -1,4 +1,5 @@
-//! `npy stats`: count, min, max, mean, std and NaN count, streaming.
+//! `npy stats`: count, min, max, mean, std and NaN count, streaming
+//! (complex arrays: of the magnitude, or of the part `--part` names).
 
 use std::io::Write;
 use std::ops::ControlFlow;
@@ -12,6 +13,8 @@ use zerocopy::{FromBytes, IntoBytes};
 use crate::cli::StatsArgs;
 use crate::print::{FloatWidth, scalar_float};
 use crate::progress::Progress;
+use crate::render::Part;
+use crate::render::decode::Decoder;
 use crate::source::OpenedArray;
 use crate::stats::{Accumulator, Number, Report, Sample};
 
@@ -20,7 +23,7 @@ use crate::stats::{Accumulator, Number, Report, Sample};
 const CHUNK_BYTES: usize = 1 << 20;
 
 pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut opened = crate::commands::open_array(
+    let mut opened = crate::source::open_array(
         &args.path,
         args.member.as_deref(),
         npy_mmap::Advice::Sequential,
@@ -28,7 +31,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let header = &opened.header.clone();
     let DType::Scalar(scalar) = &header.dtype else {
         bail!(
-            "stats needs a numeric array (bool, integer or float), not a {} array",
+            "stats needs a numeric array (bool, integer, float or complex), not a {} array",
             if matches!(header.dtype, DType::Record(_)) {
                 "structured"
             } else {
@@ -36,6 +39,16 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             }
         );
     };
+    let complex = scalar.kind == ScalarKind::Complex;
+    if args.part.is_some() && !complex {
+        bail!(
+            "--part applies to complex arrays; {} is not complex",
+            header.dtype.descr()
+        );
+    }
+    // Complex numbers: the statistics of one real value per element, the
+    // magnitude unless --part says otherwise.
+    let part = args.part.unwrap_or(Part::Abs);
     let dtype = &header.dtype;
     let swap = !dtype.is_native_byte_order();
     let mut progress = Progress::bytes(header.data_len()? as u64, "stats", args.json);
@@ -51,6 +64,10 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         (ScalarKind::Int, 2) => (accumulate::<i16>(dtype, data, swap, &mut progress)?, None),
         (ScalarKind::Int, 4) => (accumulate::<i32>(dtype, data, swap, &mut progress)?, None),
         (ScalarKind::Int, 8) => (accumulate::<i64>(dtype, data, swap, &mut progress)?, None),
+        (ScalarKind::Float, 2) => (
+            decode_and_accumulate(dtype, part, data, swap, &mut progress)?,
+            Some(FloatWidth::Half),
+        ),
         (ScalarKind::Float, 4) => (
             accumulate::<f32>(dtype, data, swap, &mut progress)?,
             Some(FloatWidth::Single),
@@ -59,16 +76,33 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             accumulate::<f64>(dtype, data, swap, &mut progress)?,
             Some(FloatWidth::Double),
         ),
+        (ScalarKind::Complex, 8) => (
+            decode_and_accumulate(dtype, part, data, swap, &mut progress)?,
+            Some(FloatWidth::Single),
+        ),
+        (ScalarKind::Complex, 16) => (
+            decode_and_accumulate(dtype, part, data, swap, &mut progress)?,
+            Some(FloatWidth::Double),
+        ),
         _ => bail!(
-            "stats supports bool, integer, float32 and float64 arrays, not {}",
+            "stats supports bool, integer, float16/32/64 and complex64/128 arrays, not {}",
             header.dtype.descr()
         ),
     };
     drop(progress);
+    let part = complex.then(|| part_name(part));
     if args.json {
-        writeln!(out, "{}", Value::Object(report_json(&report)))?;
+        let mut object = Map::new();
+        if let Some(part) = part {
+            object.insert("part".into(), json!(part));
+        }
+        object.extend(report_json(&report));
+        writeln!(out, "{}", Value::Object(object))?;
     } else {
-        let lines = report_lines(&report, width.unwrap_or(FloatWidth::Double));
+        let mut lines = report_lines(&report, width.unwrap_or(FloatWidth::Double));
+        if let Some(part) = part {
+            lines.insert(0, ("part", part.to_string()));
+        }
         crate::describe::write_lines(out, &lines)?;
     }
     Ok(())
@@ -105,6 +139,50 @@ fn accumulate<T: Sample>(
         Ok(ControlFlow::Continue(()))
     })?;
     Ok(accumulator.finish())
+}
+
+/// Streams elements that have no native Rust type here (float16) or are
+/// two numbers (complex) through npy-core's decoding to `f64` (one value
+/// per element: the complex `part`), a chunk at a time. float16 and the
+/// parts of complex64 are exact in `f64`, so only the sums round.
+fn decode_and_accumulate(
+    dtype: &DType,
+    part: Part,
+    data: &mut OpenedArray,
+    swap: bool,
+    progress: &mut Progress,
+) -> anyhow::Result<Report> {
+    let decoder = Decoder::new(dtype, part)?;
+    let chunk_bytes = (CHUNK_BYTES / decoder.itemsize()).max(1) * decoder.itemsize();
+    let mut native = Vec::new();
+    let mut values = Vec::new();
+    let mut accumulator = Accumulator::<f64>::new();
+    data.for_each_chunk(chunk_bytes, |chunk| {
+        let bytes = if swap {
+            native.clear();
+            native.extend_from_slice(chunk);
+            convert_byte_order(dtype, &mut native, ByteOrder::NATIVE);
+            &native[..]
+        } else {
+            chunk
+        };
+        values.clear();
+        decoder.decode(bytes, &mut values);
+        accumulator.add(&values);
+        progress.advance(chunk.len() as u64);
+        Ok(ControlFlow::Continue(()))
+    })?;
+    Ok(accumulator.finish())
+}
+
+/// The `--part` value as the user writes it.
+fn part_name(part: Part) -> &'static str {
+    match part {
+        Part::Real => "real",
+        Part::Imag => "imag",
+        Part::Abs => "abs",
+        Part::Angle => "angle",
+    }
 }
 
 fn number_text(number: Number, width: FloatWidth) -> String {

@@ -1,10 +1,11 @@
 //! `npy validate`: strict checks, one line per bad file, exit 0/1/2.
 
-use std::io::Write;
+use std::io::{self, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use npy_core::{DType, ParseOptions, ReadOptions};
+use anyhow::Context;
+use npy_core::{DType, Header, ParseOptions, ReadOptions};
 
 use crate::cli::ValidateArgs;
 use crate::source::{self, Kind, NpyFile};
@@ -79,8 +80,86 @@ fn check(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
     }
     match source::sniff(path)? {
         Kind::Npy => Ok(check_npy(path, options)),
-        Kind::Npz => crate::commands::archive::validate(path, options),
+        Kind::Npz => validate_archive(path, options),
     }
+}
+
+/// `npy validate` on an archive: every member. The archive's own structure
+/// failing to read is a problem with the file, not an I/O error.
+fn validate_archive(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
+    let opened = source::open_archive(path, *options)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut archive = match opened {
+        Ok(archive) => archive,
+        Err(err) => return Ok(Verdict::invalid(crate::one_line(&err.to_string()))),
+    };
+    let mut verdict = Verdict::default();
+    for name in archive.member_names().to_vec() {
+        let member = member_verdict(&mut archive, &name, options);
+        verdict.problems.extend(member.problems);
+        verdict.trailing.extend(member.trailing);
+    }
+    Ok(verdict)
+}
+
+/// What is wrong with one member, streaming it (CRC-32 checked at its end)
+/// so memory stays bounded whatever its size.
+fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptions) -> Verdict {
+    let mut reader = match archive.reader(name) {
+        Ok(reader) => reader,
+        Err(err) => return Verdict::invalid(crate::one_line(&err.to_string())),
+    };
+    let mut magic = Vec::with_capacity(6);
+    if let Err(err) = (&mut reader).take(6).read_to_end(&mut magic) {
+        return Verdict::invalid(format!("member '{name}': {err}"));
+    }
+    if magic.as_slice() != b"\x93NUMPY" {
+        // numpy hands non-.npy members back as bytes; only a `.npy` name
+        // promises an array. The rest is read for its CRC-32.
+        if name.ends_with(".npy") {
+            return Verdict::invalid(format!("member '{name}' is not .npy data"));
+        }
+        return match io::copy(&mut reader, &mut io::sink()) {
+            Ok(_) => Verdict::default(),
+            Err(err) => Verdict::invalid(format!("member '{name}': {err}")),
+        };
+    }
+    let mut stream = io::Cursor::new(magic).chain(&mut reader);
+    let (header, mut layout) = match Header::read_from(&mut stream, &options.parse) {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            return Verdict::invalid(format!(
+                "member '{name}': {}",
+                crate::one_line(&err.to_string())
+            ));
+        }
+    };
+    // An object array's data is its pickle, decoded to where it ends.
+    if header.dtype == npy_core::DType::Object {
+        match npy_core::io::read_objects(&mut stream, &header, layout, options) {
+            Ok(array) => layout = *array.layout(),
+            Err(err) => {
+                return Verdict::invalid(format!(
+                    "member '{name}': {}",
+                    crate::one_line(&err.to_string())
+                ));
+            }
+        }
+    }
+    let present = match io::copy(&mut stream, &mut io::sink()) {
+        Ok(present) => present,
+        Err(err) => return Verdict::invalid(format!("member '{name}': {err}")),
+    };
+    let surplus = match header.dtype {
+        // The pickle was read already: whatever follows it is surplus.
+        npy_core::DType::Object => i128::from(present),
+        _ => i128::from(present) - layout.data_len as i128,
+    };
+    let mut verdict = data_length_verdict(&header, layout.data_len, surplus);
+    for line in verdict.problems.iter_mut().chain(&mut verdict.trailing) {
+        *line = format!("member '{name}': {line}");
+    }
+    verdict
 }
 
 fn check_npy(path: &Path, options: &ReadOptions) -> Verdict {

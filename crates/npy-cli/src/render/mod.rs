@@ -10,7 +10,7 @@
 
 mod colormap;
 mod colormap_tables;
-mod decode;
+pub mod decode;
 mod figure;
 mod reduce;
 mod select;
@@ -465,7 +465,7 @@ fn draw(
 
 /// `npy render`.
 pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut opened = crate::commands::open_array(
+    let mut opened = crate::source::open_array(
         &args.input,
         args.member.as_deref(),
         npy_mmap::Advice::Sequential,
@@ -731,7 +731,7 @@ pub fn show_image(
     picture: &PictureArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let mut opened = crate::commands::open_array(path, member, npy_mmap::Advice::Sequential)?;
+    let mut opened = crate::source::open_array(path, member, npy_mmap::Advice::Sequential)?;
     let header = opened.header.clone();
     let name = display_name(path, member);
     let subject = Subject::new(&header, &name, picture)?;
