@@ -645,6 +645,7 @@ pub fn write_npy<W: Write, S: NpySource + ?Sized>(mut writer: W, source: &S) -> 
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 #[derive(Debug)]
+#[must_use = "finish() checks that all the data the header promises was written"]
 pub struct NpyWriter<W: Write> {
     writer: W,
     element: DType,

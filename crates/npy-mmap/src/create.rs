@@ -38,6 +38,7 @@ use crate::{Advice, AtomicFile, MappedArray, ReadWrite};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use = "options do nothing until create, preallocate or stream is called"]
 pub struct CreateOptions {
     header: Header,
     version: Option<Version>,

@@ -349,6 +349,7 @@ impl CreateOptions {
             axis,
             row_bytes,
             written: 0,
+            published: false,
         })
     }
 }
@@ -358,11 +359,18 @@ impl CreateOptions {
 ///
 /// Rows go through a buffer straight after the header; the header says 0
 /// rows until [`sync`](Self::sync) or [`finish`](Self::finish) rewrites the
-/// growth axis in place. Dropped without `finish`, the file holds the rows
-/// of the last `sync` (later bytes are ignored trailing bytes).
+/// growth axis in place.
+///
+/// Dropped without `finish` (forgotten, or on an early return), it never
+/// leaves something that passes for a finished array: a file that was never
+/// synced is removed (a header claiming 0 rows would look like a complete,
+/// empty array); one that was synced keeps the rows of its last `sync`,
+/// which readers may have seen already (later bytes are ignored trailing
+/// bytes, which `npy validate` reports).
 ///
 /// `RowWriter` implements [`Write`] for raw bytes (for `std::io::copy`).
 #[derive(Debug)]
+#[must_use = "rows are described in the header only by sync() or finish()"]
 pub struct RowWriter {
     file: BufWriter<File>,
     path: PathBuf,
@@ -371,6 +379,21 @@ pub struct RowWriter {
     axis: usize,
     row_bytes: usize,
     written: usize,
+    /// Whether a `sync` published rows (or `finish` completed).
+    published: bool,
+}
+
+impl Drop for RowWriter {
+    fn drop(&mut self) {
+        if self.published {
+            return;
+        }
+        // Never synced nor finished: remove the file, if the path still names
+        // it (best effort; the error, if any, has nobody to go to).
+        if crate::open::still_at_path(self.file.get_ref(), &self.path).unwrap_or(false) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 impl RowWriter {
@@ -445,6 +468,7 @@ impl RowWriter {
         let file = self.file.get_ref();
         file.sync_data().map_err(io_error("sync", &self.path))?;
         rewrite_header_text(file, &self.path, &self.layout, &text)?;
+        self.published = true;
         self.file
             .seek(SeekFrom::Start(
                 (self.layout.data_offset + self.written) as u64,
@@ -458,7 +482,7 @@ impl RowWriter {
     /// lock) and returns the final header.
     pub fn finish(mut self) -> Result<Header> {
         self.sync()?;
-        Ok(self.header)
+        Ok(self.header.clone())
     }
 }
 

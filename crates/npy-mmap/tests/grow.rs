@@ -366,3 +366,28 @@ fn stream_errors_and_unfinished_files() {
         .unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::AlreadyExists), "{err:?}");
 }
+
+#[test]
+fn a_stream_dropped_before_any_sync_leaves_no_file() {
+    let dir = TempDir::new("grow-stream-dropped");
+    let path = dir.join("forgotten.npy");
+    let mut writer = CreateOptions::new(DType::parse("<u4").unwrap(), [0, 2])
+        .stream(&path)
+        .unwrap();
+    writer.write_rows(&[1u32, 2, 3, 4]).unwrap();
+    assert!(path.exists(), "the file exists while it is written");
+    drop(writer); // never synced nor finished
+    assert!(
+        !path.exists(),
+        "an unfinished stream must not pass for a finished 0-row array"
+    );
+    assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+
+    // Finished, the same writes are an array of their rows.
+    let mut writer = CreateOptions::new(DType::parse("<u4").unwrap(), [0, 2])
+        .stream(&path)
+        .unwrap();
+    writer.write_rows(&[1u32, 2, 3, 4]).unwrap();
+    assert_eq!(writer.finish().unwrap().shape, [2, 2]);
+    assert_eq!(npy_mmap::open(&path).unwrap().shape(), [2, 2]);
+}

@@ -279,3 +279,20 @@ fn header_limit_applies_to_members() {
         .unwrap();
     assert_eq!(relaxed.load("wide").unwrap().bytes(), [7; 800]);
 }
+
+#[test]
+fn finish_makes_a_path_archive_appear_and_a_dropped_writer_leaves_none() {
+    let dir = common::TempDir::new("npz-finish");
+    let path = dir.join("out.npz");
+    let mut writer = NpzWriter::create(&path).unwrap();
+    writer.add("a", &[1u8, 2, 3][..]).unwrap();
+    drop(writer); // never finished
+    assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+
+    let mut writer = NpzWriter::create(&path).unwrap();
+    writer.add("a", &[1u8, 2, 3][..]).unwrap();
+    writer.finish().unwrap(); // the name both peer crates use
+    let mut archive = npy_mmap::OpenOptions::new().open_npz(&path).unwrap();
+    assert_eq!(archive.load("a").unwrap().bytes(), [1, 2, 3]);
+    assert_eq!(dir.entries(), ["out.npz"]);
+}
