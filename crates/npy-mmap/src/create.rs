@@ -7,7 +7,7 @@ use std::path::Path;
 use npy_core::{DType, Header, Layout, Order, ParseOptions, Version};
 
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
-use crate::lock::{Locking, Locks, lock_exclusive, lock_shared};
+use crate::lock::{Locking, Locks, downgrade, lock_exclusive};
 use crate::open::{MapRequest, read_header};
 use crate::{Advice, AtomicFile, MappedArray, ReadWrite};
 
@@ -149,12 +149,9 @@ impl CreateOptions {
     fn write_file(&self, path: &Path) -> Result<(File, Layout)> {
         let (file, header_bytes, file_len) = self.write_exclusive(path)?;
 
-        // std offers no lock downgrade, and `flock` itself converts by
-        // unlocking first; so there is a moment without a lock. Whatever
-        // another process did in that moment, we check below that the file
-        // is still the one we wrote before mapping it.
-        file.unlock().map_err(io_error("unlock", path))?;
-        lock_shared(&file, path, self.locks())?;
+        // A moment without a lock: whatever another process did in it, we
+        // check below that the file is still the one we wrote.
+        downgrade(&file, path, self.locks())?;
         let parse = ParseOptions {
             max_header_size: header_bytes
                 .len()

@@ -62,7 +62,7 @@ use zerocopy::IntoBytes;
 
 use crate::CreateOptions;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
-use crate::lock::{ExclusiveLock, Locking, Locks, lock_shared};
+use crate::lock::{Locking, Locks, StructureLock};
 use crate::open::{open_regular, read_header, still_at_path};
 
 /// The growth axis of `header` and the bytes of one row along it.
@@ -183,10 +183,10 @@ impl Appender {
             Locks::Ignore => Locking::default(),
         };
         let file = open_regular(path, true)?;
-        lock_shared(&file, path, Locks::Take(locking))?;
+        let checked = StructureLock::shared(&file, path, Locks::Take(locking))?;
         let (header, layout) = read_header(&file, path, parse)?;
         let (axis, row_bytes) = check_growable(&file, path, &header, &layout)?;
-        file.unlock().map_err(io_error("unlock", path))?;
+        drop(checked);
         Ok(Appender {
             file,
             path: path.to_path_buf(),
@@ -246,7 +246,7 @@ impl Appender {
     pub fn append_bytes(&mut self, bytes: &[u8]) -> Result<usize> {
         let added = self.whole_rows(bytes.len())?;
         let path = self.path.as_path();
-        let _lock = ExclusiveLock::take(&self.file, path, Locks::Take(self.locking))?;
+        let _lock = StructureLock::exclusive(&self.file, path, Locks::Take(self.locking))?;
         // A save or an overwriting create renames a new file over the path:
         // appending to the old inode would succeed and reach nobody.
         if !still_at_path(&self.file, path)? {

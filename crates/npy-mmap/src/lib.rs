@@ -118,6 +118,7 @@
 #![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod advice;
 mod array;
 mod atomic;
 mod create;
@@ -137,7 +138,8 @@ pub mod npz;
 #[cfg(feature = "rayon")]
 mod par;
 
-pub use array::{Advice, FillResult, MappedArray};
+pub use advice::Advice;
+pub use array::{FillResult, MappedArray};
 pub use atomic::AtomicFile;
 pub use create::CreateOptions;
 pub use error::{Error, ErrorKind, Result};

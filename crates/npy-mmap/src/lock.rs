@@ -316,23 +316,36 @@ pub(crate) fn lock_exclusive(file: &File, path: &Path, locks: Locks) -> Result<(
     }
 }
 
-/// The structure lock taken exclusive for one change; released on drop.
-pub(crate) struct ExclusiveLock<'a> {
+/// The structure lock held for one step (a change, or a check) and
+/// released on drop: the one place this crate lets go of a structure lock
+/// before the file closes. (Locks kept for a mapping's whole life are
+/// released by closing the file.)
+pub(crate) struct StructureLock<'a> {
     file: &'a File,
     locked: bool,
 }
 
-impl<'a> ExclusiveLock<'a> {
-    pub(crate) fn take(file: &'a File, path: &Path, locks: Locks) -> Result<ExclusiveLock<'a>> {
+impl<'a> StructureLock<'a> {
+    /// Takes the lock exclusive, for a change of the header or length.
+    pub(crate) fn exclusive(file: &'a File, path: &Path, locks: Locks) -> Result<Self> {
         lock_exclusive(file, path, locks)?;
-        Ok(ExclusiveLock {
+        Ok(StructureLock {
+            file,
+            locked: locks != Locks::Ignore,
+        })
+    }
+
+    /// Takes the lock shared, for a check that must see a stable file.
+    pub(crate) fn shared(file: &'a File, path: &Path, locks: Locks) -> Result<Self> {
+        lock_shared(file, path, locks)?;
+        Ok(StructureLock {
             file,
             locked: locks != Locks::Ignore,
         })
     }
 }
 
-impl Drop for ExclusiveLock<'_> {
+impl Drop for StructureLock<'_> {
     fn drop(&mut self) {
         if self.locked {
             // Closing the file would release it too; an error here leaves
@@ -340,6 +353,17 @@ impl Drop for ExclusiveLock<'_> {
             drop(self.file.unlock());
         }
     }
+}
+
+/// Turns the exclusive structure lock of a file this process just wrote into
+/// the shared lock a mapping holds. std offers no downgrade, and `flock`
+/// itself converts by unlocking first: there is a moment without a lock, so
+/// the caller checks afterwards that the file is still the one it wrote.
+pub(crate) fn downgrade(file: &File, path: &Path, locks: Locks) -> Result<()> {
+    if locks != Locks::Ignore {
+        file.unlock().map_err(io_error("unlock", path))?;
+    }
+    lock_shared(file, path, locks)
 }
 
 /// Takes the structure lock (shared or exclusive) as `locking` says:

@@ -26,7 +26,7 @@ use std::ops::Range;
 
 use memmap2::{Mmap, MmapMut, MmapOptions, UncheckedAdvice};
 
-use crate::Advice;
+use crate::advice::Advice;
 use crate::lock::DataLock;
 
 /// What every mode's mapping provides.
