@@ -198,7 +198,7 @@ fn fill_element(dtype: &DType, out: &mut [u8], rng: &mut SplitMix) {
     match dtype {
         // Object arrays hold values, not bytes (tests/interop_pickle.rs).
         DType::Object => {}
-        DType::Record(record) => {
+        DType::Structured(record) => {
             for field in &record.fields {
                 let end = field.offset + field.dtype.itemsize();
                 fill_element(&field.dtype, &mut out[field.offset..end], rng);

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use npy_core::{DType, Header, Layout, Order, RecordEntry, Version};
+use npy_core::{DType, Header, Layout, Order, StructuredEntry, Version};
 use serde_json::{Map, Value, json};
 
 /// `"1.0"`, `"2.0"`, `"3.0"`.
@@ -88,12 +88,12 @@ pub fn descr_json(dtype: &DType) -> Value {
         DType::Scalar(scalar) => json!(scalar.type_str()),
         DType::Object => json!("|O"),
         DType::SubArray(base, shape) => json!([descr_json(base), shape]),
-        DType::Record(record) => Value::Array(
+        DType::Structured(record) => Value::Array(
             record
                 .entries()
                 .map(|entry| match entry {
-                    RecordEntry::Padding(len) => json!(["", format!("|V{len}")]),
-                    RecordEntry::Field(field) => {
+                    StructuredEntry::Padding(len) => json!(["", format!("|V{len}")]),
+                    StructuredEntry::Field(field) => {
                         let name = match &field.title {
                             Some(title) => json!([title, field.name]),
                             None => json!(field.name),

@@ -1,7 +1,7 @@
 //! The dtype model: every data type NumPy writes into an `.npy` header.
 //!
 //! A [`DType`] is a [`Scalar`] (bool, integers, floats, complex, bytes,
-//! unicode, void, datetime64, timedelta64), a structured [`Record`], or a
+//! unicode, void, datetime64, timedelta64), a [`Structured`] dtype (fields), or a
 //! subarray `(base, shape)`, or [`DType::Object`]: Python objects, whose data
 //! is a pickle. [`DType::parse`] refuses object types (they describe no
 //! bytes a view could read); a header describes an object array only when
@@ -117,7 +117,7 @@ pub struct Scalar {
     pub itemsize: usize,
 }
 
-/// One named field of a structured record.
+/// One named field of a structured dtype.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Field {
     /// The field name. It may be empty: NumPy's reader keeps a `('', '<i4')`
@@ -132,41 +132,42 @@ pub struct Field {
     pub offset: usize,
 }
 
-/// A structured record: named fields at byte offsets, and a total size.
+/// A structured dtype (numpy's word): named fields at byte offsets, and a
+/// total size. One element of it is a *record*.
 ///
 /// Gaps between fields (NumPy's `('', '|V3')` padding entries, `align=True`
 /// layouts) are not fields: they are the bytes no field covers, and `descr()`
 /// writes them back as NumPy does.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Record {
+pub struct Structured {
     /// Fields in declaration order, offsets increasing and non-overlapping.
     pub fields: Vec<Field>,
     /// Size of one record in bytes (at least the end of the last field).
     pub itemsize: usize,
 }
 
-/// One entry of a record's descr list, in order: a field, or the padding
+/// One entry of a structured dtype's descr list, in order: a field, or the padding
 /// NumPy writes as `('', '|V<n>')` for bytes no field covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RecordEntry<'a> {
+pub enum StructuredEntry<'a> {
     /// A named field.
     Field(&'a Field),
     /// `n` bytes of padding.
     Padding(usize),
 }
 
-impl Record {
+impl Structured {
     /// The entries NumPy's `dtype.descr` lists for this record: every field,
     /// with a padding entry before any gap and after the last field when the
     /// itemsize is larger.
-    pub fn entries(&self) -> impl Iterator<Item = RecordEntry<'_>> {
+    pub fn entries(&self) -> impl Iterator<Item = StructuredEntry<'_>> {
         let mut end = 0usize;
         let fields = self.fields.iter().flat_map(move |field| {
             let gap = field.offset.checked_sub(end).filter(|&gap| gap > 0);
             end = end.max(field.offset.saturating_add(field.dtype.itemsize()));
-            gap.map(RecordEntry::Padding)
+            gap.map(StructuredEntry::Padding)
                 .into_iter()
-                .chain([RecordEntry::Field(field)])
+                .chain([StructuredEntry::Field(field)])
         });
         let covered = self
             .fields
@@ -175,7 +176,7 @@ impl Record {
             .max()
             .unwrap_or(0);
         let tail = self.itemsize.checked_sub(covered).filter(|&gap| gap > 0);
-        fields.chain(tail.map(RecordEntry::Padding))
+        fields.chain(tail.map(StructuredEntry::Padding))
     }
 }
 
@@ -185,7 +186,7 @@ pub enum DType {
     /// A non-structured type such as `<f8` or `|S7`.
     Scalar(Scalar),
     /// A structured type, written as a list of fields.
-    Record(Record),
+    Structured(Structured),
     /// A fixed-shape subarray of `base`, written `(base, shape)`.
     SubArray(Box<DType>, Vec<usize>),
     /// Python objects (`'|O'`): the array's data is a pickle, decoded by
@@ -339,7 +340,7 @@ impl DType {
     pub fn itemsize(&self) -> usize {
         match self {
             DType::Scalar(s) => s.itemsize,
-            DType::Record(r) => r.itemsize,
+            DType::Structured(r) => r.itemsize,
             DType::SubArray(base, shape) => shape
                 .iter()
                 .fold(base.itemsize(), |size, &dim| size.saturating_mul(dim)),
@@ -353,7 +354,7 @@ impl DType {
         match self {
             DType::Object => true,
             DType::Scalar(_) => false,
-            DType::Record(r) => r.fields.iter().any(|f| f.dtype.has_object()),
+            DType::Structured(r) => r.fields.iter().any(|f| f.dtype.has_object()),
             DType::SubArray(base, _) => base.has_object(),
         }
     }
@@ -462,18 +463,18 @@ impl DType {
                 push_shape_repr(out, shape);
                 out.push(')');
             }
-            DType::Record(record) => {
+            DType::Structured(record) => {
                 out.push('[');
                 for (i, entry) in record.entries().enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }
                     let field = match entry {
-                        RecordEntry::Padding(len) => {
+                        StructuredEntry::Padding(len) => {
                             push_padding(out, len);
                             continue;
                         }
-                        RecordEntry::Field(field) => field,
+                        StructuredEntry::Field(field) => field,
                     };
                     out.push('(');
                     match &field.title {
@@ -513,7 +514,7 @@ impl DType {
                 }
                 .normalized(),
             ),
-            DType::Record(r) => DType::Record(Record {
+            DType::Structured(r) => DType::Structured(Structured {
                 fields: r
                     .fields
                     .iter()
@@ -536,7 +537,7 @@ impl DType {
     pub fn is_native_byte_order(&self) -> bool {
         match self {
             DType::Scalar(s) => !s.has_byte_order() || s.byte_order != ByteOrder::foreign(),
-            DType::Record(r) => r.fields.iter().all(|f| f.dtype.is_native_byte_order()),
+            DType::Structured(r) => r.fields.iter().all(|f| f.dtype.is_native_byte_order()),
             DType::SubArray(base, _) => base.is_native_byte_order(),
             DType::Object => true,
         }
@@ -570,7 +571,7 @@ impl DType {
             DType::SubArray(base, _) if base.has_object() => Err(Error::ObjectField),
             DType::SubArray(base, _) => base.check_writable_with(type_text),
             DType::Object => Ok(()),
-            DType::Record(record) => {
+            DType::Structured(record) => {
                 if self.has_object() {
                     return Err(Error::ObjectField);
                 }
@@ -676,7 +677,7 @@ fn record_from_entries<'v>(literal: &'v Literal<'v>, entries: &'v [Value<'v>]) -
     if let Some(error) = used.repeat_error(literal, entries) {
         return Err(error);
     }
-    Ok(DType::Record(Record {
+    Ok(DType::Structured(Structured {
         fields,
         itemsize: offset,
     }))

@@ -287,14 +287,43 @@ pub enum Error {
         /// Bytes given or written.
         actual: usize,
     },
-    /// A row range outside axis 0 (or a 0-d array, which has no rows).
-    #[error("rows {start}..{end} are out of range for an axis 0 of length {len}")]
-    RowsOutOfRange {
-        /// First row asked for.
+    /// A range that ends past the axis it slices.
+    #[error("range {start}..{end} is out of bounds for axis {axis} with size {len}")]
+    RangeOutOfBounds {
+        /// First index asked for.
         start: usize,
-        /// One past the last row asked for.
+        /// One past the last index asked for.
         end: usize,
-        /// Length of axis 0 (0 for a 0-d array).
+        /// The axis sliced.
+        axis: usize,
+        /// Length of that axis.
+        len: usize,
+    },
+    /// A range whose start is past its end (`3..1`).
+    #[error("range {start}..{end} is reversed: its start is past its end")]
+    ReversedRange {
+        /// First index asked for.
+        start: usize,
+        /// One past the last index asked for.
+        end: usize,
+    },
+    /// An index with a number of entries other than the array's dimensions
+    /// (or a 0-d array sliced along an axis it does not have).
+    #[error("an index into a {ndim}-dimensional array needs {ndim} entries, not {given}")]
+    IndexRank {
+        /// Dimensions of the array.
+        ndim: usize,
+        /// Entries in the index.
+        given: usize,
+    },
+    /// An index entry past the length of its axis (numpy's wording).
+    #[error("index {index} is out of bounds for axis {axis} with size {len}")]
+    IndexOutOfBounds {
+        /// The index entry.
+        index: usize,
+        /// The axis it indexes.
+        axis: usize,
+        /// Length of that axis.
         len: usize,
     },
     /// A stream ended before all the data the header describes.

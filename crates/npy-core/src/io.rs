@@ -32,7 +32,7 @@ use zerocopy::IntoBytes;
 
 use crate::element::Element;
 use crate::pickle::{PickleOptions, PyValue};
-use crate::record::RecordView;
+use crate::raw::RawView;
 use crate::swap::{ByteOrderConverter, convert_byte_order};
 use crate::view::{ArrayView, ArrayViewMut};
 use crate::{ByteOrder, DType, Error, Header, Layout, Order, ParseOptions, Result, Version};
@@ -248,11 +248,11 @@ impl NpyArray {
 
     /// A raw element view, for records, strings and any other dtype
     /// (not objects: [`Error::ObjectData`]).
-    pub fn records(&self) -> Result<RecordView<'_>> {
+    pub fn raw_view(&self) -> Result<RawView<'_>> {
         if self.objects.is_some() {
             return Err(Error::ObjectData);
         }
-        RecordView::from_header(&self.data, &self.header)
+        RawView::from_header(&self.data, &self.header)
     }
 
     /// The values of an object array, in the header's memory order

@@ -29,29 +29,32 @@ pub mod dtype;
 pub mod element;
 pub mod error;
 pub mod ext;
+mod geometry;
 pub mod header;
 pub mod io;
 mod literal;
 pub mod pickle;
 mod pyrepr;
-pub mod record;
+pub mod raw;
 pub mod swap;
 pub mod value;
 pub mod view;
 
 pub use dtype::{
-    ByteOrder, DType, DateTimeUnit, Field, Record, RecordEntry, Scalar, ScalarKind, TimeUnit,
+    ByteOrder, DType, DateTimeUnit, Field, Scalar, ScalarKind, Structured, StructuredEntry,
+    TimeUnit,
 };
 pub use element::{Bool, Element};
 pub use error::{Error, Result};
 pub use header::{Header, Layout, Order, ParseOptions, Preamble, Version};
 
-pub use record::{FieldRef, RecordRef, RecordView};
+pub use raw::{RawElement, RawView};
 
+pub use geometry::ElementLocator;
 pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_array, write_npy, write_slice};
 pub use pyrepr::shape_repr;
 pub use value::Value;
-pub use view::{ArrayView, ArrayViewMut, ElementLocator};
+pub use view::{ArrayView, ArrayViewMut};
 
 #[cfg(feature = "derive")]
 pub use ext::derive::NpyRecord;

@@ -66,7 +66,7 @@ fn plan(dtype: &DType, offset: usize, to: ByteOrder) -> Vec<Step> {
             }],
             _ => Vec::new(),
         },
-        DType::Record(r) => r
+        DType::Structured(r) => r
             .fields
             .iter()
             .flat_map(|f| plan(&f.dtype, offset + f.offset, to))

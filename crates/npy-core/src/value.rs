@@ -76,7 +76,7 @@ impl Value {
         match dtype {
             DType::Object => Err(Error::ObjectData),
             DType::Scalar(s) => Ok(decode_scalar(s, bytes)),
-            DType::Record(record) => {
+            DType::Structured(record) => {
                 let mut fields = Vec::with_capacity(record.fields.len());
                 for field in &record.fields {
                     let size = field.dtype.itemsize();

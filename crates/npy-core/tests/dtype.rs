@@ -3,7 +3,7 @@
 //! `np.lib.format.descr_to_dtype`).
 
 use npy_core::{
-    ByteOrder, DType, DateTimeUnit, Error, Field, Record, Scalar, ScalarKind, TimeUnit,
+    ByteOrder, DType, DateTimeUnit, Error, Field, Scalar, ScalarKind, Structured, TimeUnit,
 };
 
 fn descr_of(text: &str) -> String {
@@ -302,7 +302,7 @@ fn read_side_spellings_of_records() {
 
 #[test]
 fn padding_entries_become_record_gaps() {
-    let DType::Record(record) =
+    let DType::Structured(record) =
         DType::parse("[('a', '|u1'), ('', '|V3'), ('b', '<i4'), ('', '|V4')]").unwrap()
     else {
         panic!("not a record")
@@ -315,13 +315,13 @@ fn padding_entries_become_record_gaps() {
         .collect();
     assert_eq!(names, [("a", 0), ("b", 4)]);
     // A '' name on a non-void type is a real field named '' (descr_to_dtype).
-    let DType::Record(record) = DType::parse("[('', '<i4'), ('b', '<i4')]").unwrap() else {
+    let DType::Structured(record) = DType::parse("[('', '<i4'), ('b', '<i4')]").unwrap() else {
         panic!("not a record")
     };
     assert_eq!(record.fields[0].name, "");
     assert_eq!(record.fields[1].offset, 4);
     // Titles.
-    let DType::Record(record) = DType::parse("[(('my title', 'n'), '<i4')]").unwrap() else {
+    let DType::Structured(record) = DType::parse("[(('my title', 'n'), '<i4')]").unwrap() else {
         panic!("not a record")
     };
     assert_eq!(record.fields[0].title.as_deref(), Some("my title"));
@@ -337,7 +337,7 @@ fn hand_built_records_get_numpys_descr() {
         dtype,
         offset,
     };
-    let record = DType::Record(Record {
+    let record = DType::Structured(Structured {
         fields: vec![
             field("a", DType::parse("u1").unwrap(), 0),
             field("b", DType::parse("<i4").unwrap(), 4),
@@ -349,7 +349,7 @@ fn hand_built_records_get_numpys_descr() {
         "[('a', '|u1'), ('', '|V3'), ('b', '<i4'), ('', '|V4')]"
     );
     // np.dtype({'names':[],'formats':[],'itemsize':8}).descr
-    let empty = DType::Record(Record {
+    let empty = DType::Structured(Structured {
         fields: vec![],
         itemsize: 8,
     });

@@ -2,8 +2,8 @@
 //! (CPython 3.11) and against NumPy's reader behaviour.
 
 use npy_core::{
-    ByteOrder, DType, Error, Field, Header, Layout, Order, ParseOptions, Preamble, Record, Scalar,
-    ScalarKind, Version,
+    ByteOrder, DType, Error, Field, Header, Layout, Order, ParseOptions, Preamble, Scalar,
+    ScalarKind, Structured, Version,
 };
 
 /// A header as NumPy lays it out: prefix, dict text, `spaces` spaces, newline.
@@ -186,7 +186,7 @@ fn aligned_record_padding_matches_numpy() {
         dtype: dtype.clone(),
         offset,
     };
-    let record = DType::Record(Record {
+    let record = DType::Structured(Structured {
         fields: vec![field("a", &u1, 0), field("b", &i8, 8), field("c", &u1, 16)],
         itemsize: 24,
     });
@@ -203,7 +203,7 @@ fn quoting_and_escapes_match_python_repr() {
     );
     let dtype =
         DType::parse(r#"[("it's", '<i2'), ('a"b\'c', '>u4'), ('x\u200b', '|b1')]"#).unwrap();
-    let DType::Record(record) = &dtype else {
+    let DType::Structured(record) = &dtype else {
         panic!("not a record")
     };
     assert_eq!(record.fields[1].name, "a\"b'c");
@@ -331,7 +331,7 @@ fn writing_refuses_what_cannot_be_read_back() {
             .unwrap_err();
         assert!(matches!(err, Error::InvalidDType { .. }), "{err}");
     }
-    let overlapping = DType::Record(Record {
+    let overlapping = DType::Structured(Structured {
         fields: vec![
             Field {
                 name: "a".into(),
@@ -444,7 +444,7 @@ fn latin_1_decoding_for_versions_1_and_2() {
     let text = "{'descr': [('café', '<i4')], 'fortran_order': False, 'shape': ()}";
     bytes.extend_from_slice(&u16::try_from(text.len()).unwrap().to_le_bytes());
     bytes.extend_from_slice(text.as_bytes());
-    let DType::Record(record) = parse(&bytes).unwrap().0.dtype else {
+    let DType::Structured(record) = parse(&bytes).unwrap().0.dtype else {
         panic!("not a record")
     };
     assert_eq!(record.fields[0].name, "cafÃ©");

@@ -146,7 +146,7 @@ fn big_endian_data_views_directly_or_converts_to_native() {
 #[test]
 fn records_from_a_stream() {
     let array = read_npy(numpy_records().as_slice(), &ReadOptions::default()).unwrap();
-    let records = array.records().unwrap();
+    let records = array.raw_view().unwrap();
     let second = records.get(&[1]).unwrap();
     assert_eq!(second.field("id").unwrap().read::<u8>().unwrap(), 6);
     assert_eq!(
@@ -414,7 +414,12 @@ fn round_trip_through_a_stream() {
     .unwrap();
     assert_eq!(array.view::<u16>().unwrap().as_slice(), Some(&data[..]));
     assert_eq!(
-        array.view::<u16>().unwrap().rows(9..).unwrap().to_vec(),
+        array
+            .view::<u16>()
+            .unwrap()
+            .slice_outer(9..)
+            .unwrap()
+            .to_vec(),
         data[900..]
     );
 }

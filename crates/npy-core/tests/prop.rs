@@ -12,7 +12,8 @@
 //! dimensions of at most 4, data of at most 64 KiB per case.
 
 use npy_core::{
-    DType, Field, Header, Order, ParseOptions, ReadOptions, Record, Version, read_npy, write_npy,
+    DType, Field, Header, Order, ParseOptions, ReadOptions, Structured, Version, read_npy,
+    write_npy,
 };
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -80,7 +81,7 @@ fn reads_as_padding(dtype: &DType) -> bool {
     match dtype {
         DType::Scalar(s) => s.kind == npy_core::ScalarKind::Void,
         DType::SubArray(..) => true,
-        DType::Record(_) | DType::Object => false,
+        DType::Structured(_) | DType::Object => false,
     }
 }
 
@@ -112,7 +113,7 @@ fn record(fields: Vec<(DType, usize, bool)>, names: Vec<usize>, tail: usize) -> 
         });
         offset += size;
     }
-    DType::Record(Record {
+    DType::Structured(Structured {
         fields: out,
         itemsize: offset + tail,
     })

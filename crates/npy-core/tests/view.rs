@@ -2,8 +2,8 @@
 
 use npy_core::element::{Bool, Element};
 use npy_core::{
-    ArrayView, ArrayViewMut, ByteOrder, DType, Error, Field, Header, Order, Record, RecordView,
-    Scalar, ScalarKind,
+    ArrayView, ArrayViewMut, ByteOrder, DType, Error, Field, Header, Order, RawView, Scalar,
+    ScalarKind, Structured,
 };
 use zerocopy::IntoBytes;
 use zerocopy::byteorder::{BigEndian, F64, I32, LittleEndian, U16};
@@ -78,10 +78,10 @@ fn three_d_fortran_matches_numpy() {
 }
 
 #[test]
-fn rows_work_in_both_orders() {
+fn outer_slices_work_in_both_orders() {
     let memory: Vec<f64> = (0..12).map(f64::from).collect();
     let c = ArrayView::<f64>::new(memory.as_bytes(), &f64::dtype(), &[4, 3], Order::C).unwrap();
-    let rows = c.rows(1..3).unwrap();
+    let rows = c.slice_outer(1..3).unwrap();
     assert_eq!(rows.shape(), [2, 3]);
     assert_eq!(rows.to_vec(), [3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
     assert_eq!(rows.as_slice(), Some(&memory[3..9]));
@@ -90,34 +90,57 @@ fn rows_work_in_both_orders() {
     let f =
         ArrayView::<f64>::new(memory.as_bytes(), &f64::dtype(), &[4, 3], Order::Fortran).unwrap();
     // a = np.arange(12.).reshape(3, 4).T; a[1:3] == [[1, 5, 9], [2, 6, 10]]
-    let rows = f.rows(1..3).unwrap();
+    let rows = f.slice_outer(1..3).unwrap();
     assert_eq!(rows.to_vec(), [1.0, 5.0, 9.0, 2.0, 6.0, 10.0]);
     assert_eq!(rows.get(&[1, 0]), Some(&2.0));
-    assert_eq!(rows.as_slice(), None, "a row range of an F array has gaps");
-    assert_eq!(rows.rows(1..).unwrap().to_vec(), [2.0, 6.0, 10.0]);
-    assert_eq!(f.rows(..).unwrap().to_vec(), f.to_vec());
-    assert_eq!(f.rows(4..).unwrap().len(), 0);
-    assert_eq!(f.rows(..=0).unwrap().to_vec(), [0.0, 4.0, 8.0]);
+    assert_eq!(
+        rows.as_slice(),
+        None,
+        "an outer slice of an F array has gaps"
+    );
+    assert_eq!(rows.slice_outer(1..).unwrap().to_vec(), [2.0, 6.0, 10.0]);
+    assert_eq!(f.slice_outer(..).unwrap().to_vec(), f.to_vec());
+    assert_eq!(f.slice_outer(4..).unwrap().len(), 0);
+    assert_eq!(f.slice_outer(..=0).unwrap().to_vec(), [0.0, 4.0, 8.0]);
 
-    let err = f.rows(2..5).unwrap_err();
+    let err = f.slice_outer(2..5).unwrap_err();
     assert!(
         matches!(
             err,
-            Error::RowsOutOfRange {
+            Error::RangeOutOfBounds {
                 start: 2,
                 end: 5,
+                axis: 0,
                 len: 4
             }
         ),
         "{err:?}"
     );
     #[allow(clippy::reversed_empty_ranges)]
-    let reversed = f.rows(3..1);
-    assert!(reversed.is_err());
+    let reversed = f.slice_outer(3..1).unwrap_err();
+    assert!(
+        matches!(reversed, Error::ReversedRange { start: 3, end: 1 }),
+        "{reversed:?}"
+    );
+    assert_eq!(
+        reversed.to_string(),
+        "range 3..1 is reversed: its start is past its end"
+    );
+    let past = f.slice_outer(..=usize::MAX).unwrap_err();
+    assert!(
+        matches!(
+            past,
+            Error::RangeOutOfBounds {
+                end: usize::MAX,
+                ..
+            }
+        ),
+        "{past:?}"
+    );
     let scalar = ArrayView::<f64>::new(memory.as_bytes(), &f64::dtype(), &[], Order::C).unwrap();
     assert!(matches!(
-        scalar.rows(0..0),
-        Err(Error::RowsOutOfRange { len: 0, .. })
+        scalar.slice_outer(0..0),
+        Err(Error::IndexRank { ndim: 0, given: 1 })
     ));
     assert_eq!(scalar.get(&[]), Some(&0.0));
 }
@@ -230,7 +253,7 @@ fn mutable_views_write_through_in_logical_order() {
         });
         *m.get_mut(&[0, 0]).unwrap() = 100;
         assert_eq!(m.get(&[0, 0]), Some(&100));
-        let mut row = m.rows_mut(1..2).unwrap();
+        let mut row = m.slice_outer_mut(1..2).unwrap();
         row.fill(7);
         assert_eq!(m.view().to_vec(), [100, 1, 2, 7, 7, 7]);
     }
@@ -240,7 +263,7 @@ fn mutable_views_write_through_in_logical_order() {
     let mut m =
         ArrayViewMut::<u32>::new(memory.as_mut_bytes(), &u32::dtype(), &[6], Order::C).unwrap();
     m.as_slice_mut().unwrap().reverse();
-    let rows = m.into_rows(4..).unwrap();
+    let rows = m.into_slice_outer(4..).unwrap();
     assert_eq!(rows.into_view().to_vec(), [7, 100]);
 }
 
@@ -270,7 +293,7 @@ fn byte_string_elements() {
 
 fn point_dtype() -> DType {
     // np.dtype([('x', '<i2'), ('y', '>f8')], align=True): x at 0, 6 bytes padding, y at 8.
-    DType::Record(Record {
+    DType::Structured(Structured {
         fields: vec![
             field("x", 0, scalar(ScalarKind::Int, ByteOrder::Little, 2)),
             field("y", 8, scalar(ScalarKind::Float, ByteOrder::Big, 8)),
@@ -283,7 +306,7 @@ fn point_dtype() -> DType {
 fn records_with_padding_and_nesting() {
     // np.dtype([('id', '|u1'), ('pos', point_dtype), ('tags', '|S2', (2,))])
     // id at 0, pos at 1 (16 bytes, unaligned!), tags at 17, itemsize 21 + 3 trailing pad = 24.
-    let dtype = DType::Record(Record {
+    let dtype = DType::Structured(Structured {
         fields: vec![
             field("id", 0, u8::dtype()),
             field("pos", 1, point_dtype()),
@@ -306,7 +329,7 @@ fn records_with_padding_and_nesting() {
         record[9..17].copy_from_slice(&(0.5 + i as f64).to_be_bytes());
         record[17..21].copy_from_slice(if i == 0 { b"hiyo" } else { b"a\0b\0" });
     }
-    let view = RecordView::new(&data, &dtype, &[2], Order::C).unwrap();
+    let view = RawView::new(&data, &dtype, &[2], Order::C).unwrap();
     assert_eq!(view.shape(), [2]);
     let second = view.get(&[1]).unwrap();
     assert_eq!(second.bytes().len(), 24);
@@ -350,7 +373,7 @@ fn records_with_padding_and_nesting() {
         .map(|r| r.field("id").unwrap().read::<u8>().unwrap())
         .collect();
     assert_eq!(ids, [10, 11]);
-    let tail = view.rows(1..).unwrap();
+    let tail = view.slice_outer(1..).unwrap();
     assert_eq!(tail.len(), 1);
     assert_eq!(tail.get(&[0]).unwrap(), second);
 }
@@ -359,18 +382,18 @@ fn records_with_padding_and_nesting() {
 fn record_view_of_fortran_scalars_and_short_data() {
     let memory: Vec<u16> = (0..6).collect();
     let dtype = u16::dtype();
-    let view = RecordView::new(memory.as_bytes(), &dtype, &[2, 3], Order::Fortran).unwrap();
+    let view = RawView::new(memory.as_bytes(), &dtype, &[2, 3], Order::Fortran).unwrap();
     let logical: Vec<u16> = view.iter().map(|r| r.read::<u16>().unwrap()).collect();
     assert_eq!(logical, [0, 2, 4, 1, 3, 5]);
     let rows: Vec<u16> = view
-        .rows(1..2)
+        .slice_outer(1..2)
         .unwrap()
         .iter()
         .map(|r| r.read::<u16>().unwrap())
         .collect();
     assert_eq!(rows, [1, 3, 5]);
     assert!(matches!(
-        RecordView::new(&memory.as_bytes()[..11], &dtype, &[2, 3], Order::C),
+        RawView::new(&memory.as_bytes()[..11], &dtype, &[2, 3], Order::C),
         Err(Error::DataLength {
             expected: 12,
             actual: 11
@@ -380,7 +403,7 @@ fn record_view_of_fortran_scalars_and_short_data() {
 
 #[test]
 fn record_field_titles_are_found_too() {
-    let dtype = DType::Record(Record {
+    let dtype = DType::Structured(Structured {
         fields: vec![Field {
             name: "t".into(),
             title: Some("Temperature".into()),
@@ -389,7 +412,7 @@ fn record_field_titles_are_found_too() {
         }],
         itemsize: 1,
     });
-    let view = RecordView::new(&[42], &dtype, &[], Order::C).unwrap();
+    let view = RawView::new(&[42], &dtype, &[], Order::C).unwrap();
     let r = view.get(&[]).unwrap();
     assert_eq!(r.field("Temperature").unwrap().read::<u8>().unwrap(), 42);
     assert_eq!(r.field("t").unwrap().read::<u8>().unwrap(), 42);
@@ -423,7 +446,7 @@ fn parsed_aligned_record_with_titles_and_nesting() {
     record.extend_from_slice(&(-5i32).to_le_bytes());
     record.extend_from_slice(&300u16.to_le_bytes());
     record.extend_from_slice(b"ok\0\xAA\xAA\xAA");
-    let view = RecordView::new(&record, &dtype, &[1], Order::C).unwrap();
+    let view = RawView::new(&record, &dtype, &[1], Order::C).unwrap();
     let r = view.get(&[0]).unwrap();
     assert_eq!(r.field("a").unwrap().read::<u8>().unwrap(), 9);
     assert_eq!(

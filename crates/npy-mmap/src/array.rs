@@ -4,7 +4,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RecordView};
+use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RawView};
 
 use crate::error::{Error, Result, io_error};
 use crate::lock::{Access, DataLock};
@@ -291,10 +291,10 @@ impl<M: Mode> MappedArray<M> {
         )?)
     }
 
-    /// The mapped data as records (any dtype, structured ones included),
+    /// The mapped data as raw elements (any dtype, structured ones included),
     /// with field access by name.
-    pub fn records(&self) -> Result<RecordView<'_>> {
-        Ok(RecordView::new(
+    pub fn raw_view(&self) -> Result<RawView<'_>> {
+        Ok(RawView::new(
             self.map.bytes(),
             &self.header.dtype,
             &self.shape,

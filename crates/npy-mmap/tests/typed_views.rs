@@ -136,7 +136,7 @@ fn structured_records_by_field_name() {
         &npy_bytes("[('x', '<i4'), ('y', '<f8')]", Order::C, &[3], &data),
     );
     let array = npy_mmap::open(&path).unwrap();
-    let records = array.records().unwrap();
+    let records = array.raw_view().unwrap();
     let second = records.get(&[2]).unwrap();
     assert_eq!(second.field("x").unwrap().read::<i32>().unwrap(), 2);
     assert_eq!(second.field("y").unwrap().read::<f64>().unwrap(), 1.0);

@@ -29,7 +29,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let DType::Scalar(scalar) = &header.dtype else {
         bail!(
             "stats needs a numeric array (bool, integer or float), not a {} array",
-            if matches!(header.dtype, DType::Record(_)) {
+            if matches!(header.dtype, DType::Structured(_)) {
                 "structured"
             } else {
                 "subarray"

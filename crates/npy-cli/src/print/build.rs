@@ -2,13 +2,13 @@
 
 use anyhow::bail;
 use npy_core::swap::convert_byte_order;
-use npy_core::{ByteOrder, DType, RecordView, ScalarKind, Value};
+use npy_core::{ByteOrder, DType, RawView, ScalarKind, Value};
 
 use super::{Column, FieldColumn, FloatWidth, Selection};
 
 /// The decoded values of the elements of `view` that `selection` shows, in
 /// C order (only those are decoded).
-pub fn decode_shown(view: &RecordView<'_>, selection: &Selection) -> anyhow::Result<Column> {
+pub fn decode_shown(view: &RawView<'_>, selection: &Selection) -> anyhow::Result<Column> {
     let element = view.dtype();
     let mut bytes = Vec::new();
     let mut count = 0;
@@ -84,7 +84,7 @@ impl Column {
                 ScalarKind::DateTime(unit) => Column::DateTime(unit, Vec::new()),
                 ScalarKind::TimeDelta(unit) => Column::TimeDelta(unit, Vec::new()),
             },
-            DType::Record(record) => Column::Record {
+            DType::Structured(record) => Column::Record {
                 len: 0,
                 fields: record
                     .fields

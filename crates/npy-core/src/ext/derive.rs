@@ -93,7 +93,7 @@
 
 use crate::element::Element;
 use crate::pyrepr::str_repr;
-use crate::{DType, Field, Record};
+use crate::{DType, Field, Structured};
 
 /// A struct that is a structured dtype: implemented by `#[derive(NpyRecord)]`,
 /// which also implements [`Element`] with [`record_matches`] and
@@ -165,7 +165,7 @@ impl FieldLayout {
 /// The structured dtype of `R`: its fields at their offsets, and its size
 /// as the itemsize (gaps are written as NumPy's `('', '|V<n>')` padding).
 pub fn record_dtype<R: NpyRecord>() -> DType {
-    DType::Record(Record {
+    DType::Structured(Structured {
         fields: R::fields()
             .iter()
             .map(|field| Field {
@@ -186,7 +186,7 @@ pub fn record_matches<R: NpyRecord>(dtype: &DType) -> bool {
 
 /// Why data of `dtype` cannot be viewed as `R`, or `None` if it can.
 pub fn explain_mismatch<R: NpyRecord>(dtype: &DType) -> Option<String> {
-    let DType::Record(record) = dtype else {
+    let DType::Structured(record) = dtype else {
         return Some(format!(
             "the file's dtype {} is not a record",
             dtype.descr()
