@@ -276,7 +276,7 @@ pub fn value_json(value: &PyValue) -> Value {
         ]),
         PyValue::Array(array) => serde_json::json!(["array", array_json(array)]),
         PyValue::Scalar(scalar) => {
-            serde_json::json!(["scalar", scalar.dtype.descr(), to_hex(&scalar.bytes)])
+            serde_json::json!(["scalar", scalar.dtype.header_repr(), to_hex(&scalar.bytes)])
         }
     }
 }
@@ -284,7 +284,7 @@ pub fn value_json(value: &PyValue) -> Value {
 pub fn array_json(array: &NpyArray) -> Value {
     let header = array.header();
     let mut out = serde_json::json!({
-        "descr": header.dtype.descr(),
+        "descr": header.dtype.header_repr(),
         "shape": header.shape,
         "fortran_order": header.order == npy_core::Order::Fortran,
     });

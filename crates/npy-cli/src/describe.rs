@@ -42,7 +42,7 @@ pub fn array_json(header: &Header, layout: &Layout) -> Map<String, Value> {
 pub fn array_lines(header: &Header, layout: &Layout) -> Vec<(&'static str, String)> {
     vec![
         ("version", version_text(layout.version).to_string()),
-        ("dtype", header.dtype.descr()),
+        ("dtype", header.dtype.header_repr()),
         ("shape", npy_core::shape_repr(&header.shape)),
         ("order", order_text(header.order).to_string()),
         ("itemsize", header.dtype.itemsize().to_string()),

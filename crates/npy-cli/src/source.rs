@@ -72,7 +72,7 @@ impl NpyFile {
         if is_stdin(path) {
             // The header, then the rest counted as it streams by.
             let mut stdin = std::io::stdin().lock();
-            let (header, layout) = Header::read_from(&mut stdin, options)
+            let npy_core::ParsedHeader { header, layout } = Header::read_from(&mut stdin, options)
                 .context("standard input is not a valid .npy stream")?;
             let rest = std::io::copy(&mut stdin, &mut std::io::sink())
                 .context("cannot read standard input")?;
@@ -91,8 +91,9 @@ impl NpyFile {
             .metadata()
             .with_context(|| format!("cannot read {}", path.display()))?
             .len();
-        let (header, layout) = Header::read_from(&mut BufReader::new(file), options)
-            .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
+        let npy_core::ParsedHeader { header, layout } =
+            Header::read_from(&mut BufReader::new(file), options)
+                .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
         Ok(NpyFile {
             header,
             layout,
@@ -307,7 +308,7 @@ impl OpenedArray {
             }
             Data::Member { archive, key } => {
                 let mut reader = archive.reader(key)?;
-                let (_, layout) = Header::read_from(
+                let npy_core::ParsedHeader { layout, .. } = Header::read_from(
                     &mut reader,
                     &ParseOptions {
                         max_header_size: INSPECT_MAX_HEADER,

@@ -380,7 +380,7 @@ impl DType {
     ///     DType::parse("'>u2'")?,
     ///     DType::Scalar(Scalar::new(ScalarKind::UInt, ByteOrder::Big, 2))
     /// );
-    /// assert_eq!(DType::parse("float64")?.descr(), "'<f8'");
+    /// assert_eq!(DType::parse("float64")?.descr(), "<f8");
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn parse(descr: &str) -> Result<DType> {
@@ -433,15 +433,41 @@ impl DType {
         }
     }
 
-    /// The descr text NumPy would write for this dtype: `dtype.str` in quotes
-    /// for a scalar (`'<f8'`), `dtype.descr` for a record (a list of tuples,
-    /// with `('', '|V<n>')` entries for the gaps), `(base, shape)` for a
-    /// subarray.
+    /// The descr, numpy's description of this dtype without Python quoting:
+    /// `dtype.str` for a scalar (`<f8`, `|S7`, `<M8[10s]`), `|O` for
+    /// objects, and `dtype.descr`'s repr for a structured dtype (a list of
+    /// tuples, with `('', '|V<n>')` entries for the gaps) or a subarray
+    /// (`('<f8', (2, 3))`). The same text as [`Display`](std::fmt::Display);
+    /// [`DType::parse`] (and [`FromStr`](std::str::FromStr)) read it back.
     ///
-    /// A hand-built record with overlapping or out-of-order fields has no
-    /// descr; the text returned for it is not meaningful
-    /// ([`Header::to_bytes`](crate::Header::to_bytes) refuses such records).
+    /// A hand-built structured dtype with overlapping or out-of-order fields
+    /// has no descr; the text returned for it is not meaningful
+    /// ([`Header::to_bytes`](crate::Header::to_bytes) refuses such dtypes).
+    ///
+    /// ```
+    /// use npy_core::DType;
+    /// let dtype: DType = "<f4".parse()?;
+    /// assert_eq!(dtype.descr(), "<f4");
+    /// assert_eq!(dtype.to_string(), "<f4");
+    /// assert_eq!(dtype.header_repr(), "'<f4'");
+    /// let fields: DType = "[('a', '<i4')]".parse()?;
+    /// assert_eq!(fields.descr(), "[('a', '<i4')]");
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
     pub fn descr(&self) -> String {
+        let mut out = String::new();
+        match self {
+            DType::Object => out.push_str("|O"),
+            DType::Scalar(s) => s.push_type_str(&mut out),
+            _ => self.push_descr(&mut out),
+        }
+        out
+    }
+
+    /// The descr as the `.npy` header's dict writes it, a Python literal:
+    /// [`DType::descr`] with a scalar's type string in quotes (`'<f8'`),
+    /// which is `repr(numpy.lib.format.dtype_to_descr(dtype))`.
+    pub fn header_repr(&self) -> String {
         let mut out = String::new();
         self.push_descr(&mut out);
         out
@@ -592,6 +618,22 @@ impl DType {
                 Ok(())
             }
         }
+    }
+}
+
+impl std::fmt::Display for DType {
+    /// Writes [`DType::descr`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.descr())
+    }
+}
+
+impl std::str::FromStr for DType {
+    type Err = Error;
+
+    /// [`DType::parse`]: a descr, quoted or not, or any type string numpy accepts.
+    fn from_str(text: &str) -> Result<DType> {
+        DType::parse(text)
     }
 }
 

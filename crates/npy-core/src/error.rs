@@ -234,7 +234,10 @@ pub enum Error {
 
     // data side: typed views, element decoding and streaming (view.rs, element.rs, record.rs, value.rs, io.rs)
     /// The element type asked for does not describe the data's dtype.
-    #[error("cannot view {} data as {} ({rust_type})", found.descr(), requested.descr())]
+    #[error(
+        "cannot view {found} data as {requested} ({rust_type}){}",
+        byte_order_hint(found, requested)
+    )]
     TypeMismatch {
         /// The dtype of the data.
         found: Box<crate::DType>,
@@ -353,6 +356,42 @@ impl Error {
                 .unwrap_or(0),
         }
     }
+}
+
+/// What to do when data differs from the requested type only in byte order:
+/// name the `zerocopy::byteorder` element type that reads it in place, or
+/// (for types without one) the conversion.
+fn byte_order_hint(found: &crate::DType, requested: &crate::DType) -> String {
+    use crate::{ByteOrder, DType, ScalarKind};
+    let (DType::Scalar(found), DType::Scalar(requested)) = (found, requested) else {
+        return String::new();
+    };
+    if found.kind != requested.kind
+        || found.itemsize != requested.itemsize
+        || found.byte_order == requested.byte_order
+    {
+        return String::new();
+    }
+    let prefix = match (found.kind, found.itemsize) {
+        (ScalarKind::Int, 2 | 4 | 8) => "I",
+        (ScalarKind::UInt, 2 | 4 | 8) => "U",
+        (ScalarKind::Float, 4 | 8) => "F",
+        _ => {
+            return "; convert it to native byte order first (ReadOptions::to_native, \
+                    NpyArray::convert_byte_order)"
+                .to_owned();
+        }
+    };
+    let order = match found.byte_order {
+        ByteOrder::Big => "BigEndian",
+        _ => "LittleEndian",
+    };
+    format!(
+        "; the data is {order}: view it as zerocopy::byteorder::{prefix}{}<{order}> \
+         (any alignment, no copy), or convert it to native byte order first \
+         (ReadOptions::to_native, NpyArray::convert_byte_order)",
+        found.itemsize * 8
+    )
 }
 
 /// `Result` with this crate's [`Error`].

@@ -393,7 +393,8 @@ fn converter(dtype: &DType, to: Option<ByteOrder>) -> (Option<ByteOrderConverter
 /// Errors: header errors from [`Header::read_from`], read errors, and
 /// [`Error::TruncatedData`] when the stream ends early.
 pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArray> {
-    let (mut header, layout) = Header::read_from(&mut reader, &options.parse)?;
+    let crate::ParsedHeader { mut header, layout } =
+        Header::read_from(&mut reader, &options.parse)?;
     options.check_data_len(&layout)?;
     if header.dtype == DType::Object {
         return read_objects(reader, &header, layout, options);
@@ -559,11 +560,11 @@ pub fn write_array<W: Write>(mut writer: W, array: &NpyArray) -> Result<()> {
 /// let mut file = Vec::new();
 /// write_slice(&mut file, &[1u16, 2, 3], &[3], Order::C)?;
 /// let mut stream = file.as_slice();
-/// let (header, layout) = Header::read_from(&mut stream, &ParseOptions::default())?;
+/// let crate::ParsedHeader { header, layout } = Header::read_from(&mut stream, &ParseOptions::default())?;
 /// let mut data = vec![0u8; layout.data_len];
 /// let dtype = read_data(&mut stream, &header, &mut data, Some(ByteOrder::Big))?;
 /// assert_eq!(data, [0, 1, 0, 2, 0, 3]);
-/// assert_eq!(dtype.descr(), "'>u2'");
+/// assert_eq!(dtype.descr(), ">u2");
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 pub fn read_data<R: Read>(

@@ -46,7 +46,7 @@ pub use dtype::{
 };
 pub use element::{Bool, Element};
 pub use error::{Error, Result};
-pub use header::{Header, Layout, Order, ParseOptions, Preamble, Version};
+pub use header::{Header, Layout, Order, ParseOptions, ParsedHeader, Preamble, Version};
 
 pub use raw::{RawElement, RawView};
 

@@ -169,7 +169,7 @@ pub fn convert_byte_order(dtype: &DType, data: &mut [u8], to: ByteOrder) -> DTyp
 ///     converter.convert(piece);
 /// }
 /// assert_eq!(data, [1, 0, 2, 0, 3, 0]);
-/// assert_eq!(converter.converted_dtype().descr(), "'<u2'");
+/// assert_eq!(converter.converted_dtype().descr(), "<u2");
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 #[derive(Debug)]

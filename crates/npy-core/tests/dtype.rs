@@ -9,7 +9,7 @@ use npy_core::{
 fn descr_of(text: &str) -> String {
     DType::parse(text)
         .unwrap_or_else(|e| panic!("{text}: {e}"))
-        .descr()
+        .header_repr()
 }
 
 #[test]
@@ -195,7 +195,8 @@ fn long_doubles_of_32_bit_x86_are_kept_as_raw_bytes() {
     // NumPy on x86-64 refuses '<f12', but 32-bit x86 NumPy writes it.
     let d = DType::parse("'<f12'").unwrap();
     assert_eq!(d.itemsize(), 12);
-    assert_eq!(d.descr(), "'<f12'");
+    assert_eq!(d.descr(), "<f12");
+    assert_eq!(d.header_repr(), "'<f12'");
     assert_eq!(DType::parse("'>c24'").unwrap().itemsize(), 24);
 }
 

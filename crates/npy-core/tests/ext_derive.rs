@@ -390,13 +390,13 @@ fn every_kind_of_difference_is_refused_with_a_reason() {
         refused(
             "[('a', '|u1'), ('', '|V3'), ('b', '>i4'), ('c', '|u1'), ('', '|V7'), ('d', '<f8')]"
         ),
-        "field 'b' is '>i4' in the file, '<i4' in the struct"
+        "field 'b' is >i4 in the file, <i4 in the struct"
     );
     assert_eq!(
         refused(
             "[('a', '|u1'), ('', '|V3'), ('b', '<f4'), ('c', '|u1'), ('', '|V7'), ('d', '<f8')]"
         ),
-        "field 'b' is '<f4' in the file, '<i4' in the struct"
+        "field 'b' is <f4 in the file, <i4 in the struct"
     );
     assert_eq!(
         refused(
@@ -414,7 +414,10 @@ fn every_kind_of_difference_is_refused_with_a_reason() {
         ),
         "the file has 5 fields, the struct 4"
     );
-    assert_eq!(refused("'<f8'"), "the file's dtype '<f8' is not a record");
+    assert_eq!(
+        refused("'<f8'"),
+        "the file's dtype <f8 is not a structured dtype"
+    );
     // A subarray of the wrong shape.
     let sub = DType::parse("[('x', '<i4'), ('y', '>f8', (3, 2))]").unwrap();
     assert_eq!(

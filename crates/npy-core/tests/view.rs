@@ -1,4 +1,4 @@
-//! Typed and record views over byte slices, checked against NumPy's indexing semantics.
+//! Typed and raw views over byte slices, checked against NumPy's indexing semantics.
 
 use npy_core::element::{Bool, Element};
 use npy_core::{
@@ -6,7 +6,7 @@ use npy_core::{
     ScalarKind, Structured,
 };
 use zerocopy::IntoBytes;
-use zerocopy::byteorder::{BigEndian, F64, I32, LittleEndian, U16};
+use zerocopy::byteorder::{BigEndian, F64, I16, I32, LittleEndian, U16};
 
 fn scalar(kind: ScalarKind, byte_order: ByteOrder, itemsize: usize) -> DType {
     DType::Scalar(Scalar {
@@ -422,16 +422,48 @@ fn record_field_titles_are_found_too() {
 fn error_messages_name_both_dtypes_and_the_alignment() {
     let data = [0f32; 4];
     let err = ArrayView::<f64>::new(data.as_bytes(), &f32::dtype(), &[2], Order::C).unwrap_err();
-    assert_eq!(err.to_string(), "cannot view '<f4' data as '<f8' (f64)");
+    assert_eq!(err.to_string(), "cannot view <f4 data as <f8 (f64)");
     let records = DType::parse("[('x', '<i4')]").unwrap();
     let err = ArrayView::<i32>::new(data.as_bytes(), &records, &[4], Order::C).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "cannot view [('x', '<i4')] data as '<i4' (i32)"
+        "cannot view [('x', '<i4')] data as <i4 (i32)"
     );
     let err =
         ArrayView::<f32>::new(&data.as_bytes()[1..5], &f32::dtype(), &[1], Order::C).unwrap_err();
     assert!(err.to_string().contains("needs 4-byte alignment"), "{err}");
+}
+
+#[test]
+fn foreign_byte_order_errors_say_what_to_do() {
+    let data = [0u8; 8];
+    let big_i2 = DType::parse(">i2").unwrap();
+    let err = ArrayView::<i16>::new(&data, &big_i2, &[4], Order::C).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot view >i2 data as <i2 (i16); the data is BigEndian: view it as \
+         zerocopy::byteorder::I16<BigEndian> (any alignment, no copy), or convert it to \
+         native byte order first (ReadOptions::to_native, NpyArray::convert_byte_order)"
+    );
+    // The type it names does read the data.
+    let view = ArrayView::<I16<BigEndian>>::new(&data, &big_i2, &[4], Order::C).unwrap();
+    assert_eq!(view.len(), 4);
+    // No byte-order type for f2: only the conversion is named.
+    let big_f2 = DType::parse(">f2").unwrap();
+    let little_f2 = DType::parse("<f2").unwrap();
+    let message = npy_core::Error::TypeMismatch {
+        found: Box::new(big_f2),
+        requested: Box::new(little_f2),
+        rust_type: "half::f16",
+    }
+    .to_string();
+    assert!(
+        message.ends_with("; convert it to native byte order first (ReadOptions::to_native, NpyArray::convert_byte_order)"),
+        "{message}"
+    );
+    // Different kinds get no byte-order advice.
+    let err = ArrayView::<u16>::new(&data, &big_i2, &[4], Order::C).unwrap_err();
+    assert_eq!(err.to_string(), "cannot view >i2 data as <u2 (u16)");
 }
 
 #[test]

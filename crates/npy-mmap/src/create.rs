@@ -138,10 +138,11 @@ impl CreateOptions {
             max_header_size: header_bytes.len(),
             ..Default::default()
         };
-        let (_, layout) = Header::parse(&header_bytes, &parse).map_err(|source| Error::Header {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let npy_core::ParsedHeader { layout, .. } =
+            Header::parse(&header_bytes, &parse).map_err(|source| Error::Header {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(layout)
     }
 

@@ -331,7 +331,7 @@ impl CreateOptions {
             });
         }
         let (file, header_bytes, _) = self.write_exclusive(path)?;
-        let (header, layout) =
+        let npy_core::ParsedHeader { header, layout } =
             Header::parse(&header_bytes, &ParseOptions::default()).map_err(|source| {
                 Error::Header {
                     path: path.to_path_buf(),

@@ -55,7 +55,7 @@ pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
 /// assert_eq!(array.view::<f64>()?.to_vec(), [1.5, 2.5, 3.5]);
 ///
 /// let native = npy_mmap::load_with(&path, &ReadOptions { to_native: true, ..Default::default() })?;
-/// assert_eq!(native.header().dtype.descr(), "'<f8'");
+/// assert_eq!(native.header().dtype.descr(), "<f8");
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

@@ -34,7 +34,7 @@ pub struct OpenOptions {
 
 impl OpenOptions {
     /// Default options: whole array, blocking shared lock, numpy's
-    /// `max_header_size` of 10000, no access hint.
+    /// `max_header_size` of [`DEFAULT_MAX_HEADER_SIZE`](npy_core::header::DEFAULT_MAX_HEADER_SIZE), no access hint.
     pub fn new() -> OpenOptions {
         OpenOptions::default()
     }
@@ -227,8 +227,10 @@ pub(crate) fn read_header(
     };
     // npy-core's stream reader: a few small reads, and a buffer that grows
     // with the bytes that arrive, never with what the length field claims.
-    Header::read_from(&mut &*file, options).map_err(|source| match source {
-        npy_core::Error::Io(source) => io_error("read the header of", path)(source),
-        source => header_error(source),
-    })
+    Header::read_from(&mut &*file, options)
+        .map(|parsed| (parsed.header, parsed.layout))
+        .map_err(|source| match source {
+            npy_core::Error::Io(source) => io_error("read the header of", path)(source),
+            source => header_error(source),
+        })
 }

@@ -166,7 +166,7 @@ pub fn ls(args: &LsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     for member in &members {
         let (dtype, shape, order) = match &member.array {
             Some(Ok((header, _))) => (
-                header.dtype.descr(),
+                header.dtype.header_repr(),
                 npy_core::shape_repr(&header.shape),
                 match header.order {
                     npy_core::Order::C => "C",
@@ -241,7 +241,7 @@ fn member_verdict(archive: &mut Archive, name: &str, options: &ReadOptions) -> V
     if let Err(err) = (&mut reader).take(6).read_to_end(&mut magic) {
         return Verdict::invalid(format!("member '{name}': {err}"));
     }
-    if magic.as_slice() != b"\x93NUMPY" {
+    if magic.as_slice() != npy_core::header::MAGIC {
         // numpy hands non-.npy members back as bytes; only a `.npy` name
         // promises an array. The rest is read for its CRC-32.
         if name.ends_with(".npy") {
@@ -253,15 +253,16 @@ fn member_verdict(archive: &mut Archive, name: &str, options: &ReadOptions) -> V
         };
     }
     let mut stream = io::Cursor::new(magic).chain(&mut reader);
-    let (header, mut layout) = match Header::read_from(&mut stream, &options.parse) {
-        Ok(parsed) => parsed,
-        Err(err) => {
-            return Verdict::invalid(format!(
-                "member '{name}': {}",
-                crate::one_line(&err.to_string())
-            ));
-        }
-    };
+    let npy_core::ParsedHeader { header, mut layout } =
+        match Header::read_from(&mut stream, &options.parse) {
+            Ok(parsed) => parsed,
+            Err(err) => {
+                return Verdict::invalid(format!(
+                    "member '{name}': {}",
+                    crate::one_line(&err.to_string())
+                ));
+            }
+        };
     // An object array's data is its pickle, decoded to where it ends.
     if header.dtype == npy_core::DType::Object {
         match npy_core::io::read_objects(&mut stream, &header, layout, options) {

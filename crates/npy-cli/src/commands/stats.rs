@@ -61,7 +61,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         ),
         _ => bail!(
             "stats supports bool, integer, float32 and float64 arrays, not {}",
-            header.dtype.descr()
+            header.dtype.header_repr()
         ),
     };
     drop(progress);

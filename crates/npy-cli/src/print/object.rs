@@ -237,7 +237,7 @@ fn dtype_short_repr(dtype: &DType) -> String {
     match dtype {
         DType::Object => "object".to_string(),
         DType::Structured(record) => struct_str(record),
-        DType::SubArray(..) => dtype.descr(),
+        DType::SubArray(..) => dtype.header_repr(),
         DType::Scalar(s) => {
             let flexible = matches!(
                 s.kind,
@@ -262,7 +262,7 @@ fn field_type(dtype: &DType) -> String {
     match dtype {
         DType::Structured(record) => struct_str(record),
         DType::Object => "'O'".to_string(),
-        DType::SubArray(..) => dtype.descr(),
+        DType::SubArray(..) => dtype.header_repr(),
         DType::Scalar(s) if s.kind == ScalarKind::Bool => "'?'".to_string(),
         DType::Scalar(s) => format!("'{}'", s.type_str().trim_start_matches('|')),
     }

@@ -188,7 +188,7 @@ pub fn record_matches<R: NpyRecord>(dtype: &DType) -> bool {
 pub fn explain_mismatch<R: NpyRecord>(dtype: &DType) -> Option<String> {
     let DType::Structured(record) = dtype else {
         return Some(format!(
-            "the file's dtype {} is not a record",
+            "the file's dtype {} is not a structured dtype",
             dtype.descr()
         ));
     };

@@ -6,14 +6,13 @@ use std::io::{self, BufReader, Read, Seek};
 use std::path::Path;
 
 use npy_core::element::Element;
+// Members that do not start with the `.npy` magic are raw bytes.
+use npy_core::header::MAGIC;
 use npy_core::{ArrayView, Header, Layout, NpyArray, ReadOptions, read_npy};
 use zip::read::ZipFile;
 use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
 
 use super::error::{NpzError, Result};
-
-/// The magic every `.npy` stream starts with; members without it are raw bytes.
-pub(crate) const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
 
 /// How a member is stored in the archive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -269,7 +268,7 @@ impl<R: Read + Seek> NpzArchive<R> {
         let index = self.resolve(key)?;
         let mut reader = self.open_member(index)?;
         let prefix = reader.read_prefix()?;
-        Ok(prefix.as_slice() == NPY_MAGIC)
+        Ok(prefix.as_slice() == MAGIC)
     }
 
     /// Parses a member's `.npy` header, decompressing only the header bytes.
@@ -278,7 +277,7 @@ impl<R: Read + Seek> NpzArchive<R> {
         let options = self.options;
         let mut reader = self.open_member(index)?;
         let prefix = reader.read_prefix()?;
-        if prefix.as_slice() != NPY_MAGIC {
+        if prefix.as_slice() != MAGIC {
             return Err(NpzError::NotNpy {
                 member: reader.member().to_owned(),
             });
@@ -288,6 +287,7 @@ impl<R: Read + Seek> NpzArchive<R> {
             &mut io::Cursor::new(prefix).chain(&mut reader),
             &options.parse,
         )
+        .map(|parsed| (parsed.header, parsed.layout))
         .map_err(|source| NpzError::Npy { member, source })
     }
 
@@ -313,7 +313,7 @@ impl<R: Read + Seek> NpzArchive<R> {
         let stored_len = self.stored_len(index);
         let mut reader = self.open_member(index)?;
         let prefix = reader.read_prefix()?;
-        if prefix.as_slice() != NPY_MAGIC {
+        if prefix.as_slice() != MAGIC {
             let mut bytes = prefix;
             reader
                 .read_to_end(&mut bytes)
@@ -464,7 +464,7 @@ fn read_stored<R: Read>(
     options: &ReadOptions,
 ) -> npy_core::Result<NpyArray> {
     let mut stream = io::Cursor::new(prefix).chain(reader);
-    let (header, layout) = Header::read_from(&mut stream, &options.parse)?;
+    let npy_core::ParsedHeader { header, layout } = Header::read_from(&mut stream, &options.parse)?;
     if header.dtype == npy_core::DType::Object {
         return npy_core::io::read_objects(stream, &header, layout, options);
     }
@@ -555,13 +555,13 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
         let content = self.stored_member(key)?;
         let index = self.resolve(key)?;
         let member = self.names[index].as_str();
-        if !content.starts_with(NPY_MAGIC) {
+        if !content.starts_with(&MAGIC) {
             return Err(NpzError::NotNpy {
                 member: member.to_owned(),
             });
         }
-        let (header, layout) =
-            Header::parse(content, &self.options.parse).map_err(|source| NpzError::Npy {
+        let npy_core::ParsedHeader { header, layout } = Header::parse(content, &self.options.parse)
+            .map_err(|source| NpzError::Npy {
                 member: member.to_owned(),
                 source,
             })?;
@@ -656,9 +656,9 @@ impl<R: Read> MemberReader<'_, R> {
 
     /// Reads up to six bytes: the magic, if the member has one.
     pub(crate) fn read_prefix(&mut self) -> Result<Vec<u8>> {
-        let mut prefix = Vec::with_capacity(NPY_MAGIC.len());
+        let mut prefix = Vec::with_capacity(MAGIC.len());
         (&mut *self)
-            .take(NPY_MAGIC.len() as u64)
+            .take(MAGIC.len() as u64)
             .read_to_end(&mut prefix)
             .map_err(|error| self.io_error(error))?;
         Ok(prefix)
