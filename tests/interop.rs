@@ -238,6 +238,7 @@ fn fill_element(dtype: &DType, out: &mut [u8], rng: &mut SplitMix) {
                 _ => out.iter_mut().for_each(|b| *b = rng.next() as u8),
             }
         }
+        other => panic!("no filler for {other}"),
     }
 }
 

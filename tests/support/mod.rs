@@ -121,7 +121,7 @@ pub fn has_big_endian(dtype: &npy_core::DType) -> bool {
         DType::Scalar(s) => s.byte_order == ByteOrder::Big,
         DType::Structured(r) => r.fields.iter().any(|f| has_big_endian(&f.dtype)),
         DType::SubArray(base, _) => has_big_endian(base),
-        DType::Object => false,
+        _ => false,
     }
 }
 

@@ -290,7 +290,7 @@ impl Header {
     /// file.extend_from_slice(b"{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }");
     /// file.extend_from_slice(&[b' '; 58]);
     /// file.push(b'\n');
-    /// let crate::ParsedHeader { header, layout } = Header::parse(&file, &ParseOptions::default())?;
+    /// let ParsedHeader { header, layout } = Header::parse(&file, &ParseOptions::default())?;
     /// assert_eq!(header.shape, [3, 4]);
     /// assert_eq!(header.order, Order::C);
     /// assert_eq!((layout.data_offset, layout.data_len), (128, 96));

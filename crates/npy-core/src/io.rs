@@ -560,7 +560,7 @@ pub fn write_array<W: Write>(mut writer: W, array: &NpyArray) -> Result<()> {
 /// let mut file = Vec::new();
 /// write_slice(&mut file, &[1u16, 2, 3], &[3], Order::C)?;
 /// let mut stream = file.as_slice();
-/// let crate::ParsedHeader { header, layout } = Header::read_from(&mut stream, &ParseOptions::default())?;
+/// let npy_core::ParsedHeader { header, layout } = Header::read_from(&mut stream, &ParseOptions::default())?;
 /// let mut data = vec![0u8; layout.data_len];
 /// let dtype = read_data(&mut stream, &header, &mut data, Some(ByteOrder::Big))?;
 /// assert_eq!(data, [0, 1, 0, 2, 0, 3]);

@@ -52,6 +52,9 @@ pub use raw::{RawElement, RawView};
 
 pub use geometry::ElementLocator;
 pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_array, write_npy, write_slice};
+// A shape as Python prints it: public for npy-mmap, npy-remote and npy-cli,
+// whose messages quote shapes as numpy does; not part of the API.
+#[doc(hidden)]
 pub use pyrepr::shape_repr;
 pub use value::Value;
 pub use view::{ArrayView, ArrayViewMut};

@@ -81,7 +81,7 @@ fn reads_as_padding(dtype: &DType) -> bool {
     match dtype {
         DType::Scalar(s) => s.kind == npy_core::ScalarKind::Void,
         DType::SubArray(..) => true,
-        DType::Structured(_) | DType::Object => false,
+        _ => false,
     }
 }
 

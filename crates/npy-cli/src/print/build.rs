@@ -83,6 +83,8 @@ impl Column {
                 ScalarKind::Void => Column::Void(Vec::new()),
                 ScalarKind::DateTime(unit) => Column::DateTime(unit, Vec::new()),
                 ScalarKind::TimeDelta(unit) => Column::TimeDelta(unit, Vec::new()),
+                // A kind added to npy-core later: shown as its bytes.
+                _ => Column::Void(Vec::new()),
             },
             DType::Structured(record) => Column::Record {
                 len: 0,
@@ -102,8 +104,9 @@ impl Column {
             // its shape to the array's shape); the caller flattens it.
             DType::SubArray(base, _) => Column::for_dtype(base),
             // Object arrays are printed from their values (print::object);
-            // no element bytes ever reach a column.
-            DType::Object => Column::Void(Vec::new()),
+            // no element bytes ever reach a column. A dtype added to
+            // npy-core later is shown as its bytes.
+            _ => Column::Void(Vec::new()),
         }
     }
 

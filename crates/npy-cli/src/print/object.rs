@@ -211,6 +211,8 @@ fn type_name(scalar: &Scalar) -> String {
         ScalarKind::Void => "void".to_string(),
         ScalarKind::DateTime(unit) => with_unit("datetime64", unit),
         ScalarKind::TimeDelta(unit) => with_unit("timedelta64", unit),
+        // A kind added to npy-core later: its type string.
+        _ => scalar.type_str(),
     }
 }
 
@@ -253,6 +255,7 @@ fn dtype_short_repr(dtype: &DType) -> String {
                 format!("'{name}'")
             }
         }
+        other => other.header_repr(),
     }
 }
 
@@ -265,6 +268,7 @@ fn field_type(dtype: &DType) -> String {
         DType::SubArray(..) => dtype.header_repr(),
         DType::Scalar(s) if s.kind == ScalarKind::Bool => "'?'".to_string(),
         DType::Scalar(s) => format!("'{}'", s.type_str().trim_start_matches('|')),
+        other => other.header_repr(),
     }
 }
 
