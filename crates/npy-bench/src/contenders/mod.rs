@@ -4,16 +4,15 @@
 //! ndarray-npy and npyz take buffers, not files, for mapped access: they get
 //! a `memmap2` mapping, as their documentation suggests ([`map_file`]).
 
-
-mod header;
-mod open;
-mod sum;
-mod random;
-mod whole_read;
-mod save;
 mod fill;
+mod header;
 mod npz;
 mod objects;
+mod open;
+mod random;
+mod save;
+mod sum;
+mod whole_read;
 
 pub use fill::{fill, fill_worker};
 pub use header::header;
@@ -27,26 +26,13 @@ pub use whole_read::whole_read;
 
 use std::fs::File;
 use std::hint::black_box;
-use std::io::{BufReader, BufWriter, Cursor, Write as _};
-use std::ops::Range;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::path::Path;
 
-use anyhow::{Context as _, Result, bail, ensure};
-use memmap2::{Mmap, MmapMut};
-use ndarray::{Array1, ArrayView1, ArrayViewMut1, Ix1, OwnedRepr, s};
-use ndarray_npy::{ReadNpyExt as _, ViewMutNpyExt as _, ViewNpyExt as _};
-use npy_bench::{Contender, Row, Samples, sum_f64};
-use npy_core::{DType, Header, Order, ParseOptions, ReadOptions, write_slice};
-use npy_mmap::npz::{Compression, MappedNpz, NpzArchive, NpzWriter};
-use npy_mmap::{Advice, CreateOptions, OpenOptions, ReadOnly, ReadWrite};
-use npyz::WriterBuilder as _;
-use serde_json::json;
+use anyhow::{Context as _, Result};
+use memmap2::Mmap;
+use npy_bench::{Contender, Row, Samples};
 
-use crate::data::{BigFiles, NpzFiles, WholeFiles};
-use crate::{Harness, micro, remove_if_exists, time};
-
-use Contender::{NdarrayNpy, Npyz, Ours};
+use crate::time;
 
 /// Maps a whole file read-only, for the crates that view a buffer.
 fn map_file(path: &Path) -> Result<Mmap> {
@@ -140,4 +126,3 @@ fn gib(bytes: u64) -> String {
 fn path_str(path: &Path) -> String {
     path.display().to_string()
 }
-

@@ -1,28 +1,14 @@
 //! Object arrays: numpy's pickle of short strings, decoded by our
 
-use std::fs::File;
-use std::hint::black_box;
-use std::io::{BufReader, BufWriter, Cursor, Write as _};
-use std::ops::Range;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-
-use anyhow::{Context as _, Result, bail, ensure};
-use memmap2::{Mmap, MmapMut};
-use ndarray::{Array1, ArrayView1, ArrayViewMut1, Ix1, OwnedRepr, s};
-use ndarray_npy::{ReadNpyExt as _, ViewMutNpyExt as _, ViewNpyExt as _};
-use npy_bench::{Contender, Row, Samples, sum_f64};
-use npy_core::{DType, Header, Order, ParseOptions, ReadOptions, write_slice};
-use npy_mmap::npz::{Compression, MappedNpz, NpzArchive, NpzWriter};
-use npy_mmap::{Advice, CreateOptions, OpenOptions, ReadOnly, ReadWrite};
-use npyz::WriterBuilder as _;
+use anyhow::{Result, ensure};
+use npy_bench::{Contender, Row, Samples};
+use npy_core::ReadOptions;
 use serde_json::json;
 
-use crate::data::{BigFiles, NpzFiles, WholeFiles};
-use crate::{Harness, micro, remove_if_exists, time};
+use crate::{Harness, time};
 
-use super::{Op, Schedule, gib, interleaved, map_file, path_str, run_ops, seconds_per_read, timed};
-use Contender::{NdarrayNpy, Npyz, Ours};
+use super::path_str;
+use Contender::Ours;
 
 // 9. Object arrays: numpy's pickle of short strings, decoded by our
 // restricted unpickler and by np.load(allow_pickle=True); saved back.
