@@ -319,6 +319,14 @@ pub enum Error {
         /// Entries in the index.
         given: usize,
     },
+    /// An output buffer whose length does not fit what is read into it.
+    #[error("the output holds {actual} elements, but {expected} are read into it")]
+    OutputLength {
+        /// Elements read.
+        expected: usize,
+        /// Elements the buffer holds.
+        actual: usize,
+    },
     /// An index entry past the length of its axis (numpy's wording).
     #[error("index {index} is out of bounds for axis {axis} with size {len}")]
     IndexOutOfBounds {

@@ -56,12 +56,12 @@ impl<'d> ElementLocator<'d> {
         self.element
     }
 
-    /// Byte offset in the data of the element at a logical index, or `None`
-    /// when the index is out of bounds.
-    pub fn byte_offset(&self, index: &[usize]) -> Option<usize> {
+    /// Byte offset in the data of the element at a logical index (any
+    /// [`NdIndex`](crate::NdIndex)), or `None` when the index is out of bounds.
+    pub fn byte_offset<I: crate::NdIndex>(&self, index: I) -> Option<usize> {
         // In bounds, offset × itemsize < the data length, which fits.
         self.geometry
-            .offset(index)
+            .offset_of(&index)
             .map(|offset| offset * self.element.itemsize())
     }
 }
@@ -169,25 +169,6 @@ impl Geometry {
     /// Elements of memory from the first to the last element, inclusive.
     pub(crate) fn span(&self) -> usize {
         self.span
-    }
-
-    /// Memory offset (in elements) of a logical index, if it is in bounds.
-    ///
-    /// Inlined across crates and branch-free per axis: random scalar reads
-    /// are dominated by this arithmetic when the data is cached.
-    #[inline]
-    pub(crate) fn offset(&self, index: &[usize]) -> Option<usize> {
-        if index.len() != self.shape.len() {
-            return None;
-        }
-        let mut offset = 0usize;
-        let mut in_bounds = true;
-        for ((&i, &d), &s) in index.iter().zip(&self.shape).zip(&self.strides) {
-            in_bounds &= i < d;
-            // Wrapping: an out-of-bounds index may overflow, but is then discarded.
-            offset = offset.wrapping_add(i.wrapping_mul(s));
-        }
-        in_bounds.then_some(offset)
     }
 
     /// The geometry of indices `range` of the outer axis (axis 0), and the
@@ -359,11 +340,11 @@ mod tests {
     #[test]
     fn offset_rejects_out_of_bounds_and_wrong_length_without_overflow() {
         let g = geometry(&[2, 3, 4], Order::C);
-        assert_eq!(g.offset(&[1, 2, 3]), Some(23));
-        assert_eq!(g.offset(&[1, 3, 0]), None);
-        assert_eq!(g.offset(&[usize::MAX, usize::MAX, usize::MAX]), None);
-        assert_eq!(g.offset(&[1, 2]), None);
-        assert_eq!(geometry(&[], Order::C).offset(&[]), Some(0));
+        assert_eq!(g.offset_of(&[1, 2, 3]), Some(23));
+        assert_eq!(g.offset_of(&[1, 3, 0]), None);
+        assert_eq!(g.offset_of(&[usize::MAX, usize::MAX, usize::MAX]), None);
+        assert_eq!(g.offset_of(&[1, 2]), None);
+        assert_eq!(geometry(&[], Order::C).offset_of(&[]), Some(0));
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub mod error;
 pub mod ext;
 mod geometry;
 pub mod header;
+pub mod index;
 pub mod io;
 mod literal;
 pub mod pickle;
@@ -54,6 +55,7 @@ pub use geometry::ElementLocator;
 pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_array, write_npy, write_slice};
 // A shape as Python prints it: public for npy-mmap, npy-remote and npy-cli,
 // whose messages quote shapes as numpy does; not part of the API.
+pub use index::NdIndex;
 #[doc(hidden)]
 pub use pyrepr::shape_repr;
 pub use value::Value;

@@ -102,9 +102,9 @@ impl<'a> RawView<'a> {
     }
 
     /// The element at a logical index, or `None` when out of bounds.
-    pub fn get(&self, index: &[usize]) -> Option<RawElement<'a>> {
+    pub fn get<I: crate::NdIndex>(&self, index: I) -> Option<RawElement<'a>> {
         self.geometry
-            .offset(index)
+            .offset_of(&index)
             .map(|offset| self.element(offset))
     }
 

@@ -30,6 +30,7 @@ use std::ops::RangeBounds;
 
 use crate::element::Element;
 use crate::geometry::{Geometry, Offsets, geometry_accessors};
+use crate::index::NdIndex;
 use crate::{DType, Error, Header, Order, Result};
 
 /// Checks that `T` describes `dtype`'s elements and that `bytes` holds the
@@ -137,12 +138,24 @@ impl<'a, T: Element> ArrayView<'a, T> {
 impl<'a, T> ArrayView<'a, T> {
     geometry_accessors!();
 
-    /// The element at a logical index (one entry per axis), or `None` when the
-    /// index has the wrong length or is out of bounds.
-    pub fn get(&self, index: &[usize]) -> Option<&'a T> {
+    /// The element at a logical index (one entry per axis: `[i, j]`,
+    /// `&[i, j]`, or `i` for a 1-d view; see [`NdIndex`]), or `None` when the
+    /// index has the wrong length or is out of bounds. `view[[i, j]]`
+    /// panics instead.
+    #[inline]
+    pub fn get<I: NdIndex>(&self, index: I) -> Option<&'a T> {
         self.geometry
-            .offset(index)
+            .offset_of(&index)
             .and_then(|offset| self.data.get(offset))
+    }
+
+    /// The elements from the first to the last, in memory order.
+    pub(crate) fn data(&self) -> &'a [T] {
+        self.data
+    }
+
+    pub(crate) fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// The indices `range` of the outer axis (axis 0, whatever the memory
@@ -324,18 +337,34 @@ impl<'a, T> ArrayViewMut<'a, T> {
 
     geometry_accessors!();
 
-    /// The element at a logical index, or `None` when out of bounds.
-    pub fn get(&self, index: &[usize]) -> Option<&T> {
+    /// The element at a logical index, or `None` when out of bounds (see
+    /// [`ArrayView::get`]).
+    #[inline]
+    pub fn get<I: NdIndex>(&self, index: I) -> Option<&T> {
         self.geometry
-            .offset(index)
+            .offset_of(&index)
             .and_then(|offset| self.data.get(offset))
     }
 
-    /// The element at a logical index, mutably, or `None` when out of bounds.
-    pub fn get_mut(&mut self, index: &[usize]) -> Option<&mut T> {
+    /// The element at a logical index, mutably, or `None` when out of
+    /// bounds. `view[[i, j]] = value` panics instead.
+    #[inline]
+    pub fn get_mut<I: NdIndex>(&mut self, index: I) -> Option<&mut T> {
         self.geometry
-            .offset(index)
+            .offset_of(&index)
             .and_then(|offset| self.data.get_mut(offset))
+    }
+
+    pub(crate) fn data(&self) -> &[T] {
+        self.data
+    }
+
+    pub(crate) fn data_mut(&mut self) -> &mut [T] {
+        self.data
+    }
+
+    pub(crate) fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Iterates over the elements in logical (C) order.
