@@ -99,7 +99,7 @@ fn mutable_views_write_through() {
         let mut nd = view.as_ndarray_mut();
         nd[[2, 3]] = -1.0;
         nd.index_axis_mut(Axis(0), 0).fill(9.0);
-        assert_eq!(view.get(&[2, 3]), Some(&-1.0));
+        assert_eq!(view.get([2, 3]), Some(&-1.0));
         let mut rows = view.slice_outer_mut(1..2).unwrap();
         rows.as_ndarray_mut().fill(7.0);
     }

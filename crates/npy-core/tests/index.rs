@@ -24,7 +24,7 @@ fn every_index_form_reads_the_same_element() {
                 };
                 let dynamic = vec![i, j];
                 assert_eq!(view.get([i, j]), Some(&expected));
-                assert_eq!(view.get(&[i, j]), Some(&expected));
+                assert_eq!(view.get([i, j]), Some(&expected));
                 assert_eq!(view.get(&dynamic), Some(&expected));
                 assert_eq!(view.get(dynamic.as_slice()), Some(&expected));
                 assert_eq!(view[[i, j]], expected);
@@ -89,7 +89,7 @@ fn mutable_views_index_and_assign() {
     view[[2, 1]] = -1;
     *view.get_mut([0, 3]).unwrap() = -2;
     assert_eq!(view[[2, 1]], -1);
-    assert_eq!(view.get(&[0, 3]), Some(&-2));
+    assert_eq!(view.get([0, 3]), Some(&-2));
     assert_eq!(view.get_mut([3, 0]), None);
     // Fortran order: [2, 1] is memory 2 + 1 * 3, [0, 3] is 9.
     assert_eq!(memory[5], -1);

@@ -83,7 +83,7 @@ fn reads_numpy_files_in_c_and_fortran_order() {
     assert_eq!(array.header().order, Order::Fortran);
     let view = array.view::<f64>().unwrap();
     assert_eq!(view.to_vec(), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
-    assert_eq!(view.get(&[1, 0]), Some(&3.0));
+    assert_eq!(view.get([1, 0]), Some(&3.0));
     assert!((array.data().as_ptr() as usize).is_multiple_of(16));
 }
 
@@ -147,7 +147,7 @@ fn big_endian_data_views_directly_or_converts_to_native() {
 fn records_from_a_stream() {
     let array = read_npy(numpy_records().as_slice(), &ReadOptions::default()).unwrap();
     let records = array.raw_view().unwrap();
-    let second = records.get(&[1]).unwrap();
+    let second = records.get([1]).unwrap();
     assert_eq!(second.field("id").unwrap().read::<u8>().unwrap(), 6);
     assert_eq!(
         second.field("pos").unwrap().value().unwrap(),

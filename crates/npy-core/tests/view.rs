@@ -33,13 +33,13 @@ fn c_order_index_is_row_major() {
     assert_eq!(v.shape(), [2, 3]);
     assert_eq!(v.strides(), [3, 1]);
     assert_eq!((v.ndim(), v.len(), v.order()), (2, 6, Order::C));
-    assert_eq!(v.get(&[0, 1]), Some(&1));
-    assert_eq!(v.get(&[1, 0]), Some(&3));
-    assert_eq!(v.get(&[1, 2]), Some(&5));
-    assert_eq!(v.get(&[2, 0]), None);
-    assert_eq!(v.get(&[0, 3]), None);
-    assert_eq!(v.get(&[0]), None);
-    assert_eq!(v.get(&[0, 0, 0]), None);
+    assert_eq!(v.get([0, 1]), Some(&1));
+    assert_eq!(v.get([1, 0]), Some(&3));
+    assert_eq!(v.get([1, 2]), Some(&5));
+    assert_eq!(v.get([2, 0]), None);
+    assert_eq!(v.get([0, 3]), None);
+    assert_eq!(v.get([0]), None);
+    assert_eq!(v.get([0, 0, 0]), None);
     assert_eq!(v.to_vec(), [0, 1, 2, 3, 4, 5]);
     assert_eq!(v.as_slice(), Some(&memory[..]));
 }
@@ -52,9 +52,9 @@ fn fortran_order_index_is_column_major() {
     let v =
         ArrayView::<i32>::new(memory.as_bytes(), &i32::dtype(), &[2, 3], Order::Fortran).unwrap();
     assert_eq!(v.strides(), [1, 2]);
-    assert_eq!(v.get(&[0, 1]), Some(&2));
-    assert_eq!(v.get(&[1, 0]), Some(&1));
-    assert_eq!(v.get(&[1, 2]), Some(&5));
+    assert_eq!(v.get([0, 1]), Some(&2));
+    assert_eq!(v.get([1, 0]), Some(&1));
+    assert_eq!(v.get([1, 2]), Some(&5));
     assert_eq!(v.to_vec(), [0, 2, 4, 1, 3, 5]);
     assert_eq!(v.iter().copied().collect::<Vec<_>>(), [0, 2, 4, 1, 3, 5]);
     assert!(v.is_f_contiguous() && !v.is_c_contiguous());
@@ -69,10 +69,10 @@ fn three_d_fortran_matches_numpy() {
     let memory: Vec<u64> = (0..24).collect();
     let v = ArrayView::<u64>::new(memory.as_bytes(), &u64::dtype(), &[2, 3, 4], Order::Fortran)
         .unwrap();
-    assert_eq!(v.get(&[1, 2, 3]), Some(&23));
-    assert_eq!(v.get(&[1, 0, 0]), Some(&1));
-    assert_eq!(v.get(&[0, 1, 0]), Some(&2));
-    assert_eq!(v.get(&[0, 0, 1]), Some(&6));
+    assert_eq!(v.get([1, 2, 3]), Some(&23));
+    assert_eq!(v.get([1, 0, 0]), Some(&1));
+    assert_eq!(v.get([0, 1, 0]), Some(&2));
+    assert_eq!(v.get([0, 0, 1]), Some(&6));
     // Logical order: a.ravel() == [0, 6, 12, 18, 2, 8, ...]
     assert_eq!(v.to_vec()[..6], [0, 6, 12, 18, 2, 8]);
 }
@@ -85,14 +85,14 @@ fn outer_slices_work_in_both_orders() {
     assert_eq!(rows.shape(), [2, 3]);
     assert_eq!(rows.to_vec(), [3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
     assert_eq!(rows.as_slice(), Some(&memory[3..9]));
-    assert_eq!(rows.get(&[1, 2]), Some(&8.0));
+    assert_eq!(rows.get([1, 2]), Some(&8.0));
 
     let f =
         ArrayView::<f64>::new(memory.as_bytes(), &f64::dtype(), &[4, 3], Order::Fortran).unwrap();
     // a = np.arange(12.).reshape(3, 4).T; a[1:3] == [[1, 5, 9], [2, 6, 10]]
     let rows = f.slice_outer(1..3).unwrap();
     assert_eq!(rows.to_vec(), [1.0, 5.0, 9.0, 2.0, 6.0, 10.0]);
-    assert_eq!(rows.get(&[1, 0]), Some(&2.0));
+    assert_eq!(rows.get([1, 0]), Some(&2.0));
     assert_eq!(
         rows.as_slice(),
         None,
@@ -142,7 +142,7 @@ fn outer_slices_work_in_both_orders() {
         scalar.slice_outer(0..0),
         Err(Error::IndexRank { ndim: 0, given: 1 })
     ));
-    assert_eq!(scalar.get(&[]), Some(&0.0));
+    assert_eq!(scalar.get([]), Some(&0.0));
 }
 
 #[test]
@@ -197,12 +197,12 @@ fn big_endian_data_views_without_copying() {
     }
     let mut bytes = bytes;
     let mut m = ArrayViewMut::<I32<BigEndian>>::new(&mut bytes, &be_i4, &[3], Order::C).unwrap();
-    m.get_mut(&[1]).unwrap().set(0x0102_0304);
+    m.get_mut([1]).unwrap().set(0x0102_0304);
     assert_eq!(bytes[4..8], [1, 2, 3, 4]);
 
     let be_u2 = scalar(ScalarKind::UInt, ByteOrder::Big, 2);
     let v = ArrayView::<U16<BigEndian>>::new(&[0x12, 0x34], &be_u2, &[], Order::C).unwrap();
-    assert_eq!(v.get(&[]).unwrap().get(), 0x1234);
+    assert_eq!(v.get([]).unwrap().get(), 0x1234);
 }
 
 #[test]
@@ -231,7 +231,7 @@ fn from_header_uses_shape_order_and_subarray_dtype() {
     let memory: Vec<i16> = (0..6).collect();
     let v = ArrayView::<i16>::from_header(memory.as_bytes(), &header).unwrap();
     assert_eq!(v.shape(), [3, 2]);
-    assert_eq!(v.get(&[2, 1]), Some(&5));
+    assert_eq!(v.get([2, 1]), Some(&5));
     assert_eq!(v.to_vec(), [0, 1, 2, 3, 4, 5]);
 }
 
@@ -251,8 +251,8 @@ fn mutable_views_write_through_in_logical_order() {
             *x = next;
             next += 1;
         });
-        *m.get_mut(&[0, 0]).unwrap() = 100;
-        assert_eq!(m.get(&[0, 0]), Some(&100));
+        *m.get_mut([0, 0]).unwrap() = 100;
+        assert_eq!(m.get([0, 0]), Some(&100));
         let mut row = m.slice_outer_mut(1..2).unwrap();
         row.fill(7);
         assert_eq!(m.view().to_vec(), [100, 1, 2, 7, 7, 7]);
@@ -275,7 +275,7 @@ fn bool_views_check_every_byte_once_and_bool_newtype_never() {
     let v = ArrayView::<bool>::new(&data[..3], &bool::dtype(), &[3], Order::C).unwrap();
     assert_eq!(v.to_vec(), [true, false, true]);
     let v = ArrayView::<Bool>::new(&data, &bool::dtype(), &[4], Order::C).unwrap();
-    assert!(v.get(&[3]).unwrap().get());
+    assert!(v.get([3]).unwrap().get());
     assert!(matches!(
         ArrayView::<u8>::new(&data, &bool::dtype(), &[4], Order::C),
         Err(Error::TypeMismatch { .. })
@@ -331,7 +331,7 @@ fn records_with_padding_and_nesting() {
     }
     let view = RawView::new(&data, &dtype, &[2], Order::C).unwrap();
     assert_eq!(view.shape(), [2]);
-    let second = view.get(&[1]).unwrap();
+    let second = view.get([1]).unwrap();
     assert_eq!(second.bytes().len(), 24);
     assert_eq!(second.field("id").unwrap().read::<u8>().unwrap(), 11);
     let pos = second.field("pos").unwrap();
@@ -360,7 +360,7 @@ fn records_with_padding_and_nesting() {
         Err(Error::TypeMismatch { .. })
     ));
     // A subarray field as a typed view.
-    let tags = view.get(&[0]).unwrap().field("tags").unwrap();
+    let tags = view.get([0]).unwrap().field("tags").unwrap();
     let tags = tags.view::<[u8; 2]>().unwrap();
     assert_eq!(tags.shape(), [2]);
     assert_eq!(tags.to_vec(), [*b"hi", *b"yo"]);
@@ -375,7 +375,7 @@ fn records_with_padding_and_nesting() {
     assert_eq!(ids, [10, 11]);
     let tail = view.slice_outer(1..).unwrap();
     assert_eq!(tail.len(), 1);
-    assert_eq!(tail.get(&[0]).unwrap(), second);
+    assert_eq!(tail.get([0]).unwrap(), second);
 }
 
 #[test]
@@ -413,7 +413,7 @@ fn record_field_titles_are_found_too() {
         itemsize: 1,
     });
     let view = RawView::new(&[42], &dtype, &[], Order::C).unwrap();
-    let r = view.get(&[]).unwrap();
+    let r = view.get([]).unwrap();
     assert_eq!(r.field("Temperature").unwrap().read::<u8>().unwrap(), 42);
     assert_eq!(r.field("t").unwrap().read::<u8>().unwrap(), 42);
 }
@@ -479,7 +479,7 @@ fn parsed_aligned_record_with_titles_and_nesting() {
     record.extend_from_slice(&300u16.to_le_bytes());
     record.extend_from_slice(b"ok\0\xAA\xAA\xAA");
     let view = RawView::new(&record, &dtype, &[1], Order::C).unwrap();
-    let r = view.get(&[0]).unwrap();
+    let r = view.get([0]).unwrap();
     assert_eq!(r.field("a").unwrap().read::<u8>().unwrap(), 9);
     assert_eq!(
         r.field("Title")

@@ -272,7 +272,7 @@ fn records_and_subarrays_decode_recursively() {
     assert_eq!(value.to_string(), "(7, [1.5, -2.0], (b'x',))");
     let bytes = record_bytes();
     let view = RawView::new(&bytes, &dtype, &[], Order::C).unwrap();
-    assert_eq!(view.get(&[]).unwrap().value().unwrap(), value);
+    assert_eq!(view.get([]).unwrap().value().unwrap(), value);
     assert!(matches!(
         Value::decode(&dtype, &[0; 23]),
         Err(Error::DataLength {

@@ -183,9 +183,9 @@ fn verify_fill(path: &Path, len: usize) -> Result<()> {
     let view = array.view::<f64>()?;
     for i in [0, len / 2, len.saturating_sub(1)] {
         ensure!(
-            view.get(&[i]) == Some(&(i as f64)),
+            view.get([i]) == Some(&(i as f64)),
             "fill left element {i} = {:?}",
-            view.get(&[i])
+            view.get([i])
         );
     }
     Ok(())

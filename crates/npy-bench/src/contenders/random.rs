@@ -1,4 +1,5 @@
-//! Random scalar reads from a warm, mapped file.
+//! Random scalar reads from a warm, mapped file: one at a time, and
+//! gathered in one batch.
 
 use std::io::Cursor;
 
@@ -11,7 +12,7 @@ use serde_json::json;
 use crate::Harness;
 use crate::data::BigFiles;
 
-use super::{gib, interleaved, map_file, path_str, seconds_per_read};
+use super::{gib, interleaved, map_file, path_str, seconds_per_read, timed};
 use Contender::{NdarrayNpy, Npyz, Ours};
 
 // 4. Random scalar reads from a warm, mapped file.
@@ -45,9 +46,7 @@ pub fn random_reads(h: &mut Harness, files: &BigFiles) -> Result<()> {
         vec![
             (
                 Ours,
-                Box::new(|| {
-                    seconds_per_read(indices, |i| Ok(*ours_view.get(&[i]).expect("in bounds")))
-                }),
+                Box::new(|| seconds_per_read(indices, |i| Ok(ours_view[i]))),
             ),
             (
                 NdarrayNpy,
@@ -60,5 +59,60 @@ pub fn random_reads(h: &mut Harness, files: &BigFiles) -> Result<()> {
         ],
     )?;
     h.push(row, report.as_ref());
+
+    // The same reads as one batch into a buffer: ours gathers, the others
+    // do what their documentation shows, a loop of indexed reads (numpy:
+    // fancy indexing, `a[indices]`, in compare.py).
+    let mut gather_row = Row::new(
+        "reads.gather",
+        format!(
+            "random gather, warm {} file (per element, {} elements)",
+            gib(h.args.big),
+            indices.len()
+        ),
+    );
+    let mut out = vec![0.0; indices.len()];
+    let mut out_theirs = vec![0.0; indices.len()];
+    let mut out_npyz = vec![0.0; indices.len()];
+    let per_element = |seconds: f64| seconds / indices.len().max(1) as f64;
+    // One untimed pass each first, as for the single reads: the same start.
+    ours_view.gather(indices, &mut out)?;
+    interleaved(
+        runs,
+        &mut gather_row,
+        vec![
+            (
+                Ours,
+                Box::new(|| {
+                    Ok(per_element(timed(|| {
+                        Ok(ours_view.gather(indices, &mut out)?)
+                    })?))
+                }),
+            ),
+            (
+                NdarrayNpy,
+                Box::new(|| {
+                    Ok(per_element(timed(|| {
+                        for (slot, &i) in out_theirs.iter_mut().zip(indices) {
+                            *slot = theirs[i];
+                        }
+                        Ok(())
+                    })?))
+                }),
+            ),
+            (
+                Npyz,
+                Box::new(|| {
+                    Ok(per_element(timed(|| {
+                        for (slot, &i) in out_npyz.iter_mut().zip(indices) {
+                            *slot = npyz_reader.read_at(i as u64)?;
+                        }
+                        Ok(())
+                    })?))
+                }),
+            ),
+        ],
+    )?;
+    h.push(gather_row, report.as_ref());
     Ok(())
 }
