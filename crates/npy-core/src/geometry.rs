@@ -18,6 +18,10 @@ pub(crate) struct Geometry {
     order: Order,
     len: usize,
     span: usize,
+    /// Whether the strides are exactly C order's (size-1 axes included):
+    /// then an offset past the data means axis 0 is out of bounds, and
+    /// typed views leave that check to the data slice's own.
+    dense_c: bool,
 }
 
 /// Where each element of an array lies in its data, without the data: the
@@ -118,6 +122,7 @@ impl Geometry {
             strides[axis] = unit;
             unit = unit.saturating_mul(logical[axis]);
         }
+        let dense_c = is_dense_c(&logical, &strides);
         Ok((
             Geometry {
                 shape: logical,
@@ -125,6 +130,7 @@ impl Geometry {
                 order,
                 len,
                 span: len,
+                dense_c,
             },
             element,
         ))
@@ -141,13 +147,20 @@ impl Geometry {
                 .map(|(&d, &s)| (d - 1) * s)
                 .sum::<usize>()
         };
+        let dense_c = is_dense_c(&shape, &strides);
         Geometry {
             shape,
             strides,
             order,
             len,
             span,
+            dense_c,
         }
+    }
+
+    /// See the field: strides exactly C order's.
+    pub(crate) fn is_dense_c(&self) -> bool {
+        self.dense_c
     }
 
     pub(crate) fn shape(&self) -> &[usize] {
@@ -242,6 +255,19 @@ impl Geometry {
             remaining: self.len,
         }
     }
+}
+
+/// Whether `strides` are exactly the C-order strides of `shape` (computed
+/// as [`Geometry::new`] does, saturating).
+fn is_dense_c(shape: &[usize], strides: &[usize]) -> bool {
+    let mut expected = 1usize;
+    for (&d, &s) in shape.iter().zip(strides).rev() {
+        if s != expected {
+            return false;
+        }
+        expected = expected.saturating_mul(d);
+    }
+    true
 }
 
 /// Iterator over the memory offsets of a geometry in logical order.

@@ -71,6 +71,16 @@ pub trait NdIndex: sealed::Sealed {
     fn offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
         slice_offset(self.entries(), shape, strides)
     }
+
+    /// [`offset_in`](Self::offset_in) for strides exactly C order's, where
+    /// the caller bounds-checks the offset against the data (which holds
+    /// exactly the array): axis 0 is then checked by that, and the last
+    /// stride is 1.
+    #[doc(hidden)]
+    #[inline]
+    fn dense_offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
+        self.offset_in(shape, strides)
+    }
 }
 
 /// The offset of a run-time-rank index: checked per axis, branch-free.
@@ -112,6 +122,36 @@ fn array_offset<const N: usize>(
     in_bounds.then_some(offset)
 }
 
+/// [`array_offset`] for C-order strides, axis 0 left to the caller's data
+/// bounds check (see [`NdIndex::dense_offset_in`]).
+#[inline]
+fn dense_array_offset<const N: usize>(
+    index: &[usize; N],
+    shape: &[usize],
+    strides: &[usize],
+) -> Option<usize> {
+    let Ok(shape) = <&[usize; N]>::try_from(shape) else {
+        return None;
+    };
+    let Some((&first, inner)) = index.split_first() else {
+        return Some(0);
+    };
+    if N == 1 {
+        return Some(first);
+    }
+    let Ok(strides) = <&[usize; N]>::try_from(strides) else {
+        return None;
+    };
+    let mut offset = 0usize;
+    let mut in_bounds = true;
+    for axis in 1..N {
+        in_bounds &= inner[axis - 1] < shape[axis];
+        offset = offset.wrapping_add(index[axis].wrapping_mul(strides[axis]));
+    }
+    // Saturating: a huge axis-0 index must not wrap into the data.
+    in_bounds.then(|| first.saturating_mul(strides[0]).saturating_add(offset))
+}
+
 impl NdIndex for usize {
     fn entries(&self) -> &[usize] {
         std::slice::from_ref(self)
@@ -120,6 +160,11 @@ impl NdIndex for usize {
     #[inline]
     fn offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
         array_offset(&[*self], shape, strides)
+    }
+
+    #[inline]
+    fn dense_offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
+        dense_array_offset(&[*self], shape, strides)
     }
 }
 
@@ -132,6 +177,10 @@ impl<const N: usize> NdIndex for [usize; N] {
     fn offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
         array_offset(self, shape, strides)
     }
+    #[inline]
+    fn dense_offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
+        dense_array_offset(self, shape, strides)
+    }
 }
 
 impl<const N: usize> NdIndex for &[usize; N] {
@@ -142,6 +191,10 @@ impl<const N: usize> NdIndex for &[usize; N] {
     #[inline]
     fn offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
         array_offset(self, shape, strides)
+    }
+    #[inline]
+    fn dense_offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
+        dense_array_offset(self, shape, strides)
     }
 }
 
@@ -180,6 +233,18 @@ impl Geometry {
     #[inline]
     pub(crate) fn offset_of(&self, index: &impl NdIndex) -> Option<usize> {
         index.offset_in(self.shape(), self.strides())
+    }
+
+    /// [`offset_of`](Self::offset_of) for a caller that then bounds-checks
+    /// the offset against data holding exactly the array (typed views):
+    /// for C-order strides that check covers axis 0, one compare less a read.
+    #[inline]
+    pub(crate) fn data_offset_of(&self, index: &impl NdIndex) -> Option<usize> {
+        if self.is_dense_c() {
+            index.dense_offset_in(self.shape(), self.strides())
+        } else {
+            self.offset_of(index)
+        }
     }
 }
 
@@ -372,9 +437,9 @@ impl<T, I: NdIndex> Index<I> for ArrayView<'_, T> {
 
     #[inline]
     fn index(&self, index: I) -> &T {
-        match self.geometry().offset_of(&index) {
-            Some(offset) => &self.data()[offset],
-            None => index_panic(index.entries(), self.shape()),
+        match self.geometry().data_offset_of(&index) {
+            Some(offset) if offset < self.data().len() => &self.data()[offset],
+            _ => index_panic(index, self.shape()),
         }
     }
 }
@@ -385,9 +450,9 @@ impl<T, I: NdIndex> Index<I> for ArrayViewMut<'_, T> {
 
     #[inline]
     fn index(&self, index: I) -> &T {
-        match self.geometry().offset_of(&index) {
-            Some(offset) => &self.data()[offset],
-            None => index_panic(index.entries(), self.shape()),
+        match self.geometry().data_offset_of(&index) {
+            Some(offset) if offset < self.data().len() => &self.data()[offset],
+            _ => index_panic(index, self.shape()),
         }
     }
 }
@@ -396,15 +461,16 @@ impl<T, I: NdIndex> Index<I> for ArrayViewMut<'_, T> {
 impl<T, I: NdIndex> IndexMut<I> for ArrayViewMut<'_, T> {
     #[inline]
     fn index_mut(&mut self, index: I) -> &mut T {
-        match self.geometry().offset_of(&index) {
-            Some(offset) => &mut self.data_mut()[offset],
-            None => index_panic(index.entries(), self.shape()),
+        match self.geometry().data_offset_of(&index) {
+            Some(offset) if offset < self.data().len() => &mut self.data_mut()[offset],
+            _ => index_panic(index, self.shape()),
         }
     }
 }
 
+// By value: the index is spilled to memory only on this cold path.
 #[cold]
 #[track_caller]
-fn index_panic(index: &[usize], shape: &[usize]) -> ! {
-    panic!("{}", index_error(index, shape))
+fn index_panic<I: NdIndex>(index: I, shape: &[usize]) -> ! {
+    panic!("{}", index_error(index.entries(), shape))
 }

@@ -145,7 +145,7 @@ impl<'a, T> ArrayView<'a, T> {
     #[inline]
     pub fn get<I: NdIndex>(&self, index: I) -> Option<&'a T> {
         self.geometry
-            .offset_of(&index)
+            .data_offset_of(&index)
             .and_then(|offset| self.data.get(offset))
     }
 
@@ -342,7 +342,7 @@ impl<'a, T> ArrayViewMut<'a, T> {
     #[inline]
     pub fn get<I: NdIndex>(&self, index: I) -> Option<&T> {
         self.geometry
-            .offset_of(&index)
+            .data_offset_of(&index)
             .and_then(|offset| self.data.get(offset))
     }
 
@@ -351,7 +351,7 @@ impl<'a, T> ArrayViewMut<'a, T> {
     #[inline]
     pub fn get_mut<I: NdIndex>(&mut self, index: I) -> Option<&mut T> {
         self.geometry
-            .offset_of(&index)
+            .data_offset_of(&index)
             .and_then(|offset| self.data.get_mut(offset))
     }
 

@@ -34,10 +34,23 @@ fn every_index_form_reads_the_same_element() {
         assert_eq!(view.get([3, 0]), None);
         assert_eq!(view.get([0, 4]), None);
         assert_eq!(view.get([usize::MAX, usize::MAX]), None);
+        // 2^62 × stride 4 wraps to 0: still out of bounds, never element 0.
+        assert_eq!(view.get([1usize << 62, 0]), None);
+        assert_eq!(view.get([usize::MAX, 0]), None);
         assert_eq!(view.get([0]), None, "too few entries");
         assert_eq!(view.get([0, 0, 0]), None, "too many entries");
         assert_eq!(view.get(&[0usize][..]), None);
     }
+    // One row of a Fortran array: strides (1, 1), not C order's (3, 1).
+    let row = ArrayView::<i64>::new(memory.as_bytes(), &i64::dtype(), &[1, 3], Order::Fortran)
+        .unwrap();
+    assert_eq!(row.get([0, 2]), Some(&2));
+    assert_eq!(row.get([1, 0]), None);
+    // An outer slice of a C array keeps the fast path and its bounds.
+    let c = ArrayView::<i64>::new(memory.as_bytes(), &i64::dtype(), &[3, 4], Order::C).unwrap();
+    let tail = c.slice_outer(1..2).unwrap();
+    assert_eq!(tail[[0, 3]], 7);
+    assert_eq!(tail.get([1, 0]), None);
     // A 1-d view takes a plain usize.
     let flat = ArrayView::<i64>::new(memory.as_bytes(), &i64::dtype(), &[12], Order::C).unwrap();
     assert_eq!(flat.get(7), Some(&7));
