@@ -7,13 +7,13 @@
 //! read costs about what a slice index costs.
 //!
 //! [`ArrayView::gather`] reads many elements at once. Random reads of a
-//! large array are bound by cache and TLB misses, not by arithmetic; a
-//! gather visits the elements in address order (one bucket of addresses
-//! after another) and writes each where the caller asked, so neighbouring
-//! reads share pages, page-table entries and DRAM rows. The crate has no
-//! `unsafe` code, so it cannot issue prefetch instructions (`_mm_prefetch`
-//! is an `unsafe` call in safe Rust); ordering the reads gets the misses to
-//! overlap and to be cheaper instead, with nothing platform-specific.
+//! large array are bound by cache and TLB misses, not by arithmetic: a
+//! gather checks every index first (so a bad one writes nothing), then
+//! reads them in one tight loop whose loads the processor overlaps. The
+//! crate has no `unsafe` code, so it cannot issue prefetch instructions
+//! (`_mm_prefetch` needs `unsafe` even where SSE is always on); grouping the
+//! loads by hand and sorting them by address were measured and did not pay
+//! (docs/BENCHMARKS.md, "Random access").
 //!
 //! ```
 //! use npy_core::{ArrayView, DType, Order};
@@ -248,27 +248,8 @@ impl Geometry {
     }
 }
 
-/// Arrays spanning at most this many bytes are gathered in the order asked:
-/// their pages and page-table entries stay cached anyway.
-const DIRECT_GATHER_BYTES: usize = 32 << 20;
-
-/// Fewer indices than this are gathered in the order asked: sorting them
-/// would cost more than it saves.
-const DIRECT_GATHER_COUNT: usize = 1 << 12;
-
-/// Indices sorted by address together, at most: bounds the scratch memory
-/// (16 bytes an index) while keeping enough reads per address bucket.
-const GATHER_BATCH: usize = 1 << 20;
-
-/// Bytes of address space one bucket covers, at least (more for arrays
-/// over 4 GiB, so that the buckets' write cursors stay in cache).
-const GATHER_BUCKET_BYTES: usize = 1 << 20;
-
-/// Most buckets a batch is sorted into.
-const GATHER_MAX_BUCKETS: usize = 1 << 12;
-
-/// Copies `data[offset(index)]` into `out` for every index (equal lengths,
-/// checked by the caller), or fails on the first bad index writing nothing.
+/// Copies `data[offset(index)]` into `out` for every index, or fails on the
+/// first bad index writing nothing.
 fn gather<T: Copy, I: NdIndex>(
     data: &[T],
     geometry: &Geometry,
@@ -281,60 +262,21 @@ fn gather<T: Copy, I: NdIndex>(
             actual: out.len(),
         });
     }
-    // Every index is checked before anything is written.
+    // Every index is checked before anything is written: the offsets are
+    // computed twice, which costs arithmetic on cached indices, not misses.
     if let Some(bad) = indices
         .iter()
-        .find(|index| geometry.offset_of(*index).is_none())
+        .find(|index| geometry.data_offset_of(*index).is_none_or(|at| at >= data.len()))
     {
         return Err(index_error(bad.entries(), geometry.shape()));
     }
-    let read = |index: &I| geometry.offset_of(index).and_then(|at| data.get(at));
-    let span_bytes = size_of_val(data);
-    if span_bytes <= DIRECT_GATHER_BYTES || indices.len() < DIRECT_GATHER_COUNT {
-        for (slot, index) in out.iter_mut().zip(indices) {
-            if let Some(value) = read(index) {
-                *slot = *value;
-            }
-        }
-        return Ok(());
-    }
-    // Buckets of address space, as few as keep each at least
-    // GATHER_BUCKET_BYTES wide (a power of two elements).
-    let elements_per_bucket = (GATHER_BUCKET_BYTES / size_of::<T>().max(1)).max(1);
-    let mut shift = elements_per_bucket.ilog2();
-    while (data.len() >> shift) >= GATHER_MAX_BUCKETS {
-        shift += 1;
-    }
-    let buckets = (data.len() >> shift) + 1;
-    let mut starts = vec![0usize; buckets + 1];
-    let mut offsets = Vec::with_capacity(indices.len().min(GATHER_BATCH));
-    let mut sorted = Vec::with_capacity(indices.len().min(GATHER_BATCH));
-    for (batch, out) in indices
-        .chunks(GATHER_BATCH)
-        .zip(out.chunks_mut(GATHER_BATCH))
-    {
-        // Counting sort of (offset, position) by bucket.
-        offsets.clear();
-        starts.fill(0);
-        for index in batch {
-            let offset = geometry.offset_of(index).unwrap_or(0);
-            offsets.push(offset);
-            starts[(offset >> shift) + 1] += 1;
-        }
-        for bucket in 1..starts.len() {
-            starts[bucket] += starts[bucket - 1];
-        }
-        sorted.clear();
-        sorted.resize(batch.len(), (0usize, 0usize));
-        for (position, &offset) in offsets.iter().enumerate() {
-            let cursor = &mut starts[offset >> shift];
-            sorted[*cursor] = (offset, position);
-            *cursor += 1;
-        }
-        for &(offset, position) in &sorted {
-            if let (Some(slot), Some(value)) = (out.get_mut(position), data.get(offset)) {
-                *slot = *value;
-            }
+    // A plain loop: its reads are independent, so the processor already
+    // overlaps their misses; grouping them by hand, or sorting them by
+    // address, measured no faster (docs/BENCHMARKS.md, "Random access").
+    for (slot, index) in out.iter_mut().zip(indices) {
+        let offset = geometry.data_offset_of(index).unwrap_or(0);
+        if let Some(value) = data.get(offset) {
+            *slot = *value;
         }
     }
     Ok(())
@@ -390,14 +332,12 @@ fn gather_outer<T: Copy>(
 impl<T: Copy> ArrayView<'_, T> {
     /// Copies the elements at `indices` into `out` (`out[k]` is the element
     /// at `indices[k]`): a batched random read for any rank and element
-    /// type, much faster than a loop of [`get`](Self::get)s on arrays larger
-    /// than the caches (see the [module docs](crate::index)).
+    /// type, as fast as the memory allows a loop of reads to go (see the
+    /// [module docs](crate::index)).
     ///
     /// Errors, before anything is written: [`Error::OutputLength`] when
     /// `out` is not as long as `indices`; [`Error::IndexOutOfBounds`] or
-    /// [`Error::IndexRank`] for the first bad index. Arrays over 32 MiB
-    /// read in batches of 2^20 indices use 16 bytes of scratch memory per
-    /// index of a batch.
+    /// [`Error::IndexRank`] for the first bad index. No memory is allocated.
     pub fn gather<I: NdIndex>(&self, indices: &[I], out: &mut [T]) -> Result<()> {
         gather(self.data(), self.geometry(), indices, out)
     }

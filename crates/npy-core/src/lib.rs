@@ -6,6 +6,35 @@
 //! any [`std::io::Read`] / [`std::io::Write`]. Files and memory maps live in the
 //! `npy-mmap` crate, which hands its bytes to the views defined here.
 //!
+//! ```
+//! use npy_core::io::AlignedBytes;
+//! use npy_core::{ArrayView, DType, Header, Order, ParseOptions, read_npy, write_npy};
+//!
+//! // Write a (2, 3) float64 array as np.save would, into any io::Write.
+//! let header = Header::new("<f8".parse::<DType>()?, Order::C, vec![2, 3]);
+//! let values = [0.5f64, 1.5, 2.5, 3.5, 4.5, 5.5];
+//! let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+//! let mut file = Vec::new();
+//! write_npy(&mut file, &header, &data)?;
+//!
+//! // Read it back from any io::Read: the header, then typed access.
+//! let array = read_npy(&mut file.as_slice(), &Default::default())?;
+//! assert_eq!(array.header().dtype.to_string(), "<f8");
+//! let view = array.view::<f64>()?;
+//! assert_eq!(view[[1, 2]], 5.5);
+//! assert_eq!(view.slice_outer(1..)?.to_vec(), [3.5, 4.5, 5.5]);
+//!
+//! // Or view bytes you already hold in place: a memory map (npy-mmap), or
+//! // here a copy aligned for f64.
+//! let parsed = Header::parse(&file, &ParseOptions::default())?;
+//! let data = AlignedBytes::copy_from(&file[parsed.layout.data_offset..]);
+//! let view = ArrayView::<f64>::from_header(&data, &parsed.header)?;
+//! let mut picked = [0.0; 2];
+//! view.gather(&[[0, 1], [1, 0]], &mut picked)?;
+//! assert_eq!(picked, [1.5, 3.5]);
+//! # Ok::<(), npy_core::Error>(())
+//! ```
+//!
 //! Object arrays (`dtype=object`) are decoded, when the caller allows
 //! pickles, by a restricted unpickler that never runs code ([`pickle`]).
 //!

@@ -189,8 +189,8 @@ fn random_indices(count: usize, below: usize) -> Vec<usize> {
 }
 
 #[test]
-fn large_gathers_take_the_sorted_path_and_keep_the_callers_order() {
-    // 48 MiB of u32 (over the direct-gather limit) and 200000 indices, in
+fn large_gathers_keep_the_callers_order() {
+    // 48 MiB of u32 (more than the caches) and 200000 indices, in
     // both orders: every value must land at its own position.
     let rows = 3 << 20;
     let cols = 4;
