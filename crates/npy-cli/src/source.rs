@@ -141,7 +141,7 @@ pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<OpenedAr
         return OpenedArray::map_member(path, &info);
     }
     // Only the header is read now; the data is streamed when it is used.
-    let (header, _) = archive.header(&key)?;
+    let header = archive.header(&key)?.header;
     Ok(OpenedArray::member(archive, key, header))
 }
 
@@ -161,7 +161,7 @@ impl NpyFile {
         if is_stdin(path) {
             // The header, then the rest counted as it streams by.
             let mut stdin = std::io::stdin().lock();
-            let (header, layout) = Header::read_from(&mut stdin, options)
+            let npy_core::ParsedHeader { header, layout } = Header::read_from(&mut stdin, options)
                 .context("standard input is not a valid .npy stream")?;
             let rest = std::io::copy(&mut stdin, &mut std::io::sink())
                 .context("cannot read standard input")?;
@@ -180,8 +180,9 @@ impl NpyFile {
             .metadata()
             .with_context(|| format!("cannot read {}", path.display()))?
             .len();
-        let (header, layout) = Header::read_from(&mut BufReader::new(file), options)
-            .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
+        let npy_core::ParsedHeader { header, layout } =
+            Header::read_from(&mut BufReader::new(file), options)
+                .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
         Ok(NpyFile {
             header,
             layout,
@@ -369,7 +370,7 @@ impl OpenedArray {
         .with_context(|| format!("cannot map the archive {}", path.display()))?;
         let mut archive = npz.archive()?;
         let content = archive.stored_member(&info.name)?;
-        let (header, _, data) = archive.array_bytes(&info.name)?;
+        let npy_mmap::npz::StoredArray { header, data, .. } = archive.array_bytes(&info.name)?;
         // Both borrow the mapping: their places in it, as ranges.
         let start = npz.bytes().as_ptr() as usize;
         let range = |part: &[u8]| {
@@ -508,7 +509,7 @@ impl OpenedArray {
             }
             Data::Member { archive, key } => {
                 let mut reader = archive.reader(key)?;
-                let (_, layout) = Header::read_from(
+                let npy_core::ParsedHeader { layout, .. } = Header::read_from(
                     &mut reader,
                     &ParseOptions {
                         max_header_size: INSPECT_MAX_HEADER,
