@@ -201,17 +201,7 @@ impl Geometry {
             Bound::Excluded(&e) => e,
             Bound::Unbounded => len,
         };
-        if start > end {
-            return Err(Error::ReversedRange { start, end });
-        }
-        if end > len {
-            return Err(Error::RangeOutOfBounds {
-                start,
-                end,
-                axis: 0,
-                len,
-            });
-        }
+        check_range(start..end, 0, len)?;
         let mut shape = self.shape.clone();
         shape[0] = end - start;
         let geometry = Geometry::with_shape(shape, self.strides.clone(), self.order);
@@ -345,6 +335,26 @@ macro_rules! geometry_accessors {
     };
 }
 pub(crate) use geometry_accessors;
+
+/// Checks `range` of an axis of length `len`: the one place of the rule
+/// (and its errors) for every slice of an axis, outer or growth.
+pub(crate) fn check_range(range: std::ops::Range<usize>, axis: usize, len: usize) -> Result<()> {
+    if range.start > range.end {
+        return Err(Error::ReversedRange {
+            start: range.start,
+            end: range.end,
+        });
+    }
+    if range.end > len {
+        return Err(Error::RangeOutOfBounds {
+            start: range.start,
+            end: range.end,
+            axis,
+            len,
+        });
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {

@@ -568,6 +568,16 @@ impl Header {
         self.row_axis().map_or(1, |axis| self.shape[axis])
     }
 
+    /// Checks a range of rows (a window of a mapping, a ranged read):
+    /// [`Error::ReversedRange`] when it is reversed,
+    /// [`Error::RangeOutOfBounds`] (naming the row axis) when it ends past
+    /// the rows (a 0-d array counts as one row, as in
+    /// [`row_count`](Self::row_count)).
+    pub fn check_rows(&self, rows: std::ops::Range<usize>) -> Result<()> {
+        let axis = self.row_axis().unwrap_or(0);
+        crate::geometry::check_range(rows, axis, self.row_count())
+    }
+
     /// Bytes of one row: the itemsize times every other dimension (the
     /// whole element for a 0-d array). Checked: `None` when the product
     /// overflows, which only an array with no rows can describe.

@@ -124,13 +124,9 @@ impl Window {
             (None, _) => (0..total_rows, header.shape.clone()),
             (Some(_), None) => return Err(Error::from(ErrorKind::NoRows)),
             (Some(rows), Some(axis)) => {
-                if rows.start > rows.end || rows.end > total_rows {
-                    return Err(Error::from(ErrorKind::BadRows {
-                        start: rows.start,
-                        end: rows.end,
-                        rows: total_rows,
-                    }));
-                }
+                header
+                    .check_rows(rows.clone())
+                    .map_err(|e| Error::at(path, ErrorKind::Format(e)))?;
                 let mut shape = header.shape.clone();
                 shape[axis] = rows.len();
                 (rows, shape)
@@ -382,14 +378,14 @@ impl<M: Mode> MappedArray<M> {
 
     /// Byte range of window-relative `rows` inside [`bytes`](Self::bytes).
     pub fn row_byte_range(&self, rows: Range<usize>) -> Result<Range<usize>> {
-        let count = self.rows.len();
-        if rows.start > rows.end || rows.end > count {
-            return Err(Error::from(ErrorKind::BadRows {
-                start: rows.start,
-                end: rows.end,
-                rows: count,
-            }));
-        }
+        let window = Header::new(
+            self.header.dtype.clone(),
+            self.header.order,
+            self.shape.clone(),
+        );
+        window
+            .check_rows(rows.clone())
+            .map_err(|e| Error::at(&self.path, ErrorKind::Format(e)))?;
         Ok(rows.start * self.row_bytes..rows.end * self.row_bytes)
     }
 }

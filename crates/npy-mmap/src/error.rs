@@ -265,18 +265,6 @@ pub enum ErrorKind {
     #[error("the file was changed by another process while it was being created")]
     ChangedDuringCreate,
 
-    /// A range of rows (along the growth axis) does not fit the array, or
-    /// is reversed.
-    #[error("{}", rows_message(*start, *end, *rows))]
-    BadRows {
-        /// First row asked for.
-        start: usize,
-        /// One past the last row asked for.
-        end: usize,
-        /// Rows the array has.
-        rows: usize,
-    },
-
     /// A byte range does not fit the mapped data.
     #[error("bytes {start}..{end} are out of bounds for {len} bytes of mapped array data")]
     BytesOutOfBounds {
@@ -404,14 +392,6 @@ fn waited_message(waited: std::time::Duration) -> String {
         String::new()
     } else {
         format!("; gave up after {waited:.1?} (Locking::Blocking waits as long as it takes)")
-    }
-}
-
-fn rows_message(start: usize, end: usize, rows: usize) -> String {
-    if start > end {
-        format!("rows {start}..{end}: the range is reversed (its start is after its end)")
-    } else {
-        format!("rows {start}..{end} are out of bounds for an axis of length {rows}")
     }
 }
 

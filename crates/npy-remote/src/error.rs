@@ -107,19 +107,6 @@ pub enum Error {
         reason: String,
     },
 
-    /// Rows outside the array were asked for.
-    #[error("{path}: rows {start}..{end} are out of bounds for an array of {rows} rows")]
-    RowsOutOfBounds {
-        /// The object's path in its store.
-        path: String,
-        /// First row asked for.
-        start: usize,
-        /// One past the last row asked for.
-        end: usize,
-        /// Rows in the array.
-        rows: usize,
-    },
-
     /// An element index outside the array (or of the wrong rank).
     #[error("{path}: index {index:?} is out of bounds for an array of shape {shape:?}")]
     IndexOutOfBounds {

@@ -230,15 +230,9 @@ impl RemoteArray {
 
     /// Checks `rows` against the header; returns their data bytes.
     fn row_span(&self, rows: &Range<usize>) -> Result<Range<usize>> {
-        let total = self.rows();
-        if rows.start > rows.end || rows.end > total {
-            return Err(Error::RowsOutOfBounds {
-                path: self.path.to_string(),
-                start: rows.start,
-                end: rows.end,
-                rows: total,
-            });
-        }
+        self.header
+            .check_rows(rows.clone())
+            .map_err(|e| Error::format(&self.path, e))?;
         if self.header.row_axis().is_none() {
             return Ok(if rows.is_empty() {
                 0..0

@@ -207,7 +207,7 @@ async fn out_of_bounds_rows_are_refused() {
     let err = array.read_rows(5..11).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "data/a.npy: rows 5..11 are out of bounds for an array of 10 rows"
+        "data/a.npy: range 5..11 is out of bounds for axis 0 with size 10"
     );
     assert!(array.read_rows_at(&[3, 10]).await.is_err());
 }
