@@ -264,10 +264,11 @@ fn gather<T: Copy, I: NdIndex>(
     }
     // Every index is checked before anything is written: the offsets are
     // computed twice, which costs arithmetic on cached indices, not misses.
-    if let Some(bad) = indices
-        .iter()
-        .find(|index| geometry.data_offset_of(*index).is_none_or(|at| at >= data.len()))
-    {
+    if let Some(bad) = indices.iter().find(|index| {
+        geometry
+            .data_offset_of(*index)
+            .is_none_or(|at| at >= data.len())
+    }) {
         return Err(index_error(bad.entries(), geometry.shape()));
     }
     // A plain loop: its reads are independent, so the processor already

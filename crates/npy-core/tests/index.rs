@@ -42,8 +42,8 @@ fn every_index_form_reads_the_same_element() {
         assert_eq!(view.get(&[0usize][..]), None);
     }
     // One row of a Fortran array: strides (1, 1), not C order's (3, 1).
-    let row = ArrayView::<i64>::new(memory.as_bytes(), &i64::dtype(), &[1, 3], Order::Fortran)
-        .unwrap();
+    let row =
+        ArrayView::<i64>::new(memory.as_bytes(), &i64::dtype(), &[1, 3], Order::Fortran).unwrap();
     assert_eq!(row.get([0, 2]), Some(&2));
     assert_eq!(row.get([1, 0]), None);
     // An outer slice of a C array keeps the fast path and its bounds.
