@@ -83,12 +83,10 @@ pub trait NdIndex: sealed::Sealed {
     }
 }
 
-/// The offset of a run-time-rank index: checked per axis, branch-free.
+/// The offset of `index` along axes of `shape` and `strides` (equal
+/// lengths), and whether every entry is within its axis: branch-free.
 #[inline]
-fn slice_offset(index: &[usize], shape: &[usize], strides: &[usize]) -> Option<usize> {
-    if index.len() != shape.len() {
-        return None;
-    }
+fn offset_and_bounds(index: &[usize], shape: &[usize], strides: &[usize]) -> (usize, bool) {
     let mut offset = 0usize;
     let mut in_bounds = true;
     for ((&i, &d), &s) in index.iter().zip(shape).zip(strides) {
@@ -96,6 +94,16 @@ fn slice_offset(index: &[usize], shape: &[usize], strides: &[usize]) -> Option<u
         // Wrapping: an out-of-bounds index may overflow, but is then discarded.
         offset = offset.wrapping_add(i.wrapping_mul(s));
     }
+    (offset, in_bounds)
+}
+
+/// The offset of a run-time-rank index.
+#[inline]
+fn slice_offset(index: &[usize], shape: &[usize], strides: &[usize]) -> Option<usize> {
+    if index.len() != shape.len() || index.len() != strides.len() {
+        return None;
+    }
+    let (offset, in_bounds) = offset_and_bounds(index, shape, strides);
     in_bounds.then_some(offset)
 }
 
@@ -113,12 +121,7 @@ fn array_offset<const N: usize>(
     ) else {
         return None;
     };
-    let mut offset = 0usize;
-    let mut in_bounds = true;
-    for axis in 0..N {
-        in_bounds &= index[axis] < shape[axis];
-        offset = offset.wrapping_add(index[axis].wrapping_mul(strides[axis]));
-    }
+    let (offset, in_bounds) = offset_and_bounds(index, shape, strides);
     in_bounds.then_some(offset)
 }
 
@@ -133,7 +136,7 @@ fn dense_array_offset<const N: usize>(
     let Ok(shape) = <&[usize; N]>::try_from(shape) else {
         return None;
     };
-    let Some((&first, inner)) = index.split_first() else {
+    let Some(&first) = index.first() else {
         return Some(0);
     };
     if N == 1 {
@@ -142,14 +145,9 @@ fn dense_array_offset<const N: usize>(
     let Ok(strides) = <&[usize; N]>::try_from(strides) else {
         return None;
     };
-    let mut offset = 0usize;
-    let mut in_bounds = true;
-    for axis in 1..N {
-        in_bounds &= inner[axis - 1] < shape[axis];
-        offset = offset.wrapping_add(index[axis].wrapping_mul(strides[axis]));
-    }
+    let (inner, in_bounds) = offset_and_bounds(&index[1..], &shape[1..], &strides[1..]);
     // Saturating: a huge axis-0 index must not wrap into the data.
-    in_bounds.then(|| first.saturating_mul(strides[0]).saturating_add(offset))
+    in_bounds.then(|| first.saturating_mul(strides[0]).saturating_add(inner))
 }
 
 impl NdIndex for usize {
@@ -177,6 +175,7 @@ impl<const N: usize> NdIndex for [usize; N] {
     fn offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
         array_offset(self, shape, strides)
     }
+
     #[inline]
     fn dense_offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
         dense_array_offset(self, shape, strides)
@@ -190,11 +189,12 @@ impl<const N: usize> NdIndex for &[usize; N] {
 
     #[inline]
     fn offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
-        array_offset(self, shape, strides)
+        (**self).offset_in(shape, strides)
     }
+
     #[inline]
     fn dense_offset_in(&self, shape: &[usize], strides: &[usize]) -> Option<usize> {
-        dense_array_offset(self, shape, strides)
+        (**self).dense_offset_in(shape, strides)
     }
 }
 
@@ -367,45 +367,47 @@ impl<T: Copy> ArrayViewMut<'_, T> {
     }
 }
 
-/// `view[[i, j]]`, `view[i]` for a 1-d view, `view[&index[..]]`.
-///
-/// # Panics
-///
-/// When the index is out of bounds or has the wrong number of entries (as
-/// a slice index panics); [`ArrayView::get`] returns `None` instead.
-impl<T, I: NdIndex> Index<I> for ArrayView<'_, T> {
-    type Output = T;
+/// `Index` for both typed views: `view[[i, j]]`, `view[i]` for a 1-d view,
+/// `view[&index[..]]`.
+macro_rules! index_views {
+    ($($view:ident),*) => {$(
+        /// `view[[i, j]]`, `view[i]` for a 1-d view, `view[&index[..]]`.
+        ///
+        /// # Panics
+        ///
+        /// When the index is out of bounds or has the wrong number of
+        /// entries (as a slice index panics); `get` returns `None` instead.
+        impl<T, I: NdIndex> Index<I> for $view<'_, T> {
+            type Output = T;
 
-    #[inline]
-    fn index(&self, index: I) -> &T {
-        match self.geometry().data_offset_of(&index) {
-            Some(offset) if offset < self.data().len() => &self.data()[offset],
-            _ => index_panic(index, self.shape()),
+            #[inline]
+            fn index(&self, index: I) -> &T {
+                let offset = checked_offset(self.geometry(), self.data().len(), index);
+                &self.data()[offset]
+            }
         }
-    }
+    )*};
 }
 
-/// `view[[i, j]]` on a mutable view (panics like [`ArrayView`]'s `Index`).
-impl<T, I: NdIndex> Index<I> for ArrayViewMut<'_, T> {
-    type Output = T;
-
-    #[inline]
-    fn index(&self, index: I) -> &T {
-        match self.geometry().data_offset_of(&index) {
-            Some(offset) if offset < self.data().len() => &self.data()[offset],
-            _ => index_panic(index, self.shape()),
-        }
-    }
-}
+index_views!(ArrayView, ArrayViewMut);
 
 /// `view[[i, j]] = value` (panics like [`ArrayView`]'s `Index`).
 impl<T, I: NdIndex> IndexMut<I> for ArrayViewMut<'_, T> {
     #[inline]
     fn index_mut(&mut self, index: I) -> &mut T {
-        match self.geometry().data_offset_of(&index) {
-            Some(offset) if offset < self.data().len() => &mut self.data_mut()[offset],
-            _ => index_panic(index, self.shape()),
-        }
+        let offset = checked_offset(self.geometry(), self.data().len(), index);
+        &mut self.data_mut()[offset]
+    }
+}
+
+/// The offset of `index` in a typed view's data of `len` elements, or
+/// numpy's error as a panic.
+#[inline]
+#[track_caller]
+fn checked_offset<I: NdIndex>(geometry: &Geometry, len: usize, index: I) -> usize {
+    match geometry.data_offset_of(&index) {
+        Some(offset) if offset < len => offset,
+        _ => index_panic(index, geometry.shape()),
     }
 }
 

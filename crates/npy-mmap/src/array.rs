@@ -258,7 +258,29 @@ impl<M: Mode> MappedArray<M> {
     /// (every file numpy writes is); a `zerocopy::byteorder` type
     /// (`F64<BigEndian>`, ...) for any byte order and any alignment. A
     /// mismatch is an error, never a panic. Build the view once and index it
-    /// many times: `view.get(&[i, j])` honours Fortran order.
+    /// many times: `view[[i, j]]` and `view.get([i, j])` honour Fortran
+    /// order, and `view.gather(&indices, &mut out)` reads a batch.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-view-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let path = dir.join("grid.npy");
+    /// use npy_mmap::CreateOptions;
+    /// use npy_core::DType;
+    /// let mut array = CreateOptions::new(DType::parse("<f8")?, [100, 3]).create(&path)?;
+    /// array.view_mut::<f64>()?[[7, 2]] = 1.5;
+    /// drop(array); // a writable mapping and a plain view may not overlap
+    /// let array = npy_mmap::open(&path)?;
+    /// let view = array.view::<f64>()?;
+    /// assert_eq!(view[[7, 2]], 1.5);
+    /// let mut picked = [0.0; 2];
+    /// view.gather(&[[7, 2], [0, 0]], &mut picked)?;
+    /// assert_eq!(picked, [1.5, 0.0]);
+    /// # drop(view);
+    /// # drop(array);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn view<T: Element>(&self) -> Result<ArrayView<'_, T>> {
         ArrayView::new(
             self.map.bytes(),

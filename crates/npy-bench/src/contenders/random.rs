@@ -92,27 +92,34 @@ pub fn random_reads(h: &mut Harness, files: &BigFiles) -> Result<()> {
             (
                 NdarrayNpy,
                 Box::new(|| {
-                    Ok(per_element(timed(|| {
-                        for (slot, &i) in out_theirs.iter_mut().zip(indices) {
-                            *slot = theirs[i];
-                        }
-                        Ok(())
-                    })?))
+                    read_loop(indices, &mut out_theirs, |i| Ok(theirs[i])).map(per_element)
                 }),
             ),
             (
                 Npyz,
                 Box::new(|| {
-                    Ok(per_element(timed(|| {
-                        for (slot, &i) in out_npyz.iter_mut().zip(indices) {
-                            *slot = npyz_reader.read_at(i as u64)?;
-                        }
-                        Ok(())
-                    })?))
+                    read_loop(indices, &mut out_npyz, |i| {
+                        Ok(npyz_reader.read_at(i as u64)?)
+                    })
+                    .map(per_element)
                 }),
             ),
         ],
     )?;
     h.push(gather_row, report.as_ref());
     Ok(())
+}
+
+/// Seconds a loop of `read(i)` into `out` takes: the peers' gather.
+fn read_loop(
+    indices: &[usize],
+    out: &mut [f64],
+    mut read: impl FnMut(usize) -> Result<f64>,
+) -> Result<f64> {
+    timed(|| {
+        for (slot, &i) in out.iter_mut().zip(indices) {
+            *slot = read(i)?;
+        }
+        Ok(())
+    })
 }
