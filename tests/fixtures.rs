@@ -10,8 +10,8 @@ use std::fmt::Debug;
 use std::io::Cursor;
 
 use npy_core::{
-    DType, Header, Layout, NpyWriter, Order, ParseOptions, ReadOptions, Version, read_npy,
-    write_npy,
+    DType, Header, Layout, NpyWriter, Order, ParseOptions, ParsedHeader, ReadOptions, Version,
+    read_npy, write_npy,
 };
 use serde_json::Value;
 use support::{
@@ -120,7 +120,7 @@ fn check_header(m: &mut Mismatches, name: &str, entry: &Value, header: &Header, 
     m.check(
         name,
         "descr",
-        header.dtype.descr().as_str(),
+        header.dtype.header_repr().as_str(),
         text(entry, "descr"),
     );
     m.check(name, "shape", header.shape.clone(), shape(entry));
@@ -165,7 +165,7 @@ fn parsed_fixtures(m: &mut Mismatches) -> Vec<(Value, Vec<u8>, Header, Layout)> 
         let file = text(&entry, "file").to_owned();
         let bytes = fixture_bytes(&file);
         match Header::parse(&bytes, &options_for(&entry)) {
-            Ok((header, layout)) => parsed.push((entry, bytes, header, layout)),
+            Ok(ParsedHeader { header, layout }) => parsed.push((entry, bytes, header, layout)),
             Err(_) => m.fail(&file, "does not parse (see headers_match_numpy)"),
         }
     }
@@ -218,13 +218,15 @@ fn headers_match_numpy() {
         let bytes = fixture_bytes(file);
         m.checked += 1;
         match Header::parse(&bytes, &options_for(&entry)) {
-            Ok((header, layout)) => check_header(&mut m, file, &entry, &header, &layout),
+            Ok(ParsedHeader { header, layout }) => {
+                check_header(&mut m, file, &entry, &header, &layout)
+            }
             Err(e) => m.fail(file, format_args!("numpy reads it, we refuse: {e}")),
         }
         // The streaming reader gives the same answer and stops at the first data byte.
         let mut cursor = Cursor::new(&bytes);
         match Header::read_from(&mut cursor, &options_for(&entry)) {
-            Ok((header, layout)) => {
+            Ok(ParsedHeader { header, layout }) => {
                 let streamed = format!("{file} (read_from)");
                 check_header(&mut m, &streamed, &entry, &header, &layout);
                 let data_offset = number(&entry, "data_offset") as u64;
@@ -275,8 +277,8 @@ fn descr_text_round_trips() {
             Ok(dtype) => {
                 m.check(
                     descr,
-                    "descr() of parse(descr)",
-                    dtype.descr().as_str(),
+                    "header_repr() of parse(descr)",
+                    dtype.header_repr().as_str(),
                     descr,
                 );
                 m.check(
@@ -389,7 +391,7 @@ fn bad_fixtures_fail_with_numpys_wording() {
                     entry["expect"]
                 ),
             ),
-            Ok((_, layout))
+            Ok(ParsedHeader { layout, .. })
                 if flag(&entry, "numpy_header_ok")
                     && layout.data_offset + layout.data_len > bytes.len() => {}
             Ok(_) => m.fail(file, "accepted a file numpy refuses"),
@@ -416,7 +418,7 @@ fn stored_npz_members_parse_in_place() {
             let parsed = Header::parse(member_bytes, &ParseOptions::default());
             m.checked += 1;
             match (&member["npy"], &member["error"], parsed) {
-                (npy, _, Ok((header, layout))) if npy.is_object() => {
+                (npy, _, Ok(ParsedHeader { header, layout })) if npy.is_object() => {
                     check_header(&mut m, &name, npy, &header, &layout);
                 }
                 (_, error, Err(e)) if error.is_object() => {

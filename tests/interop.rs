@@ -103,14 +103,15 @@ fn numpy_writes_we_read() {
     for case in &cases {
         let file = case["file"].as_str().expect("file");
         let bytes = std::fs::read(dir.join(file)).expect("numpy's file");
-        let (header, layout) = match Header::parse(&bytes, &ParseOptions::default()) {
-            Ok(parsed) => parsed,
-            Err(e) => {
-                failures.push(format!("{file} ({}): {e}", case["descr"]));
-                continue;
-            }
-        };
-        let descr = header.dtype.descr();
+        let npy_core::ParsedHeader { header, layout } =
+            match Header::parse(&bytes, &ParseOptions::default()) {
+                Ok(parsed) => parsed,
+                Err(e) => {
+                    failures.push(format!("{file} ({}): {e}", case["descr"]));
+                    continue;
+                }
+            };
+        let descr = header.dtype.header_repr();
         let fortran = header.order == Order::Fortran;
         let expect = (
             case["descr"].as_str().expect("descr"),
@@ -198,7 +199,7 @@ fn fill_element(dtype: &DType, out: &mut [u8], rng: &mut SplitMix) {
     match dtype {
         // Object arrays hold values, not bytes (tests/interop_pickle.rs).
         DType::Object => {}
-        DType::Record(record) => {
+        DType::Structured(record) => {
             for field in &record.fields {
                 let end = field.offset + field.dtype.itemsize();
                 fill_element(&field.dtype, &mut out[field.offset..end], rng);
@@ -237,6 +238,7 @@ fn fill_element(dtype: &DType, out: &mut [u8], rng: &mut SplitMix) {
                 _ => out.iter_mut().for_each(|b| *b = rng.next() as u8),
             }
         }
+        other => panic!("no filler for {other}"),
     }
 }
 
@@ -415,7 +417,7 @@ fn we_write_numpy_reads() {
             std::fs::write(&path, &file).expect("write");
             cases.push(serde_json::json!({
                 "file": path,
-                "descr": dtype.descr(),
+                "descr": dtype.header_repr(),
                 "shape": shape,
                 "fortran_order": order == Order::Fortran,
                 "version": match version { Version::V1 => "1.0", Version::V2 => "2.0", Version::V3 => "3.0" },

@@ -59,8 +59,8 @@ fn numpy_open_memmap_files_are_changed_through_r_plus() {
             for (k, index) in indices(&[100, 7]).iter().enumerate() {
                 assert_eq!(view.get(index), Some(&(k as f64)), "{name} {index:?}");
             }
-            *view.get_mut(&[3, 4]).unwrap() = -1.0;
-            *view.get_mut(&[99, 6]).unwrap() = -2.0;
+            *view.get_mut([3, 4]).unwrap() = -1.0;
+            *view.get_mut([99, 6]).unwrap() = -2.0;
         }
         array.flush().unwrap();
         drop(array);
@@ -172,7 +172,7 @@ fn windows_written_by_us_are_seen_by_numpy_memmap() {
         let mut view = window.view_mut::<I32<BigEndian>>().unwrap();
         for local in 0..rows.len() {
             for col in 0..3 {
-                *view.get_mut(&[local, col]).unwrap() =
+                *view.get_mut([local, col]).unwrap() =
                     I32::new(((rows.start + local) * 3 + col) as i32);
             }
         }
@@ -231,7 +231,7 @@ fn copy_on_write_leaves_numpys_file_alone() {
     );
     let mut array = npy_mmap::open_cow(&path).unwrap();
     array.view_mut::<f64>().unwrap().fill(7.0);
-    assert_eq!(array.view::<f64>().unwrap().get(&[2, 3]), Some(&7.0));
+    assert_eq!(array.view::<f64>().unwrap().get([2, 3]), Some(&7.0));
     drop(array);
     let out = run_python(
         "import sys, numpy as np\nprint(bool((np.load(sys.argv[1]) == np.arange(12.0).reshape(3, 4)).all()))\n",

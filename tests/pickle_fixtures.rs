@@ -189,7 +189,7 @@ fn read_npy_stops_at_the_end_of_the_pickle() {
         first.len()
     );
     let floats = read_npy(&mut reader, &options).unwrap();
-    assert_eq!(floats.view::<f64>().unwrap().get(&[1, 0]), Some(&4.5));
+    assert_eq!(floats.view::<f64>().unwrap().get([1, 0]), Some(&4.5));
     assert!(reader.is_empty());
 }
 

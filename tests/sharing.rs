@@ -481,7 +481,7 @@ fn live_views_need_the_exact_native_type() -> Result<()> {
     assert!(
         error
             .to_string()
-            .contains("live data of dtype '>u8' cannot be viewed as u64"),
+            .contains("live data of dtype >u8 cannot be viewed as u64"),
         "{error}"
     );
 

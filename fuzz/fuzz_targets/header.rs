@@ -12,11 +12,12 @@ fuzz_target!(|bytes: &[u8]| {
         max_header_size: 1 << 20,
         ..Default::default()
     };
-    if let Ok((header, layout)) = Header::parse(bytes, &options) {
+    if let Ok(npy_core::ParsedHeader { header, layout }) = Header::parse(bytes, &options) {
         assert!(layout.data_offset <= bytes.len());
         assert_eq!(Some(layout.data_len), header.data_len().ok());
         if let Ok(encoded) = header.to_bytes(None) {
-            let (again, _) = Header::parse(&encoded, &options).expect("our own header parses");
+            let npy_core::ParsedHeader { header: again, .. } =
+                Header::parse(&encoded, &options).expect("our own header parses");
             assert_eq!(again, header);
         }
     }

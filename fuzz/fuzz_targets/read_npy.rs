@@ -15,7 +15,7 @@ fuzz_target!(|bytes: &[u8]| {
         return;
     };
     assert_eq!(array.data().len(), array.layout().data_len);
-    if let Ok(records) = array.records() {
+    if let Ok(records) = array.raw_view() {
         for record in records.iter().take(4) {
             if let Ok(value) = record.value() {
                 let _ = value.to_string();

@@ -119,9 +119,9 @@ pub fn has_big_endian(dtype: &npy_core::DType) -> bool {
     use npy_core::{ByteOrder, DType};
     match dtype {
         DType::Scalar(s) => s.byte_order == ByteOrder::Big,
-        DType::Record(r) => r.fields.iter().any(|f| has_big_endian(&f.dtype)),
+        DType::Structured(r) => r.fields.iter().any(|f| has_big_endian(&f.dtype)),
         DType::SubArray(base, _) => has_big_endian(base),
-        DType::Object => false,
+        _ => false,
     }
 }
 
@@ -146,7 +146,7 @@ pub fn data_is_c_le(header: &npy_core::Header) -> bool {
 /// its memory order: npy-core's record view iterates logically.
 pub fn logical_c_bytes(array: &npy_core::NpyArray) -> npy_core::Result<Vec<u8>> {
     Ok(array
-        .records()?
+        .raw_view()?
         .iter()
         .flat_map(|element| element.bytes())
         .copied()
@@ -200,7 +200,7 @@ pub fn value_disagreements(array: &npy_core::NpyArray, entry: &serde_json::Value
         return Vec::new();
     };
     let numpy = entry["values"].as_array().expect("values list");
-    let records = match array.records() {
+    let records = match array.raw_view() {
         Ok(records) => records,
         Err(e) => return vec![format!("records view: {e}")],
     };
@@ -276,7 +276,7 @@ pub fn value_json(value: &PyValue) -> Value {
         ]),
         PyValue::Array(array) => serde_json::json!(["array", array_json(array)]),
         PyValue::Scalar(scalar) => {
-            serde_json::json!(["scalar", scalar.dtype.descr(), to_hex(&scalar.bytes)])
+            serde_json::json!(["scalar", scalar.dtype.header_repr(), to_hex(&scalar.bytes)])
         }
     }
 }
@@ -284,7 +284,7 @@ pub fn value_json(value: &PyValue) -> Value {
 pub fn array_json(array: &NpyArray) -> Value {
     let header = array.header();
     let mut out = serde_json::json!({
-        "descr": header.dtype.descr(),
+        "descr": header.dtype.header_repr(),
         "shape": header.shape,
         "fortran_order": header.order == npy_core::Order::Fortran,
     });

@@ -75,7 +75,7 @@ pub struct ValidateArgs {
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Largest header accepted, in characters (numpy's default is 10000).
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = npy_core::header::DEFAULT_MAX_HEADER_SIZE)]
     pub max_header_size: usize,
     /// Count bytes after the data (which numpy and this library ignore, and
     /// an interrupted append leaves) as a problem instead of a note.

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use npy_core::{DType, Header, Layout, Order, RecordEntry, Version};
+use npy_core::{DType, Header, Layout, Order, StructuredEntry, Version};
 use serde_json::{Map, Value, json};
 
 /// `"1.0"`, `"2.0"`, `"3.0"`.
@@ -42,7 +42,7 @@ pub fn array_json(header: &Header, layout: &Layout) -> Map<String, Value> {
 pub fn array_lines(header: &Header, layout: &Layout) -> Vec<(&'static str, String)> {
     vec![
         ("version", version_text(layout.version).to_string()),
-        ("dtype", header.dtype.descr()),
+        ("dtype", header.dtype.header_repr()),
         ("shape", npy_core::shape_repr(&header.shape)),
         ("order", order_text(header.order).to_string()),
         ("itemsize", header.dtype.itemsize().to_string()),
@@ -88,12 +88,12 @@ pub fn descr_json(dtype: &DType) -> Value {
         DType::Scalar(scalar) => json!(scalar.type_str()),
         DType::Object => json!("|O"),
         DType::SubArray(base, shape) => json!([descr_json(base), shape]),
-        DType::Record(record) => Value::Array(
+        DType::Structured(record) => Value::Array(
             record
                 .entries()
                 .map(|entry| match entry {
-                    RecordEntry::Padding(len) => json!(["", format!("|V{len}")]),
-                    RecordEntry::Field(field) => {
+                    StructuredEntry::Padding(len) => json!(["", format!("|V{len}")]),
+                    StructuredEntry::Field(field) => {
                         let name = match &field.title {
                             Some(title) => json!([title, field.name]),
                             None => json!(field.name),
@@ -106,6 +106,8 @@ pub fn descr_json(dtype: &DType) -> Value {
                 })
                 .collect(),
         ),
+        // A dtype added to npy-core after this was written: its descr text.
+        other => json!(other.descr()),
     }
 }
 

@@ -141,7 +141,7 @@ pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<Box<dyn 
         return map_member(path, &info);
     }
     // Only the header is read now; the data is streamed when it is used.
-    let (header, _) = archive.header(&key)?;
+    let header = archive.header(&key)?.header;
     Ok(Box::new(StreamedMember {
         archive,
         key,
@@ -209,7 +209,7 @@ fn map_member(path: &Path, info: &MemberInfo) -> anyhow::Result<Box<dyn ArraySou
     .with_context(|| format!("cannot map the archive {}", path.display()))?;
     let mut archive = npz.archive()?;
     let content = archive.stored_member(&info.name)?;
-    let (header, _, data) = archive.array_bytes(&info.name)?;
+    let npy_mmap::npz::StoredArray { header, data, .. } = archive.array_bytes(&info.name)?;
     // Both borrow the mapping: their places in it, as ranges.
     let start = npz.bytes().as_ptr() as usize;
     let range = |part: &[u8]| {
@@ -244,7 +244,7 @@ impl NpyFile {
         if is_stdin(path) {
             // The header, then the rest counted as it streams by.
             let mut stdin = std::io::stdin().lock();
-            let (header, layout) = Header::read_from(&mut stdin, options)
+            let npy_core::ParsedHeader { header, layout } = Header::read_from(&mut stdin, options)
                 .context("standard input is not a valid .npy stream")?;
             let rest = std::io::copy(&mut stdin, &mut std::io::sink())
                 .context("cannot read standard input")?;
@@ -263,8 +263,9 @@ impl NpyFile {
             .metadata()
             .with_context(|| format!("cannot read {}", path.display()))?
             .len();
-        let (header, layout) = Header::read_from(&mut BufReader::new(file), options)
-            .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
+        let npy_core::ParsedHeader { header, layout } =
+            Header::read_from(&mut BufReader::new(file), options)
+                .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
         Ok(NpyFile {
             header,
             layout,
@@ -596,7 +597,8 @@ impl ArraySource for StreamedMember {
     fn for_each_chunk(&mut self, chunk_bytes: usize, visit: &mut Visit<'_>) -> anyhow::Result<()> {
         let key = &self.key;
         let mut reader = self.archive.reader(key)?;
-        let (_, layout) = Header::read_from(&mut reader, &inspect_options())?;
+        let npy_core::ParsedHeader { layout, .. } =
+            Header::read_from(&mut reader, &inspect_options())?;
         let read = |_, chunk: &mut [u8]| {
             reader
                 .read_exact(chunk)

@@ -109,7 +109,7 @@ impl<'a> AxisReversal<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use npy_core::{ByteOrder, DType, Order, RecordView, Scalar, ScalarKind};
+    use npy_core::{ByteOrder, DType, Order, RawView, Scalar, ScalarKind};
 
     /// The reference: npy-core's view of the C data as its F-ordered
     /// transpose, iterated in logical order.
@@ -120,7 +120,7 @@ mod tests {
             itemsize,
         ));
         let reversed: Vec<usize> = shape.iter().rev().copied().collect();
-        let view = RecordView::new(input, &dtype, &reversed, Order::Fortran).unwrap();
+        let view = RawView::new(input, &dtype, &reversed, Order::Fortran).unwrap();
         view.iter()
             .flat_map(|element| element.bytes().to_vec())
             .collect()

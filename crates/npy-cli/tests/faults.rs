@@ -173,7 +173,7 @@ fn convert_replaces_its_output_keeping_the_mode() {
     assert_exit(&output, 0);
     let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
-    assert_eq!(npy_mmap::open(&out).unwrap().dtype().descr(), "'>f8'");
+    assert_eq!(npy_mmap::open(&out).unwrap().dtype().descr(), ">f8");
     assert_eq!(names(&dir), ["in.npy", "out.npy"]);
 }
 

@@ -41,8 +41,14 @@ fn bench_header(c: &mut Criterion) {
     c.bench_function("parse 50-field record", |b| {
         b.iter(|| Header::parse(black_box(&record), &options).expect("parses"))
     });
-    let (simple_parsed, _) = Header::parse(&simple, &options).expect("parses");
-    let (record_parsed, _) = Header::parse(&record, &options).expect("parses");
+    let npy_core::ParsedHeader {
+        header: simple_parsed,
+        ..
+    } = Header::parse(&simple, &options).expect("parses");
+    let npy_core::ParsedHeader {
+        header: record_parsed,
+        ..
+    } = Header::parse(&record, &options).expect("parses");
     c.bench_function("encode <f8 (1000, 1000)", |b| {
         b.iter(|| black_box(&simple_parsed).to_bytes(None).expect("encodes"))
     });

@@ -45,7 +45,7 @@ fn bench_views(c: &mut Criterion) {
         b.iter(|| {
             let mut total = 0.0;
             for &i in &indices {
-                total += *view.get(&[black_box(i)]).expect("in bounds");
+                total += *view.get([black_box(i)]).expect("in bounds");
             }
             total
         })
@@ -59,6 +59,82 @@ fn bench_views(c: &mut Criterion) {
                 total += *view_3d.get(black_box(&index)).expect("in bounds");
             }
             total
+        })
+    });
+    group.bench_function("1-d view, 4096 reads, get(i)", |b| {
+        b.iter(|| {
+            let mut total = 0.0;
+            for &i in &indices {
+                total += *view.get(black_box(i)).expect("in bounds");
+            }
+            total
+        })
+    });
+    group.bench_function("1-d view, 4096 reads, view[i]", |b| {
+        b.iter(|| {
+            let mut total = 0.0;
+            for &i in &indices {
+                total += view[black_box(i)];
+            }
+            total
+        })
+    });
+    let slice = view.as_slice().expect("contiguous");
+    group.bench_function("1-d slice, 4096 reads, slice[i] (the limit)", |b| {
+        b.iter(|| {
+            let mut total = 0.0;
+            for &i in &indices {
+                total += slice[black_box(i)];
+            }
+            total
+        })
+    });
+    group.bench_function("3-d view, 4096 reads, get([i, j, k])", |b| {
+        b.iter(|| {
+            let mut total = 0.0;
+            for &i in &indices {
+                let index = [i >> 14, (i >> 7) & 127, i & 127];
+                total += *view_3d.get(black_box(index)).expect("in bounds");
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+/// Random reads of an array far larger than the caches and the TLB's reach:
+/// a loop of `get`s against one `gather` of the same indices.
+fn bench_gather(c: &mut Criterion) {
+    // 1 GiB of float64, 1,000,000 random indices.
+    const BIG: usize = 128 << 20;
+    let dtype = DType::parse("<f8").expect("valid descr");
+    let bytes = AlignedBytes::copy_from(&vec![1u8; BIG * 8]);
+    let view = ArrayView::<f64>::new(&bytes, &dtype, &[BIG], Order::C).expect("views");
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let indices: Vec<usize> = (0..1_000_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % BIG as u64) as usize
+        })
+        .collect();
+    let mut out = vec![0.0; indices.len()];
+    let mut group = c.benchmark_group("random 1 GiB");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(indices.len() as u64));
+    group.bench_function("get loop, 1000000 reads", |b| {
+        b.iter(|| {
+            for (slot, &i) in out.iter_mut().zip(&indices) {
+                *slot = *view.get(i).expect("in bounds");
+            }
+            black_box(&out);
+        })
+    });
+    group.bench_function("gather, 1000000 reads", |b| {
+        b.iter(|| {
+            view.gather(black_box(&indices), &mut out)
+                .expect("in bounds")
         })
     });
     group.finish();
@@ -81,5 +157,5 @@ fn bench_swap(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_views, bench_swap);
+criterion_group!(benches, bench_views, bench_gather, bench_swap);
 criterion_main!(benches);

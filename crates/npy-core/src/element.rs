@@ -11,7 +11,7 @@
 //! | `b1` | [`Bool`] (any byte, O(1)) or `bool` (validated, O(n) once) |
 //! | `S<n>` / `V<n>` (no fields) | `[u8; N]` |
 //! | native-endian `M8`/`m8` | `i64` (the raw tick count; NaT is `i64::MIN`) |
-//! | records, strings, anything else | the raw [`RecordView`](crate::record::RecordView) |
+//! | records, strings, anything else | the raw [`RawView`](crate::raw::RawView) |
 //!
 //! Native primitives need the data aligned to their size (a memory map or an
 //! [`NpyArray`](crate::io::NpyArray) buffer is); a misaligned buffer is an

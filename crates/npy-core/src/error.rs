@@ -234,7 +234,10 @@ pub enum Error {
 
     // data side: typed views, element decoding and streaming (view.rs, element.rs, record.rs, value.rs, io.rs)
     /// The element type asked for does not describe the data's dtype.
-    #[error("cannot view {} data as {} ({rust_type})", found.descr(), requested.descr())]
+    #[error(
+        "cannot view {found} data as {requested} ({rust_type}){}",
+        byte_order_hint(found, requested)
+    )]
     TypeMismatch {
         /// The dtype of the data.
         found: Box<crate::DType>,
@@ -287,14 +290,51 @@ pub enum Error {
         /// Bytes given or written.
         actual: usize,
     },
-    /// A row range outside axis 0 (or a 0-d array, which has no rows).
-    #[error("rows {start}..{end} are out of range for an axis 0 of length {len}")]
-    RowsOutOfRange {
-        /// First row asked for.
+    /// A range that ends past the axis it slices.
+    #[error("range {start}..{end} is out of bounds for axis {axis} with size {len}")]
+    RangeOutOfBounds {
+        /// First index asked for.
         start: usize,
-        /// One past the last row asked for.
+        /// One past the last index asked for.
         end: usize,
-        /// Length of axis 0 (0 for a 0-d array).
+        /// The axis sliced.
+        axis: usize,
+        /// Length of that axis.
+        len: usize,
+    },
+    /// A range whose start is past its end (`3..1`).
+    #[error("range {start}..{end} is reversed: its start is past its end")]
+    ReversedRange {
+        /// First index asked for.
+        start: usize,
+        /// One past the last index asked for.
+        end: usize,
+    },
+    /// An index with a number of entries other than the array's dimensions
+    /// (or a 0-d array sliced along an axis it does not have).
+    #[error("an index into a {ndim}-dimensional array needs {ndim} entries, not {given}")]
+    IndexRank {
+        /// Dimensions of the array.
+        ndim: usize,
+        /// Entries in the index.
+        given: usize,
+    },
+    /// An output buffer whose length does not fit what is read into it.
+    #[error("the output holds {actual} elements, but {expected} are read into it")]
+    OutputLength {
+        /// Elements read.
+        expected: usize,
+        /// Elements the buffer holds.
+        actual: usize,
+    },
+    /// An index entry past the length of its axis (numpy's wording).
+    #[error("index {index} is out of bounds for axis {axis} with size {len}")]
+    IndexOutOfBounds {
+        /// The index entry.
+        index: usize,
+        /// The axis it indexes.
+        axis: usize,
+        /// Length of that axis.
         len: usize,
     },
     /// A stream ended before all the data the header describes.
@@ -324,6 +364,42 @@ impl Error {
                 .unwrap_or(0),
         }
     }
+}
+
+/// What to do when data differs from the requested type only in byte order:
+/// name the `zerocopy::byteorder` element type that reads it in place, or
+/// (for types without one) the conversion.
+fn byte_order_hint(found: &crate::DType, requested: &crate::DType) -> String {
+    use crate::{ByteOrder, DType, ScalarKind};
+    let (DType::Scalar(found), DType::Scalar(requested)) = (found, requested) else {
+        return String::new();
+    };
+    if found.kind != requested.kind
+        || found.itemsize != requested.itemsize
+        || found.byte_order == requested.byte_order
+    {
+        return String::new();
+    }
+    let prefix = match (found.kind, found.itemsize) {
+        (ScalarKind::Int, 2 | 4 | 8) => "I",
+        (ScalarKind::UInt, 2 | 4 | 8) => "U",
+        (ScalarKind::Float, 4 | 8) => "F",
+        _ => {
+            return "; convert it to native byte order first (ReadOptions::to_native, \
+                    NpyArray::convert_byte_order)"
+                .to_owned();
+        }
+    };
+    let order = match found.byte_order {
+        ByteOrder::Big => "BigEndian",
+        _ => "LittleEndian",
+    };
+    format!(
+        "; the data is {order}: view it as zerocopy::byteorder::{prefix}{}<{order}> \
+         (any alignment, no copy), or convert it to native byte order first \
+         (ReadOptions::to_native, NpyArray::convert_byte_order)",
+        found.itemsize * 8
+    )
 }
 
 /// `Result` with this crate's [`Error`].

@@ -40,11 +40,16 @@ pub enum Version {
     V3,
 }
 
+/// numpy's default `max_header_size`: the longest header, in characters,
+/// read unless the caller raises the limit (every reader's default).
+pub const DEFAULT_MAX_HEADER_SIZE: usize = 10_000;
+
 /// Limits applied while parsing a header (numpy's `max_header_size` and
 /// `allow_pickle`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParseOptions {
-    /// Largest header (in characters, like NumPy) accepted. Default 10000.
+    /// Largest header (in characters, like NumPy) accepted. Default
+    /// [`DEFAULT_MAX_HEADER_SIZE`].
     /// Unlike numpy, `allow_pickle` does not lift it: our unpickler does not
     /// trust the file either.
     pub max_header_size: usize,
@@ -60,7 +65,7 @@ pub struct ParseOptions {
 impl Default for ParseOptions {
     fn default() -> Self {
         ParseOptions {
-            max_header_size: 10_000,
+            max_header_size: DEFAULT_MAX_HEADER_SIZE,
             allow_pickle: false,
         }
     }
@@ -84,6 +89,16 @@ pub struct Header {
     pub order: Order,
     /// The shape; empty for a 0-d array.
     pub shape: Vec<usize>,
+}
+
+/// What [`Header::parse`] and [`Header::read_from`] find: the header, and
+/// where the parts of the file are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedHeader {
+    /// The array the file holds.
+    pub header: Header,
+    /// Where its header and data lie in the file.
+    pub layout: Layout,
 }
 
 /// Where things are in a parsed file.
@@ -270,19 +285,19 @@ impl Header {
     /// has, and decides about missing or trailing bytes).
     ///
     /// ```
-    /// use npy_core::{Header, Order, ParseOptions};
+    /// use npy_core::{Header, Order, ParseOptions, ParsedHeader};
     /// let mut file = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
     /// file.extend_from_slice(b"{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }");
     /// file.extend_from_slice(&[b' '; 58]);
     /// file.push(b'\n');
-    /// let (header, layout) = Header::parse(&file, &ParseOptions::default())?;
+    /// let ParsedHeader { header, layout } = Header::parse(&file, &ParseOptions::default())?;
     /// assert_eq!(header.shape, [3, 4]);
     /// assert_eq!(header.order, Order::C);
     /// assert_eq!((layout.data_offset, layout.data_len), (128, 96));
     /// assert_eq!(header.to_bytes(None)?, file);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<(Header, Layout)> {
+    pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<ParsedHeader> {
         let preamble = Preamble::parse(bytes)?;
         preamble.check_size(options)?;
         let start = preamble.prefix_len();
@@ -300,7 +315,7 @@ impl Header {
     /// data byte. Works on non-seekable streams, and never allocates more
     /// than the header actually present (itself bounded by
     /// `options.max_header_size`).
-    pub fn read_from<R: Read>(reader: &mut R, options: &ParseOptions) -> Result<(Header, Layout)> {
+    pub fn read_from<R: Read>(reader: &mut R, options: &ParseOptions) -> Result<ParsedHeader> {
         let mut prefix = [0u8; Preamble::MAX_LEN];
         let got = read_full(reader, &mut prefix[..8])?;
         let version = Version::from_magic(&prefix[..got])?;
@@ -323,11 +338,7 @@ impl Header {
     }
 
     /// Decodes and checks the header text that follows `preamble`.
-    fn from_text(
-        bytes: &[u8],
-        preamble: Preamble,
-        options: &ParseOptions,
-    ) -> Result<(Header, Layout)> {
+    fn from_text(bytes: &[u8], preamble: Preamble, options: &ParseOptions) -> Result<ParsedHeader> {
         let text: Cow<'_, str> = match preamble.version {
             // Latin-1: every byte is the code point of the same value, so
             // ASCII text (what NumPy writes) is already valid UTF-8.
@@ -367,15 +378,15 @@ impl Header {
         data_offset
             .checked_add(data_len)
             .ok_or_else(|| header.too_big())?;
-        Ok((
+        Ok(ParsedHeader {
             header,
-            Layout {
+            layout: Layout {
                 version: preamble.version,
                 header_len: preamble.header_len,
                 data_offset,
                 data_len,
             },
-        ))
+        })
     }
 
     /// Checks the header dict like NumPy, in NumPy's order: keys, shape,
@@ -512,7 +523,7 @@ impl Header {
     fn dict_text(&self) -> String {
         let mut text = String::with_capacity(96);
         text.push_str("{'descr': ");
-        text.push_str(&self.dtype.descr());
+        text.push_str(&self.dtype.header_repr());
         text.push_str(", 'fortran_order': ");
         text.push_str(match self.order {
             Order::C => "False",

@@ -33,7 +33,7 @@ use zerocopy::IntoBytes;
 
 use crate::element::Element;
 use crate::pickle::{PickleOptions, PyValue};
-use crate::record::RecordView;
+use crate::raw::RawView;
 use crate::source::NpySource;
 use crate::swap::{ByteOrderConverter, convert_byte_order};
 use crate::view::{ArrayView, ArrayViewMut};
@@ -251,11 +251,11 @@ impl NpyArray {
 
     /// A raw element view, for records, strings and any other dtype
     /// (not objects: [`Error::ObjectData`]).
-    pub fn records(&self) -> Result<RecordView<'_>> {
+    pub fn raw_view(&self) -> Result<RawView<'_>> {
         if self.objects.is_some() {
             return Err(Error::ObjectData);
         }
-        RecordView::from_header(&self.data, &self.header)
+        RawView::from_header(&self.data, &self.header)
     }
 
     /// The values of an object array, in the header's memory order
@@ -396,7 +396,8 @@ fn converter(dtype: &DType, to: Option<ByteOrder>) -> (Option<ByteOrderConverter
 /// Errors: header errors from [`Header::read_from`], read errors, and
 /// [`Error::TruncatedData`] when the stream ends early.
 pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArray> {
-    let (mut header, layout) = Header::read_from(&mut reader, &options.parse)?;
+    let crate::ParsedHeader { mut header, layout } =
+        Header::read_from(&mut reader, &options.parse)?;
     options.check_data_len(&layout)?;
     if header.dtype == DType::Object {
         return read_objects(reader, &header, layout, options);
@@ -529,11 +530,11 @@ pub fn read_objects<R: Read>(
 /// let mut file = Vec::new();
 /// write_npy(&mut file, &[1u16, 2, 3][..])?;
 /// let mut stream = file.as_slice();
-/// let (header, layout) = Header::read_from(&mut stream, &ParseOptions::default())?;
+/// let npy_core::ParsedHeader { header, layout } = Header::read_from(&mut stream, &ParseOptions::default())?;
 /// let mut data = vec![0u8; layout.data_len];
 /// let dtype = read_data(&mut stream, &header, &mut data, Some(ByteOrder::Big))?;
 /// assert_eq!(data, [0, 1, 0, 2, 0, 3]);
-/// assert_eq!(dtype.descr(), "'>u2'");
+/// assert_eq!(dtype.descr(), ">u2");
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 pub fn read_data<R: Read>(

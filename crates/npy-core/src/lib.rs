@@ -7,19 +7,29 @@
 //! `npy-mmap` crate, which hands its bytes to the views defined here.
 //!
 //! ```
-//! use npy_core::{ArrayView, Order, ReadOptions, read_npy, write_npy};
+//! use npy_core::io::AlignedBytes;
+//! use npy_core::{ArrayView, Header, Order, ParseOptions, read_npy, write_npy};
 //!
-//! // np.save(f, np.arange(6.0).reshape(2, 3)), into any `Write`:
-//! let data = [0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0];
+//! // Write a (2, 3) float64 array as np.save would, into any io::Write.
+//! let values = [0.5f64, 1.5, 2.5, 3.5, 4.5, 5.5];
 //! let mut file = Vec::new();
-//! write_npy(&mut file, &ArrayView::from_slice(&data, &[2, 3], Order::C)?)?;
-//! assert!(file.starts_with(b"\x93NUMPY\x01\x00"));
+//! write_npy(&mut file, &ArrayView::from_slice(&values, &[2, 3], Order::C)?)?;
 //!
-//! // np.load: from any `Read`, then a typed view checked against the dtype.
-//! let array = read_npy(file.as_slice(), &ReadOptions::default())?;
-//! assert_eq!(array.header().shape, [2, 3]);
+//! // Read it back from any io::Read: the header, then typed access.
+//! let array = read_npy(&mut file.as_slice(), &Default::default())?;
+//! assert_eq!(array.header().dtype.to_string(), "<f8");
 //! let view = array.view::<f64>()?;
-//! assert_eq!(view.get(&[1, 2]), Some(&5.0));
+//! assert_eq!(view[[1, 2]], 5.5);
+//! assert_eq!(view.slice_outer(1..)?.to_vec(), [3.5, 4.5, 5.5]);
+//!
+//! // Or view bytes you already hold in place: a memory map (npy-mmap), or
+//! // here a copy aligned for f64.
+//! let parsed = Header::parse(&file, &ParseOptions::default())?;
+//! let data = AlignedBytes::copy_from(&file[parsed.layout.data_offset..]);
+//! let view = ArrayView::<f64>::from_header(&data, &parsed.header)?;
+//! let mut picked = [0.0; 2];
+//! view.gather(&[[0, 1], [1, 0]], &mut picked)?;
+//! assert_eq!(picked, [1.5, 3.5]);
 //! # Ok::<(), npy_core::Error>(())
 //! ```
 //!
@@ -74,31 +84,39 @@ pub mod dtype;
 pub mod element;
 pub mod error;
 pub mod ext;
+mod geometry;
 pub mod header;
+pub mod index;
 pub mod io;
 mod literal;
 pub mod pickle;
 mod pyrepr;
-pub mod record;
+pub mod raw;
 mod source;
 pub mod swap;
 pub mod value;
 pub mod view;
 
 pub use dtype::{
-    ByteOrder, DType, DateTimeUnit, Field, Record, RecordEntry, Scalar, ScalarKind, TimeUnit,
+    ByteOrder, DType, DateTimeUnit, Field, Scalar, ScalarKind, Structured, StructuredEntry,
+    TimeUnit,
 };
 pub use element::{Bool, Element};
 pub use error::{Error, Result};
-pub use header::{Header, Layout, Order, ParseOptions, Preamble, Version};
+pub use header::{Header, Layout, Order, ParseOptions, ParsedHeader, Preamble, Version};
 
-pub use record::{FieldRef, RecordRef, RecordView};
+pub use raw::{RawElement, RawView};
 
+pub use geometry::ElementLocator;
+pub use index::NdIndex;
 pub use io::{NpyArray, NpyWriter, ReadOptions, read_npy, write_npy};
+// A shape as Python prints it: public for npy-mmap, npy-remote and npy-cli,
+// whose messages quote shapes as numpy does; not part of the API.
+#[doc(hidden)]
 pub use pyrepr::shape_repr;
 pub use source::{DataChunks, NpyBytes, NpySource};
 pub use value::Value;
-pub use view::{ArrayView, ArrayViewMut, ElementLocator};
+pub use view::{ArrayView, ArrayViewMut};
 
 #[cfg(feature = "derive")]
 pub use ext::derive::NpyRecord;

@@ -66,7 +66,7 @@ fn plan(dtype: &DType, offset: usize, to: ByteOrder) -> Vec<Step> {
             }],
             _ => Vec::new(),
         },
-        DType::Record(r) => r
+        DType::Structured(r) => r
             .fields
             .iter()
             .flat_map(|f| plan(&f.dtype, offset + f.offset, to))
@@ -169,7 +169,7 @@ pub fn convert_byte_order(dtype: &DType, data: &mut [u8], to: ByteOrder) -> DTyp
 ///     converter.convert(piece);
 /// }
 /// assert_eq!(data, [1, 0, 2, 0, 3, 0]);
-/// assert_eq!(converter.converted_dtype().descr(), "'<u2'");
+/// assert_eq!(converter.converted_dtype().descr(), "<u2");
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 #[derive(Debug)]

@@ -76,7 +76,7 @@ impl Value {
         match dtype {
             DType::Object => Err(Error::ObjectData),
             DType::Scalar(s) => Ok(decode_scalar(s, bytes)),
-            DType::Record(record) => {
+            DType::Structured(record) => {
                 let mut fields = Vec::with_capacity(record.fields.len());
                 for field in &record.fields {
                     let size = field.dtype.itemsize();
@@ -158,6 +158,9 @@ fn scale_by_power_of_two(mut x: f64, mut exp: i32) -> f64 {
 }
 
 /// IEEE 754 binary16 → f64 (exact: every half is a double).
+// Public only for npy-cli's picture decoder, which converts millions of
+// raw elements without building `Value`s; not part of the API.
+#[doc(hidden)]
 pub fn f16_to_f64(bits: u16) -> f64 {
     let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
     let exp = i32::from((bits >> 10) & 0x1f);
@@ -171,6 +174,8 @@ pub fn f16_to_f64(bits: u16) -> f64 {
 }
 
 /// x87 80-bit extended precision (10 little-endian bytes) → f64, rounded.
+// Public only for npy-cli's picture decoder (see `f16_to_f64`).
+#[doc(hidden)]
 pub fn x87_to_f64(bytes: &[u8; 10]) -> f64 {
     let mantissa = read_uint(&bytes[..8], ByteOrder::Little);
     let sign_exp = read_uint(&bytes[8..], ByteOrder::Little) as u16;

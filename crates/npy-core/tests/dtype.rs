@@ -3,13 +3,13 @@
 //! `np.lib.format.descr_to_dtype`).
 
 use npy_core::{
-    ByteOrder, DType, DateTimeUnit, Error, Field, Record, Scalar, ScalarKind, TimeUnit,
+    ByteOrder, DType, DateTimeUnit, Error, Field, Scalar, ScalarKind, Structured, TimeUnit,
 };
 
 fn descr_of(text: &str) -> String {
     DType::parse(text)
         .unwrap_or_else(|e| panic!("{text}: {e}"))
-        .descr()
+        .header_repr()
 }
 
 #[test]
@@ -195,7 +195,8 @@ fn long_doubles_of_32_bit_x86_are_kept_as_raw_bytes() {
     // NumPy on x86-64 refuses '<f12', but 32-bit x86 NumPy writes it.
     let d = DType::parse("'<f12'").unwrap();
     assert_eq!(d.itemsize(), 12);
-    assert_eq!(d.descr(), "'<f12'");
+    assert_eq!(d.descr(), "<f12");
+    assert_eq!(d.header_repr(), "'<f12'");
     assert_eq!(DType::parse("'>c24'").unwrap().itemsize(), 24);
 }
 
@@ -302,7 +303,7 @@ fn read_side_spellings_of_records() {
 
 #[test]
 fn padding_entries_become_record_gaps() {
-    let DType::Record(record) =
+    let DType::Structured(record) =
         DType::parse("[('a', '|u1'), ('', '|V3'), ('b', '<i4'), ('', '|V4')]").unwrap()
     else {
         panic!("not a record")
@@ -315,13 +316,13 @@ fn padding_entries_become_record_gaps() {
         .collect();
     assert_eq!(names, [("a", 0), ("b", 4)]);
     // A '' name on a non-void type is a real field named '' (descr_to_dtype).
-    let DType::Record(record) = DType::parse("[('', '<i4'), ('b', '<i4')]").unwrap() else {
+    let DType::Structured(record) = DType::parse("[('', '<i4'), ('b', '<i4')]").unwrap() else {
         panic!("not a record")
     };
     assert_eq!(record.fields[0].name, "");
     assert_eq!(record.fields[1].offset, 4);
     // Titles.
-    let DType::Record(record) = DType::parse("[(('my title', 'n'), '<i4')]").unwrap() else {
+    let DType::Structured(record) = DType::parse("[(('my title', 'n'), '<i4')]").unwrap() else {
         panic!("not a record")
     };
     assert_eq!(record.fields[0].title.as_deref(), Some("my title"));
@@ -337,7 +338,7 @@ fn hand_built_records_get_numpys_descr() {
         dtype,
         offset,
     };
-    let record = DType::Record(Record {
+    let record = DType::Structured(Structured {
         fields: vec![
             field("a", DType::parse("u1").unwrap(), 0),
             field("b", DType::parse("<i4").unwrap(), 4),
@@ -349,7 +350,7 @@ fn hand_built_records_get_numpys_descr() {
         "[('a', '|u1'), ('', '|V3'), ('b', '<i4'), ('', '|V4')]"
     );
     // np.dtype({'names':[],'formats':[],'itemsize':8}).descr
-    let empty = DType::Record(Record {
+    let empty = DType::Structured(Structured {
         fields: vec![],
         itemsize: 8,
     });

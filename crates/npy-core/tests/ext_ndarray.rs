@@ -51,7 +51,7 @@ fn c_and_fortran_files_keep_their_strides_without_copying() {
 fn row_ranges_and_subarrays_map_to_strided_ndarray_views() {
     let array = fixture("f8_f_2d.npy");
     let view = array.view::<f64>().unwrap();
-    let rows = view.rows(1..3).unwrap();
+    let rows = view.slice_outer(1..3).unwrap();
     let nd = rows.to_ndarray();
     assert_eq!(nd.strides(), [1, 3]);
     assert_same_elements(&rows, &nd);
@@ -71,8 +71,8 @@ fn row_ranges_and_subarrays_map_to_strided_ndarray_views() {
     assert_eq!(nd.shape(), [4, 5, 2, 3]);
     assert_same_elements(&view, &nd);
     assert_same_elements(
-        &view.rows(3..).unwrap(),
-        &view.rows(3..).unwrap().to_ndarray(),
+        &view.slice_outer(3..).unwrap(),
+        &view.slice_outer(3..).unwrap().to_ndarray(),
     );
 }
 
@@ -99,8 +99,8 @@ fn mutable_views_write_through() {
         let mut nd = view.as_ndarray_mut();
         nd[[2, 3]] = -1.0;
         nd.index_axis_mut(Axis(0), 0).fill(9.0);
-        assert_eq!(view.get(&[2, 3]), Some(&-1.0));
-        let mut rows = view.rows_mut(1..2).unwrap();
+        assert_eq!(view.get([2, 3]), Some(&-1.0));
+        let mut rows = view.slice_outer_mut(1..2).unwrap();
         rows.as_ndarray_mut().fill(7.0);
     }
     let view = array.view::<f64>().unwrap();

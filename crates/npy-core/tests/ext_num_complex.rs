@@ -79,7 +79,7 @@ fn numpy_complex_files_read_in_both_orders() {
         NpyComplex::as_complex_slice(view.as_slice().unwrap()),
         &expected(),
     );
-    assert_eq!(view.get(&[2]).unwrap().norm_sqr(), 1.5 * 1.5 + 2.25 * 2.25);
+    assert_eq!(view.get([2]).unwrap().norm_sqr(), 1.5 * 1.5 + 2.25 * 2.25);
 }
 
 #[test]
@@ -152,15 +152,15 @@ fn writes_through_deref_and_slices_reach_the_bytes() {
     let mut array = fixture(if LITTLE { "c16_le.npy" } else { "c16_be.npy" });
     {
         let mut view = array.view_mut::<NpyComplex64>().unwrap();
-        let z = view.get_mut(&[0]).unwrap();
+        let z = view.get_mut([0]).unwrap();
         *z = (**z + Complex::new(1.0, -1.0)).into();
         z.im *= 4.0;
         let all = NpyComplex::as_complex_slice_mut(view.as_slice_mut().unwrap());
         all[5] = Complex::i();
     }
     let view = array.view::<NpyComplex64>().unwrap();
-    assert_eq!(*view.get(&[0]).unwrap(), NpyComplex::new(1.0, -4.0));
-    assert_eq!(*view.get(&[5]).unwrap(), NpyComplex::new(0.0, 1.0));
+    assert_eq!(*view.get([0]).unwrap(), NpyComplex::new(1.0, -4.0));
+    assert_eq!(*view.get([5]).unwrap(), NpyComplex::new(0.0, 1.0));
     assert_eq!(
         &array.bytes()[80..96],
         zerocopy::IntoBytes::as_bytes(&[0.0f64, 1.0][..])
@@ -183,7 +183,7 @@ fn complex_views_become_ndarray_views_of_num_complex() {
         .into_ndarray_complex();
     nd[1] = Complex::new(7.0, 8.0);
     assert_eq!(
-        *array.view::<NpyComplex64>().unwrap().get(&[1]).unwrap(),
+        *array.view::<NpyComplex64>().unwrap().get([1]).unwrap(),
         NpyComplex::new(7.0, 8.0)
     );
 }

@@ -2,8 +2,8 @@
 //! (CPython 3.11) and against NumPy's reader behaviour.
 
 use npy_core::{
-    ByteOrder, DType, Error, Field, Header, Layout, Order, ParseOptions, Preamble, Record, Scalar,
-    ScalarKind, Version,
+    ByteOrder, DType, Error, Field, Header, Order, ParseOptions, ParsedHeader, Preamble, Scalar,
+    ScalarKind, Structured, Version,
 };
 
 /// A header as NumPy lays it out: prefix, dict text, `spaces` spaces, newline.
@@ -35,7 +35,7 @@ fn v3(text: &str) -> Vec<u8> {
     out
 }
 
-fn parse(bytes: &[u8]) -> Result<(Header, Layout), Error> {
+fn parse(bytes: &[u8]) -> Result<ParsedHeader, Error> {
     Header::parse(bytes, &ParseOptions::default())
 }
 
@@ -62,14 +62,19 @@ fn assert_numpy_bytes(header: &Header, version: Option<Version>, expected: &[u8]
         max_header_size: 1 << 20,
         ..Default::default()
     };
-    let (parsed, layout) = Header::parse(expected, &options).unwrap();
+    let npy_core::ParsedHeader {
+        header: parsed,
+        layout,
+    } = Header::parse(expected, &options).unwrap();
     assert_eq!(&parsed, header);
     assert_eq!(layout.data_offset, expected.len());
     assert_eq!(
         layout.header_len,
         expected.len() - layout.version.prefix_len()
     );
-    let (streamed, _) = Header::read_from(&mut &expected[..], &options).unwrap();
+    let npy_core::ParsedHeader {
+        header: streamed, ..
+    } = Header::read_from(&mut &expected[..], &options).unwrap();
     assert_eq!(&streamed, header);
 }
 
@@ -186,7 +191,7 @@ fn aligned_record_padding_matches_numpy() {
         dtype: dtype.clone(),
         offset,
     };
-    let record = DType::Record(Record {
+    let record = DType::Structured(Structured {
         fields: vec![field("a", &u1, 0), field("b", &i8, 8), field("c", &u1, 16)],
         itemsize: 24,
     });
@@ -203,7 +208,7 @@ fn quoting_and_escapes_match_python_repr() {
     );
     let dtype =
         DType::parse(r#"[("it's", '<i2'), ('a"b\'c', '>u4'), ('x\u200b', '|b1')]"#).unwrap();
-    let DType::Record(record) = &dtype else {
+    let DType::Structured(record) = &dtype else {
         panic!("not a record")
     };
     assert_eq!(record.fields[1].name, "a\"b'c");
@@ -284,7 +289,7 @@ fn long_headers_switch_to_version_2() {
         max_header_size: 76404,
         ..Default::default()
     };
-    assert_eq!(Header::parse(&bytes, &big).unwrap().0, header);
+    assert_eq!(Header::parse(&bytes, &big).unwrap().header, header);
 }
 
 #[test]
@@ -331,7 +336,7 @@ fn writing_refuses_what_cannot_be_read_back() {
             .unwrap_err();
         assert!(matches!(err, Error::InvalidDType { .. }), "{err}");
     }
-    let overlapping = DType::Record(Record {
+    let overlapping = DType::Structured(Structured {
         fields: vec![
             Field {
                 name: "a".into(),
@@ -405,15 +410,15 @@ fn python_literal_spellings_numpy_accepts() {
         ),
     ];
     for (text, header) in cases {
-        assert_eq!(parse(&v1(text)).unwrap().0, header, "{text:?}");
-        assert_eq!(parse(&v3(text)).unwrap().0, header, "{text:?}");
+        assert_eq!(parse(&v1(text)).unwrap().header, header, "{text:?}");
+        assert_eq!(parse(&v3(text)).unwrap().header, header, "{text:?}");
     }
 }
 
 #[test]
 fn python_2_long_suffix_only_in_versions_1_and_2() {
     let text = "{'descr': '<f8', 'fortran_order': False, 'shape': (2L, 3L)}";
-    assert_eq!(parse(&v1(text)).unwrap().0.shape, [2, 3]);
+    assert_eq!(parse(&v1(text)).unwrap().header.shape, [2, 3]);
     // NumPy: ValueError: Cannot parse header: "{'descr': ... (2L, 3L)}"
     let err = parse_err(&v3(text));
     assert!(
@@ -430,7 +435,7 @@ fn legacy_layouts_are_read() {
     let text = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
     for tail in ["", "\n", "   \r\n", &" ".repeat(11)] {
         let bytes = v1(&format!("{text}{tail}"));
-        let (header, layout) = parse(&bytes).unwrap();
+        let ParsedHeader { header, layout } = parse(&bytes).unwrap();
         assert_eq!(header.shape, [3]);
         assert_eq!(layout.data_offset, bytes.len());
         assert_eq!(layout.data_len, 24);
@@ -444,7 +449,7 @@ fn latin_1_decoding_for_versions_1_and_2() {
     let text = "{'descr': [('café', '<i4')], 'fortran_order': False, 'shape': ()}";
     bytes.extend_from_slice(&u16::try_from(text.len()).unwrap().to_le_bytes());
     bytes.extend_from_slice(text.as_bytes());
-    let DType::Record(record) = parse(&bytes).unwrap().0.dtype else {
+    let DType::Structured(record) = parse(&bytes).unwrap().header.dtype else {
         panic!("not a record")
     };
     assert_eq!(record.fields[0].name, "cafÃ©");
@@ -577,7 +582,8 @@ fn deliberate_differences_from_numpy() {
     let err = parse(&v1(&dict("'<f8'", "False", "(0, 18446744073709551616)"))).unwrap_err();
     assert!(matches!(err, Error::InvalidShape { .. }), "{err}");
     // The largest size that fits isize is accepted.
-    let (h, layout) = parse(&v1(&dict("'|u1'", "False", "(9223372036854775807,)"))).unwrap();
+    let ParsedHeader { header: h, layout } =
+        parse(&v1(&dict("'|u1'", "False", "(9223372036854775807,)"))).unwrap();
     assert_eq!(h.element_count().unwrap(), isize::MAX as usize);
     assert_eq!(layout.data_len, isize::MAX as usize);
     assert!(parse(&v1(&dict("'<i2'", "False", "(9223372036854775807,)"))).is_err());
@@ -789,7 +795,10 @@ fn read_from_a_non_seekable_stream_stops_at_the_data() {
     let mut file = header.to_bytes(None).unwrap();
     file.extend_from_slice(&[7u8; 32]);
     let mut stream = Trickle(&file);
-    let (read, layout) = Header::read_from(&mut stream, &ParseOptions::default()).unwrap();
+    let npy_core::ParsedHeader {
+        header: read,
+        layout,
+    } = Header::read_from(&mut stream, &ParseOptions::default()).unwrap();
     assert_eq!(read, header);
     assert_eq!(
         (layout.data_offset, layout.data_len, layout.data_end()),
@@ -803,16 +812,17 @@ fn parse_leaves_trailing_bytes_to_the_caller() {
     let header = Header::new(f8(), Order::C, vec![1]);
     let mut file = header.to_bytes(None).unwrap();
     file.extend_from_slice(&[0u8; 8 + 5]);
-    let (_, layout) = parse(&file).unwrap();
+    let ParsedHeader { layout, .. } = parse(&file).unwrap();
     assert_eq!(layout.data_end(), file.len() - 5);
     // And a prefix that stops right after the header is enough.
-    assert_eq!(parse(&file[..128]).unwrap().1, layout);
+    assert_eq!(parse(&file[..128]).unwrap().layout, layout);
 }
 
 #[test]
 fn top_level_subarray_descr_is_kept() {
     // NumPy never writes it; np.load(mmap_mode='r') appends (2,) to the shape.
-    let (header, layout) = parse(&v1(&dict("('<i4', (2,))", "False", "(3,)"))).unwrap();
+    let ParsedHeader { header, layout } =
+        parse(&v1(&dict("('<i4', (2,))", "False", "(3,)"))).unwrap();
     assert_eq!(header.dtype.descr(), "('<i4', (2,))");
     assert_eq!(header.element_count().unwrap(), 3);
     assert_eq!(layout.data_len, 24);

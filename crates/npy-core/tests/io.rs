@@ -83,7 +83,7 @@ fn reads_numpy_files_in_c_and_fortran_order() {
     assert_eq!(array.header().order, Order::Fortran);
     let view = array.view::<f64>().unwrap();
     assert_eq!(view.to_vec(), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
-    assert_eq!(view.get(&[1, 0]), Some(&3.0));
+    assert_eq!(view.get([1, 0]), Some(&3.0));
     assert!((array.bytes().as_ptr() as usize).is_multiple_of(16));
 }
 
@@ -138,7 +138,7 @@ fn big_endian_data_views_directly_or_converts_to_native() {
     native.convert_byte_order(ByteOrder::Big);
     assert_eq!(native.bytes()[..4], [0, 0, 0, 9]);
     let (header, layout, data) = native.into_parts();
-    assert_eq!(header.dtype.descr(), "'>i4'");
+    assert_eq!(header.dtype.descr(), ">i4");
     assert_eq!(layout.data_len, 12);
     assert_eq!(data.len(), 12);
 }
@@ -146,8 +146,8 @@ fn big_endian_data_views_directly_or_converts_to_native() {
 #[test]
 fn records_from_a_stream() {
     let array = read_npy(numpy_records().as_slice(), &ReadOptions::default()).unwrap();
-    let records = array.records().unwrap();
-    let second = records.get(&[1]).unwrap();
+    let records = array.raw_view().unwrap();
+    let second = records.get([1]).unwrap();
     assert_eq!(second.field("id").unwrap().read::<u8>().unwrap(), 6);
     assert_eq!(
         second.field("pos").unwrap().value().unwrap(),
@@ -216,7 +216,10 @@ fn conversion_on_the_way_matches_converting_afterwards() {
     );
 
     let mut stream = file.as_slice();
-    let (parsed, layout) = Header::read_from(&mut stream, &ParseOptions::default()).unwrap();
+    let npy_core::ParsedHeader {
+        header: parsed,
+        layout,
+    } = Header::read_from(&mut stream, &ParseOptions::default()).unwrap();
     let mut dest = vec![0; layout.data_len];
     let dtype = read_data(&mut stream, &parsed, &mut dest, Some(ByteOrder::NATIVE)).unwrap();
     assert_eq!(dtype, native);
@@ -228,12 +231,13 @@ fn conversion_on_the_way_matches_converting_afterwards() {
 fn read_data_checks_the_destination_and_the_stream() {
     let file = numpy_big_i4();
     let mut stream = file.as_slice();
-    let (header, _) = Header::read_from(&mut stream, &ParseOptions::default()).unwrap();
+    let npy_core::ParsedHeader { header, .. } =
+        Header::read_from(&mut stream, &ParseOptions::default()).unwrap();
     let data = stream;
 
     let mut dest = [0u8; 12];
     let dtype = read_data(data, &header, &mut dest, None).unwrap();
-    assert_eq!(dtype.descr(), "'>i4'");
+    assert_eq!(dtype.header_repr(), "'>i4'");
     assert_eq!(&dest, data, "no conversion asked: the bytes as stored");
 
     let error = read_data(data, &header, &mut [0u8; 11], None).unwrap_err();
@@ -276,8 +280,13 @@ fn arrays_from_parts_and_memory_owned_elsewhere() {
         shape: vec![2],
     };
     let mut file = Vec::new();
-    write_npy(&mut file, &[0u16, 0][..]).unwrap();
-    let (_, layout) = Header::parse(&file, &ParseOptions::default()).unwrap();
+    write_npy(
+        &mut file,
+        &npy_core::ArrayView::from_slice(&[0u16, 0], &[2], Order::C).unwrap(),
+    )
+    .unwrap();
+    let npy_core::ParsedHeader { layout, .. } =
+        Header::parse(&file, &ParseOptions::default()).unwrap();
 
     let misaligned = AlignedBytes::from_owner(Words(vec![0; 1], 1..16)).unwrap_err();
     assert_eq!(misaligned.as_ref().len(), 15, "given back untouched");
@@ -466,7 +475,12 @@ fn round_trip_through_a_stream() {
     .unwrap();
     assert_eq!(array.view::<u16>().unwrap().as_slice(), Some(&data[..]));
     assert_eq!(
-        array.view::<u16>().unwrap().rows(9..).unwrap().to_vec(),
+        array
+            .view::<u16>()
+            .unwrap()
+            .slice_outer(9..)
+            .unwrap()
+            .to_vec(),
         data[900..]
     );
 }

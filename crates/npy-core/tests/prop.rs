@@ -12,7 +12,8 @@
 //! dimensions of at most 4, data of at most 64 KiB per case.
 
 use npy_core::{
-    DType, Field, Header, Order, ParseOptions, ReadOptions, Record, Version, read_npy, write_npy,
+    DType, Field, Header, Order, ParseOptions, ReadOptions, Structured, Version, read_npy,
+    write_npy,
 };
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -80,7 +81,7 @@ fn reads_as_padding(dtype: &DType) -> bool {
     match dtype {
         DType::Scalar(s) => s.kind == npy_core::ScalarKind::Void,
         DType::SubArray(..) => true,
-        DType::Record(_) | DType::Object => false,
+        _ => false,
     }
 }
 
@@ -112,7 +113,7 @@ fn record(fields: Vec<(DType, usize, bool)>, names: Vec<usize>, tail: usize) -> 
         });
         offset += size;
     }
-    DType::Record(Record {
+    DType::Structured(Structured {
         fields: out,
         itemsize: offset + tail,
     })
@@ -197,14 +198,14 @@ proptest! {
                 continue;
             };
             encoded_any = true;
-            let (parsed, layout) = Header::parse(&bytes, &unlimited).unwrap();
+            let npy_core::ParsedHeader { header: parsed, layout } = Header::parse(&bytes, &unlimited).unwrap();
             prop_assert_eq!(&parsed, &header);
             prop_assert_eq!(layout.data_offset, bytes.len());
             if let Some(v) = version {
                 prop_assert_eq!(layout.version, v);
             }
             // Parsing the stream form agrees with parsing the slice.
-            let (streamed, _) = Header::read_from(&mut bytes.as_slice(), &unlimited).unwrap();
+            let npy_core::ParsedHeader { header: streamed, .. } = Header::read_from(&mut bytes.as_slice(), &unlimited).unwrap();
             prop_assert_eq!(&streamed, &header);
         }
         prop_assert!(encoded_any);
@@ -216,6 +217,10 @@ proptest! {
         let parsed = DType::parse(&descr).unwrap_or_else(|e| panic!("{descr}: {e}"));
         prop_assert_eq!(&parsed, &dtype, "{}", descr);
         prop_assert_eq!(parsed.descr(), descr);
+        // The header's quoted form and Display/FromStr agree with it.
+        prop_assert_eq!(DType::parse(&dtype.header_repr()).unwrap(), dtype.clone());
+        prop_assert_eq!(dtype.to_string(), dtype.descr());
+        prop_assert_eq!(dtype.descr().parse::<DType>().unwrap(), dtype);
     }
 
     #[test]
@@ -231,7 +236,7 @@ proptest! {
             file[at] = value;
         }
         for bytes in [&file[..], &file[..cut % (file.len() + 1)]] {
-            if let Ok((_, layout)) = Header::parse(bytes, &ParseOptions::default()) {
+            if let Ok(npy_core::ParsedHeader { layout, .. }) = Header::parse(bytes, &ParseOptions::default()) {
                 prop_assert!(layout.data_offset <= bytes.len());
             }
             let _ = Header::read_from(&mut &bytes[..], &ParseOptions::default());

@@ -3,7 +3,7 @@
 use npy_core::swap::convert_byte_order;
 use npy_core::value::{f16_to_f64, x87_to_f64};
 use npy_core::{
-    ByteOrder, DType, DateTimeUnit, Error, Field, Order, Record, RecordView, Scalar, ScalarKind,
+    ByteOrder, DType, DateTimeUnit, Error, Field, Order, RawView, Scalar, ScalarKind, Structured,
     TimeUnit, Value,
 };
 
@@ -205,7 +205,7 @@ fn floats_print_like_python() {
 
 fn records_dtype() -> DType {
     // [('a', '<i4'), ('b', '>f8', (2,)), ('', '|V2'), ('c', [('d', '|S2')])]
-    DType::Record(Record {
+    DType::Structured(Structured {
         fields: vec![
             Field {
                 name: "a".into(),
@@ -225,7 +225,7 @@ fn records_dtype() -> DType {
             Field {
                 name: "c".into(),
                 title: None,
-                dtype: DType::Record(Record {
+                dtype: DType::Structured(Structured {
                     fields: vec![Field {
                         name: "d".into(),
                         title: None,
@@ -271,8 +271,8 @@ fn records_and_subarrays_decode_recursively() {
     );
     assert_eq!(value.to_string(), "(7, [1.5, -2.0], (b'x',))");
     let bytes = record_bytes();
-    let view = RecordView::new(&bytes, &dtype, &[], Order::C).unwrap();
-    assert_eq!(view.get(&[]).unwrap().value().unwrap(), value);
+    let view = RawView::new(&bytes, &dtype, &[], Order::C).unwrap();
+    assert_eq!(view.get([]).unwrap().value().unwrap(), value);
     assert!(matches!(
         Value::decode(&dtype, &[0; 23]),
         Err(Error::DataLength {
@@ -334,7 +334,7 @@ fn byte_swapping_round_trips_every_kind() {
 
 #[test]
 fn subarray_of_records_swaps_each_item() {
-    let pair = DType::Record(Record {
+    let pair = DType::Structured(Structured {
         fields: vec![
             Field {
                 name: "x".into(),

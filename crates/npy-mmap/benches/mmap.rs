@@ -138,7 +138,7 @@ fn bench_data(c: &mut Criterion) {
         b.iter(|| {
             let mut total = 0.0;
             for &i in &indices {
-                total += *view.get(&[black_box(i)]).expect("in bounds");
+                total += *view.get([black_box(i)]).expect("in bounds");
             }
             total
         })

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RecordView};
+use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RawView};
 
 use crate::Advice;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
@@ -273,10 +273,10 @@ impl<M: Mode> MappedArray<M> {
         .map_err(format_error("view", &self.path))
     }
 
-    /// The mapped data as records (any dtype, structured ones included),
+    /// The mapped data as raw elements (any dtype, structured ones included),
     /// with field access by name.
-    pub fn records(&self) -> Result<RecordView<'_>> {
-        RecordView::new(
+    pub fn raw_view(&self) -> Result<RawView<'_>> {
+        RawView::new(
             self.map.bytes(),
             &self.header.dtype,
             &self.shape,

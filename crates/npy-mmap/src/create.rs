@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-use npy_core::{DType, Header, Layout, Order, ParseOptions, Version};
+use npy_core::{DType, Header, Layout, Order, ParseOptions, ParsedHeader, Version};
 
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::lock::{Locking, Locks, downgrade, lock_exclusive};
@@ -139,7 +139,7 @@ impl CreateOptions {
             max_header_size: header_bytes.len(),
             ..Default::default()
         };
-        let (_, layout) =
+        let ParsedHeader { layout, .. } =
             Header::parse(&header_bytes, &parse).map_err(format_error("parse", path))?;
         Ok(layout)
     }

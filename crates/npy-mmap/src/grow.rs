@@ -57,7 +57,7 @@ use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use npy_core::{ArrayView, Element, Header, Layout, Order, ParseOptions};
+use npy_core::{ArrayView, Element, Header, Layout, Order, ParseOptions, ParsedHeader};
 use zerocopy::IntoBytes;
 
 use crate::CreateOptions;
@@ -336,8 +336,9 @@ impl CreateOptions {
             ));
         }
         let (file, header_bytes, _) = self.write_exclusive(path)?;
-        let (header, layout) = Header::parse(&header_bytes, &ParseOptions::default())
-            .map_err(format_error("parse", path))?;
+        let ParsedHeader { header, layout } =
+            Header::parse(&header_bytes, &ParseOptions::default())
+                .map_err(format_error("parse", path))?;
         let mut file = BufWriter::new(file);
         file.seek(SeekFrom::End(0))
             .map_err(io_error("seek in", path))?;

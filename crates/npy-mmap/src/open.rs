@@ -333,7 +333,9 @@ pub(crate) fn read_header(
 ) -> Result<(Header, Layout)> {
     // npy-core's stream reader: a few small reads, and a buffer that grows
     // with the bytes that arrive, never with what the length field claims.
-    Header::read_from(&mut &*file, options).map_err(format_error("read the header of", path))
+    Header::read_from(&mut &*file, options)
+        .map(|parsed| (parsed.header, parsed.layout))
+        .map_err(format_error("read the header of", path))
 }
 
 /// Options with these read options (`max_header_size`, `allow_pickle`, the

@@ -68,9 +68,9 @@ fn fortran_files_grow_along_their_last_axis() {
         (&[3, 5][..], Order::Fortran)
     );
     let view = array.view::<f64>().unwrap();
-    assert_eq!(view.get(&[2, 3]), Some(&11.5));
-    assert_eq!(view.get(&[0, 4]), Some(&100.0));
-    assert_eq!(view.get(&[2, 4]), Some(&102.0));
+    assert_eq!(view.get([2, 3]), Some(&11.5));
+    assert_eq!(view.get([0, 4]), Some(&100.0));
+    assert_eq!(view.get([2, 4]), Some(&102.0));
 }
 
 #[test]
@@ -304,10 +304,10 @@ fn the_header_keeps_its_length_across_digit_boundaries() {
     let view = array.view::<u8>().unwrap();
     assert_eq!(
         (
-            view.get(&[8]),
-            view.get(&[9]),
-            view.get(&[99]),
-            view.get(&[99_999])
+            view.get([8]),
+            view.get([9]),
+            view.get([99]),
+            view.get([99_999])
         ),
         (Some(&1), Some(&2), Some(&3), Some(&4))
     );

@@ -51,7 +51,7 @@ fn slices_round_trip_with_dtype_and_shape() {
         assert_eq!(loaded.view::<f64>().unwrap().to_vec(), floats);
         let loaded = archive.load("group/ints.npy").unwrap();
         assert_eq!(
-            loaded.view::<i32>().unwrap().get(&[1, 2, 3]),
+            loaded.view::<i32>().unwrap().get([1, 2, 3]),
             Some(&ints[23])
         );
         let empty = archive.load("empty").unwrap();
@@ -68,7 +68,7 @@ fn views_keep_their_memory_order() {
         ArrayView::<f32>::new(data.as_bytes(), &f32::dtype(), &[2, 3], Order::Fortran).unwrap();
     let bytes = write(Compression::Stored, |w| w.add("f", &fortran).unwrap());
     let mut archive = NpzArchive::new(Cursor::new(bytes)).unwrap();
-    let (header, _) = archive.header("f").unwrap();
+    let header = archive.header("f").unwrap().header;
     assert_eq!(header.order, Order::Fortran);
     let loaded = archive.load("f").unwrap();
     assert_eq!(
@@ -199,7 +199,7 @@ fn stored_views_point_into_the_archive_bytes() {
     let mut archive = NpzArchive::from_bytes(&archive_bytes).unwrap();
     let view = archive.view::<f64>("v").unwrap();
     assert_eq!(view.shape(), [10, 100]);
-    assert_eq!(view.get(&[3, 4]), Some(&values[304]));
+    assert_eq!(view.get([3, 4]), Some(&values[304]));
     let slice = view.as_slice().unwrap();
     let range = archive_bytes.as_ptr_range();
     assert!(

@@ -152,7 +152,7 @@ fn members_load_like_numpy() {
                         assert_eq!(bytes, expected, "{file}:{name}");
                     }
                     // The header alone agrees, read without the data.
-                    let (alone, _) = npz.header(key).unwrap();
+                    let alone = npz.header(key).unwrap().header;
                     assert_eq!(alone.shape, header.shape);
                     assert_eq!(
                         alone.dtype.descr(),
@@ -195,7 +195,11 @@ fn stored_members_are_borrowed_at_numpys_offsets() {
             assert_eq!(Some(content.len() as u64), member["file_size"].as_u64());
             if member["kind"] == "npy" {
                 let npy = &member["npy"];
-                let (header, layout, data) = npz.array_bytes(name).unwrap();
+                let npy_mmap::npz::StoredArray {
+                    header,
+                    layout,
+                    data,
+                } = npz.array_bytes(name).unwrap();
                 assert_eq!(Some(layout.data_offset as u64), npy["data_offset"].as_u64());
                 if data_is_c_le(&header) {
                     assert_eq!(data, from_hex(text(npy, "c_le_hex")), "{file}:{name}");

@@ -53,7 +53,10 @@ fn stored_member_over_4_gib_round_trips() {
     let info = archive.info("big").unwrap();
     assert_eq!(info.compression, MemberCompression::Stored);
     assert!(info.size > u64::from(u32::MAX));
-    let (read_header, layout) = archive.header("big").unwrap();
+    let npy_core::ParsedHeader {
+        header: read_header,
+        layout,
+    } = archive.header("big").unwrap();
     assert_eq!(read_header, header);
     assert_eq!(info.size, (layout.data_offset + total) as u64);
     // Stream the whole member: the sizes and the CRC-32 must agree.

@@ -47,11 +47,11 @@ fn views_point_into_the_mapping_and_are_aligned() {
         0,
         "aligned in memory, not only in the file"
     );
-    assert_eq!(v.get(&[99, 99]), Some(&values[9_999]));
+    assert_eq!(v.get([99, 99]), Some(&values[9_999]));
     assert_eq!(w.to_vec(), [1, 2, 3]);
     drop(archive);
     // Views outlive the archive value: they borrow the mapping.
-    assert_eq!(v.get(&[0, 1]), Some(&1.5));
+    assert_eq!(v.get([0, 1]), Some(&1.5));
     std::fs::remove_dir_all(dir).unwrap();
 }
 

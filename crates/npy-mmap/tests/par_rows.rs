@@ -33,7 +33,7 @@ fn threads_fill_disjoint_chunks_of_a_preallocated_file() {
                             Order::C => [i, j],
                             Order::Fortran => [j, i],
                         };
-                        *chunk.get_mut(&index).unwrap() = (row * cols + j) as u64;
+                        *chunk.get_mut(index).unwrap() = (row * cols + j) as u64;
                     }
                 }
                 std::thread::current().id()
@@ -51,7 +51,7 @@ fn threads_fill_disjoint_chunks_of_a_preallocated_file() {
                     Order::Fortran => [j, row],
                 };
                 assert_eq!(
-                    view.get(&index),
+                    view.get(index),
                     Some(&((row * cols + j) as u64)),
                     "{order:?} {index:?}"
                 );

@@ -19,13 +19,9 @@ fn c_order_indexing_and_slices() {
     let array = npy_mmap::open(&path).unwrap();
     let view = array.view::<f64>().unwrap();
     assert_eq!(view.shape(), [4, 3]);
-    assert_eq!(view.get(&[2, 1]), Some(&7.0));
-    assert_eq!(
-        view.get(&[4, 0]),
-        None,
-        "out of bounds is None, not a panic"
-    );
-    assert_eq!(view.get(&[0]), None, "wrong number of indices");
+    assert_eq!(view.get([2, 1]), Some(&7.0));
+    assert_eq!(view.get([4, 0]), None, "out of bounds is None, not a panic");
+    assert_eq!(view.get([0]), None, "wrong number of indices");
     assert_eq!(view.as_slice().unwrap().len(), 12);
 }
 
@@ -43,7 +39,7 @@ fn fortran_order_indexing_in_whole_arrays_and_windows() {
     let view = array.view::<i32>().unwrap();
     for i in 0..3 {
         for j in 0..4 {
-            assert_eq!(view.get(&[i, j]), Some(&(i as i32 + 3 * j as i32)));
+            assert_eq!(view.get([i, j]), Some(&(i as i32 + 3 * j as i32)));
         }
     }
     let window = OpenOptions::new().window(1..3).open(&path).unwrap();
@@ -52,10 +48,7 @@ fn fortran_order_indexing_in_whole_arrays_and_windows() {
     let first = window.rows().start;
     for i in 0..3 {
         for j in 0..2 {
-            assert_eq!(
-                view.get(&[i, j]),
-                Some(&(i as i32 + 3 * (j + first) as i32))
-            );
+            assert_eq!(view.get([i, j]), Some(&(i as i32 + 3 * (j + first) as i32)));
         }
     }
 }
@@ -78,11 +71,11 @@ fn big_endian_files_need_byte_order_types() {
     );
     assert!(error.to_string().contains(">f8"), "{error}");
     let view = array.view::<F64<BigEndian>>().unwrap();
-    assert_eq!(view.get(&[1, 2]).unwrap().get(), 7.5);
+    assert_eq!(view.get([1, 2]).unwrap().get(), 7.5);
     *array
         .view_mut::<F64<BigEndian>>()
         .unwrap()
-        .get_mut(&[0, 1])
+        .get_mut([0, 1])
         .unwrap() = F64::new(-2.0);
     array.flush().unwrap();
     drop(array);
@@ -136,8 +129,8 @@ fn structured_records_by_field_name() {
         &npy_bytes("[('x', '<i4'), ('y', '<f8')]", Order::C, &[3], &data),
     );
     let array = npy_mmap::open(&path).unwrap();
-    let records = array.records().unwrap();
-    let second = records.get(&[2]).unwrap();
+    let records = array.raw_view().unwrap();
+    let second = records.get([2]).unwrap();
     assert_eq!(second.field("x").unwrap().read::<i32>().unwrap(), 2);
     assert_eq!(second.field("y").unwrap().read::<f64>().unwrap(), 1.0);
     assert!(array.view::<f64>().is_err(), "a record is not an f64");
@@ -225,7 +218,7 @@ fn threads_fill_disjoint_row_chunks() {
                             } else {
                                 [col, local]
                             };
-                            *chunk.get_mut(&index).unwrap() = (row * cols + col) as f64;
+                            *chunk.get_mut(index).unwrap() = (row * cols + col) as f64;
                         }
                     }
                 });
@@ -239,7 +232,7 @@ fn threads_fill_disjoint_row_chunks() {
             for col in 0..cols {
                 let index = if axis == 0 { [row, col] } else { [col, row] };
                 assert_eq!(
-                    view.get(&index),
+                    view.get(index),
                     Some(&((row * cols + col) as f64)),
                     "{order:?}"
                 );

@@ -31,7 +31,7 @@ fn main() -> anyhow::Result<ExitCode> {
     let plan =
         WritePlan::from_json(&std::fs::read_to_string(plan_file).context("reading the plan")?)?;
     let header = plan.header()?;
-    if header.dtype.descr() != "'<i8'" {
+    if header.dtype.descr() != "<i8" {
         bail!(
             "this worker writes <i8 arrays, the plan is for {}",
             header.dtype.descr()

@@ -278,11 +278,14 @@ impl RemoteNpz {
 
     /// A member's header (one GET for a stored member; the first inflated
     /// bytes for a deflated one).
-    pub async fn header(&self, key: &str) -> Result<(npy_core::Header, npy_core::Layout)> {
+    pub async fn header(&self, key: &str) -> Result<npy_core::ParsedHeader> {
         let member = self.member(key)?;
         if member.compression == MemberCompression::Stored {
             let array = self.array(key).await?;
-            return Ok((array.header().clone(), *array.layout()));
+            return Ok(npy_core::ParsedHeader {
+                header: array.header().clone(),
+                layout: *array.layout(),
+            });
         }
         let mut content = self.content(key).await?;
         let mut prefix = Vec::new();

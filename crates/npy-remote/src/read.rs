@@ -572,7 +572,8 @@ async fn read_header(
         whole.extend_from_slice(&rest);
         prefix = Bytes::from(whole);
     }
-    let (header, layout) = Header::parse(&prefix, options).map_err(|e| Error::format(path, e))?;
+    let npy_core::ParsedHeader { header, layout } =
+        Header::parse(&prefix, options).map_err(|e| Error::format(path, e))?;
     let found = RemoteHeader {
         header,
         layout,

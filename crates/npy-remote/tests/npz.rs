@@ -165,7 +165,7 @@ async fn deflated_members_are_inflated_from_concurrent_parts() {
     assert!(member.compressed_size > 2000, "several parts");
     let loaded = archive.load("z").await.unwrap();
     assert_eq!(loaded.bytes(), &content[..]);
-    let (header, _) = archive.header("z").await.unwrap();
+    let header = archive.header("z").await.unwrap().header;
     assert_eq!(header.shape, [3_000_000]);
     let err = archive.array("z").await.unwrap_err();
     assert!(err.to_string().contains("not supported"), "{err}");

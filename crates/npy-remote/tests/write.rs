@@ -46,7 +46,7 @@ async fn uploads_are_byte_identical_to_numpys_files() {
             max_header_size: usize::MAX,
             ..Default::default()
         };
-        let (header, layout) = Header::parse(&bytes, &parse).unwrap();
+        let npy_core::ParsedHeader { header, layout } = Header::parse(&bytes, &parse).unwrap();
         let data = Bytes::copy_from_slice(&bytes[layout.data_offset..layout.data_end()]);
         let path = Path::from(file);
         upload(

@@ -50,6 +50,7 @@ fn summaries(archive: &mut Archive) -> anyhow::Result<Vec<MemberSummary>> {
             Ok(true) => Some(
                 archive
                     .header(&name)
+                    .map(|parsed| (parsed.header, parsed.layout))
                     .map_err(|e| crate::one_line(&e.to_string())),
             ),
             Err(err) => Some(Err(crate::one_line(&err.to_string()))),
@@ -138,7 +139,7 @@ pub fn ls(args: &LsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     for member in &members {
         let (dtype, shape, order) = match &member.array {
             Some(Ok((header, _))) => (
-                header.dtype.descr(),
+                header.dtype.header_repr(),
                 npy_core::shape_repr(&header.shape),
                 match header.order {
                     npy_core::Order::C => "C",

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Context;
 use npy_core::swap::convert_byte_order;
-use npy_core::{ByteOrder, DType, Header, Order, RecordView, Scalar, ScalarKind, Version};
+use npy_core::{ByteOrder, DType, Header, Order, RawView, Scalar, ScalarKind, Version};
 use npy_mmap::AtomicFile;
 
 use crate::cli::{ByteOrderArg, ConvertArgs, OrderArg};
@@ -128,7 +128,7 @@ enum Producer<'a> {
     /// C <-> F in cache-sized tiles, whole output slices per chunk.
     Tiles(AxisReversal<'a>),
     /// C <-> F one element at a time, through npy-core's view.
-    Elements(npy_core::record::RecordIter<'a>, usize),
+    Elements(npy_core::raw::RawIter<'a>, usize),
 }
 
 impl Producer<'_> {
@@ -237,15 +237,15 @@ fn gather_view<'a>(
     element: &'a DType,
     shape: &[usize],
     order: Order,
-) -> anyhow::Result<RecordView<'a>> {
+) -> anyhow::Result<RawView<'a>> {
     Ok(match order {
         // F data read in C logical order is written out C.
-        Order::Fortran => RecordView::new(data, element, shape, Order::Fortran)?,
+        Order::Fortran => RawView::new(data, element, shape, Order::Fortran)?,
         // C data seen as its transpose in F order: C logical order of the
         // transpose is F order of the array.
         Order::C => {
             let reversed: Vec<usize> = shape.iter().rev().copied().collect();
-            RecordView::new(data, element, &reversed, Order::Fortran)?
+            RawView::new(data, element, &reversed, Order::Fortran)?
         }
     })
 }

@@ -129,7 +129,7 @@ fn load(
             if !archive.contains(&key) || !archive.is_npy(&key)? {
                 return Ok(None);
             }
-            if !matches!(archive.header(&key), Ok((header, _)) if header.dtype == DType::Object) {
+            if !matches!(archive.header(&key), Ok(parsed) if parsed.header.dtype == DType::Object) {
                 return Ok(None);
             }
             refuse_unless_allowed(pickle, path)?;

@@ -31,8 +31,8 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let header = &opened.header().clone();
     let DType::Scalar(scalar) = &header.dtype else {
         bail!(
-            "stats needs a numeric array (bool, integer, float or complex), not a {} array",
-            if matches!(header.dtype, DType::Record(_)) {
+            "stats needs a numeric array (bool, integer or float), not a {} array",
+            if matches!(header.dtype, DType::Structured(_)) {
                 "structured"
             } else {
                 "subarray"
@@ -85,8 +85,8 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             Some(FloatWidth::Double),
         ),
         _ => bail!(
-            "stats supports bool, integer, float16/32/64 and complex64/128 arrays, not {}",
-            header.dtype.descr()
+            "stats supports bool, integer, float32 and float64 arrays, not {}",
+            header.dtype.header_repr()
         ),
     };
     drop(progress);

@@ -126,7 +126,7 @@ fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptio
     }
     let mut stream = io::Cursor::new(magic).chain(&mut reader);
     let (header, mut layout) = match Header::read_from(&mut stream, &options.parse) {
-        Ok(parsed) => parsed,
+        Ok(parsed) => (parsed.header, parsed.layout),
         Err(err) => {
             return Verdict::invalid(format!(
                 "member '{name}': {}",

@@ -2,13 +2,13 @@
 
 use anyhow::bail;
 use npy_core::swap::convert_byte_order;
-use npy_core::{ByteOrder, DType, RecordView, ScalarKind, Value};
+use npy_core::{ByteOrder, DType, RawView, ScalarKind, Value};
 
 use super::{Column, FieldColumn, FloatWidth, Selection};
 
 /// The decoded values of the elements of `view` that `selection` shows, in
 /// C order (only those are decoded).
-pub fn decode_shown(view: &RecordView<'_>, selection: &Selection) -> anyhow::Result<Column> {
+pub fn decode_shown(view: &RawView<'_>, selection: &Selection) -> anyhow::Result<Column> {
     let element = view.dtype();
     let mut bytes = Vec::new();
     let mut count = 0;
@@ -83,8 +83,10 @@ impl Column {
                 ScalarKind::Void => Column::Void(Vec::new()),
                 ScalarKind::DateTime(unit) => Column::DateTime(unit, Vec::new()),
                 ScalarKind::TimeDelta(unit) => Column::TimeDelta(unit, Vec::new()),
+                // A kind added to npy-core later: shown as its bytes.
+                _ => Column::Void(Vec::new()),
             },
-            DType::Record(record) => Column::Record {
+            DType::Structured(record) => Column::Record {
                 len: 0,
                 fields: record
                     .fields
@@ -102,8 +104,9 @@ impl Column {
             // its shape to the array's shape); the caller flattens it.
             DType::SubArray(base, _) => Column::for_dtype(base),
             // Object arrays are printed from their values (print::object);
-            // no element bytes ever reach a column.
-            DType::Object => Column::Void(Vec::new()),
+            // no element bytes ever reach a column. A dtype added to
+            // npy-core later is shown as its bytes.
+            _ => Column::Void(Vec::new()),
         }
     }
 

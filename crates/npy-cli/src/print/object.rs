@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use npy_core::pickle::PyValue;
-use npy_core::{DType, NpyArray, Order, Record, RecordView, Scalar, ScalarKind, Value};
+use npy_core::{DType, NpyArray, Order, RawView, Scalar, ScalarKind, Structured, Value};
 
 use super::{
     Column, FloatWidth, Formatter, LINE_WIDTH, Selection, THRESHOLD, complex_scalar, decode_shown,
@@ -42,7 +42,7 @@ fn shown(array: &NpyArray) -> anyhow::Result<(Selection, Column)> {
             Ok((selection, Column::Object(texts)))
         }
         None => {
-            let view = RecordView::from_header(array.bytes(), header)?;
+            let view = RawView::from_header(array.bytes(), header)?;
             let selection = Selection::new(view.shape());
             let column = decode_shown(&view, &selection)?;
             Ok((selection, column))
@@ -211,6 +211,8 @@ fn type_name(scalar: &Scalar) -> String {
         ScalarKind::Void => "void".to_string(),
         ScalarKind::DateTime(unit) => with_unit("datetime64", unit),
         ScalarKind::TimeDelta(unit) => with_unit("timedelta64", unit),
+        // A kind added to npy-core later: its type string.
+        _ => scalar.type_str(),
     }
 }
 
@@ -236,8 +238,8 @@ fn dtype_is_implied(dtype: &DType) -> bool {
 fn dtype_short_repr(dtype: &DType) -> String {
     match dtype {
         DType::Object => "object".to_string(),
-        DType::Record(record) => struct_str(record),
-        DType::SubArray(..) => dtype.descr(),
+        DType::Structured(record) => struct_str(record),
+        DType::SubArray(..) => dtype.header_repr(),
         DType::Scalar(s) => {
             let flexible = matches!(
                 s.kind,
@@ -253,6 +255,7 @@ fn dtype_short_repr(dtype: &DType) -> String {
                 format!("'{name}'")
             }
         }
+        other => other.header_repr(),
     }
 }
 
@@ -260,17 +263,18 @@ fn dtype_short_repr(dtype: &DType) -> String {
 /// `?` for bool (`_scalar_str`).
 fn field_type(dtype: &DType) -> String {
     match dtype {
-        DType::Record(record) => struct_str(record),
+        DType::Structured(record) => struct_str(record),
         DType::Object => "'O'".to_string(),
-        DType::SubArray(..) => dtype.descr(),
+        DType::SubArray(..) => dtype.header_repr(),
         DType::Scalar(s) if s.kind == ScalarKind::Bool => "'?'".to_string(),
         DType::Scalar(s) => format!("'{}'", s.type_str().trim_start_matches('|')),
+        other => other.header_repr(),
     }
 }
 
 /// numpy's `str()` of a structured dtype: the list form when the fields
 /// are packed in order, else the dict form with offsets.
-fn struct_str(record: &Record) -> String {
+fn struct_str(record: &Structured) -> String {
     let mut end = 0;
     let packed = record.fields.iter().all(|field| {
         let in_order = field.offset == end;

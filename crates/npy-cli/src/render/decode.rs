@@ -43,7 +43,7 @@ impl Decoder {
         let DType::Scalar(scalar) = dtype else {
             bail!(
                 "cannot draw a structured array ({}): pictures need numbers",
-                dtype.descr()
+                dtype.header_repr()
             );
         };
         let size = scalar.itemsize;
@@ -74,7 +74,7 @@ impl Decoder {
         let Some(number) = number else {
             bail!(
                 "cannot draw {} values: pictures need bool, integer, float or complex numbers",
-                dtype.descr()
+                dtype.header_repr()
             );
         };
         Ok(Decoder {

@@ -210,14 +210,10 @@ impl<'a> Subject<'a> {
         if picture.rgb && !is_u8 && !decoder.is_float() {
             bail!(
                 "--rgb needs floats in [0, 1] (or uint8), not {} values",
-                element.descr()
+                element.header_repr()
             );
         }
-        let mut title = format!(
-            "{name}  {} {}",
-            shape_repr(shape),
-            element.descr().trim_matches('\'')
-        );
+        let mut title = format!("{name}  {} {}", shape_repr(shape), element.descr());
         if let Some(index) = &picture.index {
             title.push_str(&format!("  [{}]", index.text()));
         }

@@ -93,11 +93,10 @@
 
 use crate::element::Element;
 use crate::pyrepr::str_repr;
-use crate::{DType, Field, Record};
+use crate::{DType, Field, Structured};
 
-/// A struct that is a structured dtype: implemented by `#[derive(NpyRecord)]`,
-/// which also implements [`Element`] with [`record_matches`] and
-/// [`record_dtype`].
+/// A struct whose layout is one record of a structured dtype: implemented
+/// by `#[derive(NpyRecord)]`, which also implements [`Element`] for it.
 pub trait NpyRecord: Element {
     /// The dtype fields, in declaration order (padding fields excluded).
     fn fields() -> Vec<FieldLayout>;
@@ -117,6 +116,8 @@ pub struct FieldLayout {
 impl FieldLayout {
     /// A field named `name` at byte `offset` holding a `T`, or a subarray of
     /// `T` with `shape` (empty for a plain field).
+    // Called by the code `#[derive(NpyRecord)]` (npy-derive) generates.
+    #[doc(hidden)]
     pub fn new<T: Element>(name: &'static str, offset: usize, shape: &[usize]) -> FieldLayout {
         FieldLayout {
             name,
@@ -164,8 +165,11 @@ impl FieldLayout {
 
 /// The structured dtype of `R`: its fields at their offsets, and its size
 /// as the itemsize (gaps are written as NumPy's `('', '|V<n>')` padding).
+// Called by the `Element::dtype` that `#[derive(NpyRecord)]` (npy-derive)
+// generates; users call `R::dtype()`.
+#[doc(hidden)]
 pub fn record_dtype<R: NpyRecord>() -> DType {
-    DType::Record(Record {
+    DType::Structured(Structured {
         fields: R::fields()
             .iter()
             .map(|field| Field {
@@ -180,15 +184,18 @@ pub fn record_dtype<R: NpyRecord>() -> DType {
 }
 
 /// Whether data of `dtype` can be viewed as `R` (see the [module docs](self)).
+// Called by the `Element::matches` that `#[derive(NpyRecord)]` (npy-derive)
+// generates; users call `R::matches(dtype)`.
+#[doc(hidden)]
 pub fn record_matches<R: NpyRecord>(dtype: &DType) -> bool {
     explain_mismatch::<R>(dtype).is_none()
 }
 
 /// Why data of `dtype` cannot be viewed as `R`, or `None` if it can.
 pub fn explain_mismatch<R: NpyRecord>(dtype: &DType) -> Option<String> {
-    let DType::Record(record) = dtype else {
+    let DType::Structured(record) = dtype else {
         return Some(format!(
-            "the file's dtype {} is not a record",
+            "the file's dtype {} is not a structured dtype",
             dtype.descr()
         ));
     };

@@ -253,7 +253,7 @@ impl PyValue {
                     out,
                     "array(shape={:?}, dtype={})",
                     array.header().shape,
-                    array.header().dtype.descr()
+                    array.header().dtype.header_repr()
                 );
             }
             PyValue::Scalar(scalar) => match scalar.value() {

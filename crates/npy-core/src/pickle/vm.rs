@@ -1087,7 +1087,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
             .ok()
             .filter(|&size| size >= end && size <= crate::dtype::MAX_ITEMSIZE)
             .ok_or_else(|| self.error("a structured dtype's itemsize does not hold its fields"))?;
-        Ok(Elem::Data(DType::Record(crate::Record {
+        Ok(Elem::Data(DType::Structured(crate::Structured {
             fields: out,
             itemsize,
         })))

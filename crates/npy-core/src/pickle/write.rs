@@ -260,7 +260,7 @@ impl Pickler {
         let (type_str, order, elsize, alignment, flags) = match dtype {
             DType::Object => ("O8".to_owned(), '|', -1, -1, 63),
             DType::Scalar(s) => scalar_state(s),
-            DType::Record(r) => (format!("V{}", r.itemsize), '|', r.itemsize as i64, 1, 16),
+            DType::Structured(r) => (format!("V{}", r.itemsize), '|', r.itemsize as i64, 1, 16),
             DType::SubArray(base, _) => (
                 format!("V{}", dtype.itemsize()),
                 '|',
@@ -293,7 +293,7 @@ impl Pickler {
             _ => self.out.push(b'N'),
         }
         match dtype {
-            DType::Record(record) => {
+            DType::Structured(record) => {
                 self.out.push(b'(');
                 for field in &record.fields {
                     self.str(&field.name);

@@ -30,5 +30,5 @@ mod read;
 mod write;
 
 pub use mapped::MappedNpz;
-pub use read::{Member, MemberCompression, MemberInfo, MemberReader, NpzArchive};
+pub use read::{Member, MemberCompression, MemberInfo, MemberReader, NpzArchive, StoredArray};
 pub use write::{Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};

@@ -6,15 +6,14 @@ use std::io::{self, BufReader, Read, Seek};
 use std::path::Path;
 
 use npy_core::element::Element;
-use npy_core::{ArrayView, Header, Layout, NpyArray, ReadOptions, read_npy};
+// Members that do not start with the `.npy` magic are raw bytes.
+use npy_core::header::MAGIC;
+use npy_core::{ArrayView, Header, Layout, NpyArray, ParsedHeader, ReadOptions, read_npy};
 use zip::read::ZipFile;
 use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
 
 use crate::error::{Error, ErrorKind, Result, format_error_kind};
 use crate::lock::{Locks, lock_shared};
-
-/// The magic every `.npy` stream starts with; members without it are raw bytes.
-pub(crate) const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
 
 /// How a member is stored in the archive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -273,16 +272,16 @@ impl<R: Read + Seek> NpzArchive<R> {
         let index = self.resolve(key)?;
         let mut reader = self.open_member(index)?;
         let prefix = reader.read_prefix()?;
-        Ok(prefix.as_slice() == NPY_MAGIC)
+        Ok(prefix.as_slice() == MAGIC)
     }
 
     /// Parses a member's `.npy` header, decompressing only the header bytes.
-    pub fn header(&mut self, key: &str) -> Result<(Header, Layout)> {
+    pub fn header(&mut self, key: &str) -> Result<ParsedHeader> {
         let index = self.resolve(key)?;
         let options = self.options;
         let mut reader = self.open_member(index)?;
         let prefix = reader.read_prefix()?;
-        if prefix.as_slice() != NPY_MAGIC {
+        if prefix.as_slice() != MAGIC {
             return Err(reader.error(ErrorKind::NotNpy));
         }
         let parsed = Header::read_from(
@@ -312,7 +311,7 @@ impl<R: Read + Seek> NpzArchive<R> {
         let stored_len = self.stored_len(index);
         let mut reader = self.open_member(index)?;
         let prefix = reader.read_prefix()?;
-        if prefix.as_slice() != NPY_MAGIC {
+        if prefix.as_slice() != MAGIC {
             let mut bytes = prefix;
             reader
                 .read_to_end(&mut bytes)
@@ -464,7 +463,7 @@ fn read_stored<R: Read>(
     options: &ReadOptions,
 ) -> npy_core::Result<NpyArray> {
     let mut stream = io::Cursor::new(prefix).chain(reader);
-    let (header, layout) = Header::read_from(&mut stream, &options.parse)?;
+    let npy_core::ParsedHeader { header, layout } = Header::read_from(&mut stream, &options.parse)?;
     if header.dtype == npy_core::DType::Object {
         return npy_core::io::read_objects(stream, &header, layout, options);
     }
@@ -474,6 +473,18 @@ fn read_stored<R: Read>(
         return Err(npy_core::Error::truncated_data(&header, available));
     }
     crate::load::read_into_memory(stream, header, layout, options.to_native)
+}
+
+/// A stored `.npy` member in archive bytes: its parsed header and its array
+/// data, borrowed from the bytes ([`NpzArchive::array_bytes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredArray<'a> {
+    /// The member's header.
+    pub header: Header,
+    /// Where its header and data lie within the member.
+    pub layout: Layout,
+    /// The array data, exactly the bytes the header promises.
+    pub data: &'a [u8],
 }
 
 /// What a member holds, as NumPy's `NpzFile.__getitem__` returns it.
@@ -546,15 +557,16 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
 
     /// A stored `.npy` member's parsed header and its array data, borrowed
     /// from the archive bytes (checked to hold all the data the header promises).
-    pub fn array_bytes(&mut self, key: &str) -> Result<(Header, Layout, &'a [u8])> {
+    pub fn array_bytes(&mut self, key: &str) -> Result<StoredArray<'a>> {
         let content = self.stored_member(key)?;
         let index = self.resolve(key)?;
-        if !content.starts_with(NPY_MAGIC) {
+        if !content.starts_with(&MAGIC) {
             return Err(self.member_error(index, ErrorKind::NotNpy));
         }
-        let (header, layout) = Header::parse(content, &self.options.parse).map_err(|source| {
-            self.located(format_error_kind("parse", source).in_member(&self.names[index]))
-        })?;
+        let ParsedHeader { header, layout } =
+            Header::parse(content, &self.options.parse).map_err(|source| {
+                self.located(format_error_kind("parse", source).in_member(&self.names[index]))
+            })?;
         let data = layout
             .data_offset
             .checked_add(layout.data_len)
@@ -567,7 +579,11 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
                 );
                 self.member_error(index, ErrorKind::Corrupt { detail })
             })?;
-        Ok((header, layout, data))
+        Ok(StoredArray {
+            header,
+            layout,
+            data,
+        })
     }
 
     /// A typed view straight into a stored member's data: zero-copy, what
@@ -579,7 +595,7 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
     /// (`zerocopy::byteorder`), or loading it.
     pub fn view<T: Element>(&mut self, key: &str) -> Result<ArrayView<'a, T>> {
         let index = self.resolve(key)?;
-        let (header, _, data) = self.array_bytes(key)?;
+        let StoredArray { header, data, .. } = self.array_bytes(key)?;
         ArrayView::from_header(data, &header)
             .map_err(|source| self.member_error(index, ErrorKind::Format(source)))
     }
@@ -640,9 +656,9 @@ impl<R: Read> MemberReader<'_, R> {
 
     /// Reads up to six bytes: the magic, if the member has one.
     pub(crate) fn read_prefix(&mut self) -> Result<Vec<u8>> {
-        let mut prefix = Vec::with_capacity(NPY_MAGIC.len());
+        let mut prefix = Vec::with_capacity(MAGIC.len());
         (&mut *self)
-            .take(NPY_MAGIC.len() as u64)
+            .take(MAGIC.len() as u64)
             .read_to_end(&mut prefix)
             .map_err(|error| self.io_error(error))?;
         Ok(prefix)

@@ -1,19 +1,19 @@
 //! Raw element views for any dtype: records, strings, anything.
 //!
-//! A [`RecordView`] sees each element as its raw bytes plus its dtype, which
+//! A [`RawView`] sees each element as its raw bytes plus its dtype, which
 //! works for every dtype (structured records with nested and padded layouts,
 //! `S`/`U` strings, datetimes, long doubles...) and needs no alignment. A
-//! [`RecordRef`] is one element; fields are found by name, nest, and read as
-//! typed values with [`RecordRef::read`] or decoded with [`RecordRef::value`].
+//! [`RawElement`] is one element; fields are found by name, nest, and read as
+//! typed values with [`RawElement::read`] or decoded with [`RawElement::value`].
 //!
 //! ```
-//! use npy_core::record::RecordView;
-//! use npy_core::{ByteOrder, DType, Field, Order, Record, Scalar, ScalarKind};
+//! use npy_core::raw::RawView;
+//! use npy_core::{ByteOrder, DType, Field, Order, Structured, Scalar, ScalarKind};
 //! use zerocopy::byteorder::{BigEndian, I16};
 //!
 //! // [('id', '<u1'), ('', '|V1'), ('temp', '>i2')]: one padding byte before 'temp'.
 //! let scalar = |kind, byte_order, itemsize| DType::Scalar(Scalar { kind, byte_order, itemsize });
-//! let dtype = DType::Record(Record {
+//! let dtype = DType::Structured(Structured {
 //!     fields: vec![
 //!         Field { name: "id".into(), title: None, offset: 0,
 //!                 dtype: scalar(ScalarKind::UInt, ByteOrder::NotApplicable, 1) },
@@ -23,7 +23,7 @@
 //!     itemsize: 4,
 //! });
 //! let data = [7, 0, 0xff, 0xfe, 8, 0, 0x00, 0x10];
-//! let records = RecordView::new(&data, &dtype, &[2], Order::C)?;
+//! let records = RawView::new(&data, &dtype, &[2], Order::C)?;
 //! let second = records.get(&[1]).unwrap();
 //! assert_eq!(second.field("id").unwrap().read::<u8>()?, 8);
 //! assert_eq!(records.get(&[0]).unwrap().field("temp").unwrap().read::<I16<BigEndian>>()?.get(), -2);
@@ -34,13 +34,14 @@ use std::fmt;
 use std::ops::RangeBounds;
 
 use crate::element::Element;
+use crate::geometry::{Geometry, Offsets, geometry_accessors};
 use crate::value::Value;
-use crate::view::{ArrayView, Geometry, Offsets, geometry_accessors};
+use crate::view::ArrayView;
 use crate::{DType, Error, Header, Order, Result};
 
 /// A read-only view of any array as raw elements (see the [module docs](self)).
 #[derive(Clone)]
-pub struct RecordView<'a> {
+pub struct RawView<'a> {
     /// Starts at the first element's first byte.
     data: &'a [u8],
     /// The element dtype (a subarray dtype's base).
@@ -48,9 +49,9 @@ pub struct RecordView<'a> {
     geometry: Geometry,
 }
 
-impl fmt::Debug for RecordView<'_> {
+impl fmt::Debug for RawView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RecordView")
+        f.debug_struct("RawView")
             .field("dtype", self.dtype)
             .field("shape", &self.geometry.shape())
             .field("order", &self.geometry.order())
@@ -58,7 +59,7 @@ impl fmt::Debug for RecordView<'_> {
     }
 }
 
-impl<'a> RecordView<'a> {
+impl<'a> RawView<'a> {
     /// Views `bytes` as an array of `dtype` with `shape`, stored in `order`.
     ///
     /// Any dtype and any alignment work; a subarray dtype's dimensions are
@@ -73,7 +74,7 @@ impl<'a> RecordView<'a> {
                 actual: bytes.len(),
             });
         }
-        Ok(RecordView {
+        Ok(RawView {
             data: &bytes[..needed],
             dtype: element,
             geometry,
@@ -82,7 +83,7 @@ impl<'a> RecordView<'a> {
 
     /// Views `bytes` (the data section) as the array `header` describes.
     pub fn from_header(bytes: &'a [u8], header: &'a Header) -> Result<Self> {
-        RecordView::new(bytes, &header.dtype, &header.shape, header.order)
+        RawView::new(bytes, &header.dtype, &header.shape, header.order)
     }
 
     /// The dtype of one element.
@@ -92,26 +93,27 @@ impl<'a> RecordView<'a> {
 
     geometry_accessors!();
 
-    fn element(&self, offset: usize) -> RecordRef<'a> {
+    fn element(&self, offset: usize) -> RawElement<'a> {
         let size = self.dtype.itemsize();
-        RecordRef {
+        RawElement {
             bytes: &self.data[offset * size..(offset + 1) * size],
             dtype: self.dtype,
         }
     }
 
     /// The element at a logical index, or `None` when out of bounds.
-    pub fn get(&self, index: &[usize]) -> Option<RecordRef<'a>> {
+    pub fn get<I: crate::NdIndex>(&self, index: I) -> Option<RawElement<'a>> {
         self.geometry
-            .offset(index)
+            .offset_of(&index)
             .map(|offset| self.element(offset))
     }
 
-    /// The rows `range` of axis 0, as a view of the same data.
-    pub fn rows(&self, range: impl RangeBounds<usize>) -> Result<RecordView<'a>> {
-        let (geometry, first) = self.geometry.rows(range)?;
+    /// The indices `range` of the outer axis (axis 0), as a view of the
+    /// same data (errors as [`ArrayView::slice_outer`]).
+    pub fn slice_outer(&self, range: impl RangeBounds<usize>) -> Result<RawView<'a>> {
+        let (geometry, first) = self.geometry.slice_outer(range)?;
         let size = self.dtype.itemsize();
-        Ok(RecordView {
+        Ok(RawView {
             data: &self.data[first * size..(first + geometry.span()) * size],
             dtype: self.dtype,
             geometry,
@@ -119,34 +121,34 @@ impl<'a> RecordView<'a> {
     }
 
     /// Iterates over the elements in logical (C) order.
-    pub fn iter(&self) -> RecordIter<'a> {
-        RecordIter {
+    pub fn iter(&self) -> RawIter<'a> {
+        RawIter {
             view: self.clone(),
             offsets: self.geometry.offsets(),
         }
     }
 }
 
-impl<'a> IntoIterator for &RecordView<'a> {
-    type Item = RecordRef<'a>;
-    type IntoIter = RecordIter<'a>;
+impl<'a> IntoIterator for &RawView<'a> {
+    type Item = RawElement<'a>;
+    type IntoIter = RawIter<'a>;
 
-    fn into_iter(self) -> RecordIter<'a> {
+    fn into_iter(self) -> RawIter<'a> {
         self.iter()
     }
 }
 
-/// Iterator over a [`RecordView`]'s elements in logical (C) order.
+/// Iterator over a [`RawView`]'s elements in logical (C) order.
 #[derive(Clone, Debug)]
-pub struct RecordIter<'a> {
-    view: RecordView<'a>,
+pub struct RawIter<'a> {
+    view: RawView<'a>,
     offsets: Offsets,
 }
 
-impl<'a> Iterator for RecordIter<'a> {
-    type Item = RecordRef<'a>;
+impl<'a> Iterator for RawIter<'a> {
+    type Item = RawElement<'a>;
 
-    fn next(&mut self) -> Option<RecordRef<'a>> {
+    fn next(&mut self) -> Option<RawElement<'a>> {
         self.offsets.next().map(|offset| self.view.element(offset))
     }
 
@@ -155,22 +157,20 @@ impl<'a> Iterator for RecordIter<'a> {
     }
 }
 
-impl ExactSizeIterator for RecordIter<'_> {}
+impl ExactSizeIterator for RawIter<'_> {}
 
-/// One element (or one field of one) as raw bytes and their dtype.
+/// One element (or one field of a record) as raw bytes and their dtype:
+/// read it as a Rust type, decode it, or look into its fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RecordRef<'a> {
+pub struct RawElement<'a> {
     bytes: &'a [u8],
     dtype: &'a DType,
 }
 
-/// A field of a record: the same thing as an element, bytes plus dtype.
-pub type FieldRef<'a> = RecordRef<'a>;
-
-impl<'a> RecordRef<'a> {
+impl<'a> RawElement<'a> {
     /// Pairs `bytes` with their dtype; `None` unless `bytes` is exactly one element long.
     pub fn new(bytes: &'a [u8], dtype: &'a DType) -> Option<Self> {
-        (bytes.len() == dtype.itemsize()).then_some(RecordRef { bytes, dtype })
+        (bytes.len() == dtype.itemsize()).then_some(RawElement { bytes, dtype })
     }
 
     /// The element's bytes (`dtype().itemsize()` of them, padding included).
@@ -185,8 +185,8 @@ impl<'a> RecordRef<'a> {
 
     /// The field called `name` (or titled `name`), if this is a record that has one.
     /// Chain calls for nested records: `r.field("pos")?.field("x")`.
-    pub fn field(&self, name: &str) -> Option<FieldRef<'a>> {
-        let DType::Record(record) = self.dtype else {
+    pub fn field(&self, name: &str) -> Option<RawElement<'a>> {
+        let DType::Structured(record) = self.dtype else {
             return None;
         };
         let field = record.fields.iter().find(|f| f.name == name).or_else(|| {
@@ -198,9 +198,9 @@ impl<'a> RecordRef<'a> {
         self.field_at(field)
     }
 
-    fn field_at(&self, field: &'a crate::Field) -> Option<FieldRef<'a>> {
+    fn field_at(&self, field: &'a crate::Field) -> Option<RawElement<'a>> {
         let end = field.offset.checked_add(field.dtype.itemsize())?;
-        Some(RecordRef {
+        Some(RawElement {
             bytes: self.bytes.get(field.offset..end)?,
             dtype: &field.dtype,
         })
@@ -208,10 +208,10 @@ impl<'a> RecordRef<'a> {
 
     /// The fields of a record in declaration order with their names (empty
     /// for non-record dtypes). Padding bytes belong to no field.
-    pub fn fields(&self) -> impl Iterator<Item = (&'a str, FieldRef<'a>)> + use<'a> {
+    pub fn fields(&self) -> impl Iterator<Item = (&'a str, RawElement<'a>)> + use<'a> {
         let this = *self;
         let fields = match self.dtype {
-            DType::Record(record) => record.fields.as_slice(),
+            DType::Structured(record) => record.fields.as_slice(),
             _ => &[],
         };
         fields

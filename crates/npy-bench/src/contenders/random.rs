@@ -1,0 +1,118 @@
+//! Random scalar reads from a warm, mapped file: one at a time, and
+//! gathered in one batch.
+
+use std::io::Cursor;
+
+use anyhow::Result;
+use ndarray::ArrayView1;
+use ndarray_npy::ViewNpyExt as _;
+use npy_bench::{Contender, Row, sum_f64};
+use serde_json::json;
+
+use crate::Harness;
+use crate::data::BigFiles;
+
+use super::{gib, interleaved, map_file, path_str, seconds_per_read, timed};
+use Contender::{NdarrayNpy, Npyz, Ours};
+
+// 4. Random scalar reads from a warm, mapped file.
+pub fn random_reads(h: &mut Harness, files: &BigFiles) -> Result<()> {
+    let runs = h.args.runs;
+    let report = h.numpy(
+        "reads",
+        json!({"big": path_str(&files.big), "indices": path_str(&files.indices), "runs": runs}),
+    );
+    let indices = &files.index_values;
+    let mut row = Row::new(
+        "reads.random",
+        format!(
+            "random scalar read, warm {} file (per read, {} reads)",
+            gib(h.args.big),
+            indices.len()
+        ),
+    );
+
+    let ours = npy_mmap::open(&files.big)?;
+    let ours_view = ours.view::<f64>()?;
+    let map = map_file(&files.big)?;
+    let theirs = ArrayView1::<f64>::view_npy(&map)?;
+    // Fault every page in first: the figure is for a warm mapping.
+    sum_f64(ours_view.as_slice().expect("contiguous"));
+    sum_f64(theirs.as_slice().expect("contiguous"));
+    let mut npyz_reader = npyz::NpyFile::new(Cursor::new(&map[..]))?.data::<f64>()?;
+    interleaved(
+        runs,
+        &mut row,
+        vec![
+            (
+                Ours,
+                Box::new(|| seconds_per_read(indices, |i| Ok(ours_view[i]))),
+            ),
+            (
+                NdarrayNpy,
+                Box::new(|| seconds_per_read(indices, |i| Ok(theirs[i]))),
+            ),
+            (
+                Npyz,
+                Box::new(|| seconds_per_read(indices, |i| Ok(npyz_reader.read_at(i as u64)?))),
+            ),
+        ],
+    )?;
+    h.push(row, report.as_ref());
+
+    // The same reads as one batch into a buffer: ours gathers, the others
+    // do what their documentation shows, a loop of indexed reads (numpy:
+    // fancy indexing, `a[indices]`, in compare.py).
+    let mut gather_row = Row::new(
+        "reads.gather",
+        format!(
+            "random gather, warm {} file (per element, {} elements)",
+            gib(h.args.big),
+            indices.len()
+        ),
+    );
+    let mut out = vec![0.0; indices.len()];
+    let mut out_theirs = vec![0.0; indices.len()];
+    let mut out_npyz = vec![0.0; indices.len()];
+    let per_element = |seconds: f64| seconds / indices.len().max(1) as f64;
+    // One untimed pass each first, as for the single reads: the same start.
+    ours_view.gather(indices, &mut out)?;
+    interleaved(
+        runs,
+        &mut gather_row,
+        vec![
+            (
+                Ours,
+                Box::new(|| {
+                    Ok(per_element(timed(|| {
+                        Ok(ours_view.gather(indices, &mut out)?)
+                    })?))
+                }),
+            ),
+            (
+                NdarrayNpy,
+                Box::new(|| {
+                    Ok(per_element(timed(|| {
+                        for (slot, &i) in out_theirs.iter_mut().zip(indices) {
+                            *slot = theirs[i];
+                        }
+                        Ok(())
+                    })?))
+                }),
+            ),
+            (
+                Npyz,
+                Box::new(|| {
+                    Ok(per_element(timed(|| {
+                        for (slot, &i) in out_npyz.iter_mut().zip(indices) {
+                            *slot = npyz_reader.read_at(i as u64)?;
+                        }
+                        Ok(())
+                    })?))
+                }),
+            ),
+        ],
+    )?;
+    h.push(gather_row, report.as_ref());
+    Ok(())
+}
