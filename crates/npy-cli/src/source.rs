@@ -635,3 +635,78 @@ impl ArraySource for npy_remote::blocking::Array {
         Ok(self.read_at(offsets, width)?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chunks `cut` gives of 0..100 for `chunk_bytes`, checked to be
+    /// full-sized but for the last.
+    fn chunks_of(
+        chunk_bytes: usize,
+        cut: impl FnOnce(&[u8], &mut Visit<'_>) -> anyhow::Result<ControlFlow<()>>,
+    ) -> Vec<Vec<u8>> {
+        let data: Vec<u8> = (0..100).collect();
+        let mut chunks = Vec::new();
+        let flow = cut(&data, &mut |chunk| {
+            chunks.push(chunk.to_vec());
+            Ok(ControlFlow::Continue(()))
+        })
+        .unwrap();
+        assert!(flow.is_continue());
+        assert_eq!(chunks.concat(), data, "chunks of {chunk_bytes}");
+        let (last, full) = chunks.split_last().unwrap();
+        assert!(full.iter().all(|chunk| chunk.len() == chunk_bytes));
+        assert!(!last.is_empty() && last.len() <= chunk_bytes);
+        chunks
+    }
+
+    #[test]
+    fn rechunk_cuts_parts_of_any_size_into_whole_chunks() {
+        for chunk_bytes in [1, 8, 13, 64, 100, 200] {
+            // Parts smaller, larger and straddling the chunks, an empty one among them.
+            let chunks = chunks_of(chunk_bytes, |data, visit| {
+                let parts = [
+                    &data[..0],
+                    &data[..7],
+                    &data[7..37],
+                    &data[37..38],
+                    &data[38..],
+                ];
+                rechunk(parts.map(anyhow::Ok), chunk_bytes, visit)
+            });
+            assert_eq!(chunks.len(), 100usize.div_ceil(chunk_bytes));
+            chunks_of(chunk_bytes, |data, visit| {
+                read_chunks(
+                    data.len(),
+                    chunk_bytes,
+                    |offset, chunk| {
+                        chunk.copy_from_slice(&data[offset..offset + chunk.len()]);
+                        Ok(())
+                    },
+                    visit,
+                )
+            });
+        }
+    }
+
+    #[test]
+    fn rechunk_stops_when_the_visitor_breaks_and_passes_errors_on() {
+        let data = [7u8; 50];
+        let mut seen = 0;
+        let flow = rechunk([anyhow::Ok(&data[..20]), Ok(&data[20..])], 8, &mut |_| {
+            seen += 1;
+            Ok(if seen == 3 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            })
+        })
+        .unwrap();
+        assert!(flow.is_break());
+        assert_eq!(seen, 3);
+        let parts = [Ok(&data[..]), Err(anyhow::anyhow!("the store failed"))];
+        let err = rechunk(parts, 8, &mut |_| Ok(ControlFlow::Continue(()))).unwrap_err();
+        assert_eq!(err.to_string(), "the store failed");
+    }
+}
