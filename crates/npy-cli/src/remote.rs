@@ -13,7 +13,7 @@ use npy_remote::{RemoteArray, RemoteHeader, Store, Transfer, UploadOptions};
 
 use crate::cli::CpArgs;
 use crate::progress::Progress;
-use crate::source::{self, Kind, NpyFile, OpenedArray};
+use crate::source::{self, Kind, NpyFile};
 
 /// The URL `path` holds, if it is one (`scheme://...`) rather than a path.
 pub fn url_of(path: &Path) -> Option<&str> {
@@ -62,7 +62,7 @@ pub fn npy_file(url: &str, options: &ParseOptions) -> anyhow::Result<NpyFile> {
 }
 
 /// The `.npy` object at `url`, for reading its values.
-pub fn open_array(url: &str) -> anyhow::Result<OpenedArray> {
+pub fn open_array(url: &str) -> anyhow::Result<npy_remote::blocking::Array> {
     let (store, path) = Store::from_url(url)?;
     let options = ReadOptions {
         parse: ParseOptions {
@@ -78,7 +78,7 @@ pub fn open_array(url: &str) -> anyhow::Result<OpenedArray> {
         options,
         Transfer::default(),
     ))?;
-    Ok(OpenedArray::remote(runtime.wrap(array)))
+    Ok(runtime.wrap(array))
 }
 
 /// Block size and count of the reader archives are read through: 8 MiB

@@ -21,7 +21,6 @@ pub enum Kind {
     Npz,
 }
 
-/// Looks at the first bytes: a zip local header or empty-zip end record is an npz.
 /// The path that names standard input: `.npy` data can be piped in (an
 /// `.npz` cannot: a zip is read from its end, which a pipe does not have).
 pub const STDIN: &str = "-";
@@ -31,6 +30,7 @@ pub fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == STDIN
 }
 
+/// Looks at the first bytes: a zip local header or empty-zip end record is an npz.
 pub fn sniff(path: &Path) -> anyhow::Result<Kind> {
     if is_stdin(path) {
         return Ok(Kind::Npy);
@@ -101,12 +101,12 @@ pub fn open_array(
     path: &Path,
     member: Option<&str>,
     advice: npy_mmap::Advice,
-) -> anyhow::Result<OpenedArray> {
+) -> anyhow::Result<Box<dyn ArraySource>> {
     match (sniff(path)?, member) {
-        (Kind::Npy, None) if is_stdin(path) => OpenedArray::stdin(),
+        (Kind::Npy, None) if is_stdin(path) => Ok(Box::new(read_stdin()?)),
         (Kind::Npy, None) => match crate::remote::url_of(path) {
-            Some(url) => crate::remote::open_array(url),
-            None => OpenedArray::map(path, advice),
+            Some(url) => Ok(Box::new(crate::remote::open_array(url)?)),
+            None => map_npy(path, advice),
         },
         (Kind::Npy, Some(_)) => bail!(
             "{} is an .npy file, not an .npz archive: --member does not apply",
@@ -120,7 +120,7 @@ pub fn open_array(
 /// a single member. A stored member of a local archive is mapped (its data
 /// is read in place, like an .npy file's); a compressed one, or one in a
 /// store, is streamed.
-pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<OpenedArray> {
+pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<Box<dyn ArraySource>> {
     let mut archive = open_archive_for(path, inspect_options())?;
     let key = match member {
         Some(key) => key.to_string(),
@@ -138,11 +138,94 @@ pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<OpenedAr
     let info = archive.info(&key)?;
     if info.compression == MemberCompression::Stored && crate::remote::url_of(path).is_none() {
         drop(archive);
-        return OpenedArray::map_member(path, &info);
+        return map_member(path, &info);
     }
     // Only the header is read now; the data is streamed when it is used.
     let header = archive.header(&key)?.header;
-    Ok(OpenedArray::member(archive, key, header))
+    Ok(Box::new(StreamedMember {
+        archive,
+        key,
+        header,
+    }))
+}
+
+/// Maps the .npy file at `path` read-only (refusing files shorter than
+/// their header promises); `advice` tells the kernel how it will be read.
+pub fn map_npy(path: &Path, advice: npy_mmap::Advice) -> anyhow::Result<Box<dyn ArraySource>> {
+    let mut options = npy_mmap::OpenOptions::new();
+    options.max_header_size(INSPECT_MAX_HEADER).advice(advice);
+    let opened = options.locking(npy_mmap::Locking::NonBlocking).open(path);
+    let array = match opened {
+        // A writer maps these bytes (or is changing the file): say so,
+        // then wait for it.
+        Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked { .. }) => {
+            eprintln!(
+                "npy: waiting for {}: another process is writing it (a read-write \
+                 or live mapping, or an append); Ctrl-C stops",
+                path.display()
+            );
+            options.locking(npy_mmap::Locking::Blocking).open(path)?
+        }
+        other => other?,
+    };
+    let holes = array.has_holes()?;
+    Ok(Box::new(MappedNpy { array, holes }))
+}
+
+/// The `.npy` stream on standard input, read into memory (as
+/// `np.load(sys.stdin.buffer)` does: only a stream's own bytes are held).
+fn read_stdin() -> anyhow::Result<npy_core::NpyArray> {
+    let options = ReadOptions {
+        parse: inspect_options(),
+        ..Default::default()
+    };
+    npy_core::read_npy(std::io::stdin().lock(), &options)
+        .context("standard input is not a valid .npy stream")
+}
+
+/// Maps the archive at `path` read-only and finds the stored member `info`
+/// in it: nothing of the data is read here.
+fn map_member(path: &Path, info: &MemberInfo) -> anyhow::Result<Box<dyn ArraySource>> {
+    let options = ReadOptions {
+        parse: inspect_options(),
+        to_native: false,
+        ..Default::default()
+    };
+    let open = |locking| {
+        npy_mmap::OpenOptions::from(options)
+            .locking(locking)
+            .map_npz(path)
+    };
+    let npz = match open(npy_mmap::Locking::NonBlocking) {
+        Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked { .. }) => {
+            eprintln!(
+                "npy: waiting for {}: another process is writing it; Ctrl-C stops",
+                path.display()
+            );
+            open(npy_mmap::Locking::Blocking)
+        }
+        other => other,
+    }
+    .with_context(|| format!("cannot map the archive {}", path.display()))?;
+    let mut archive = npz.archive()?;
+    let content = archive.stored_member(&info.name)?;
+    let npy_mmap::npz::StoredArray { header, data, .. } = archive.array_bytes(&info.name)?;
+    // Both borrow the mapping: their places in it, as ranges.
+    let start = npz.bytes().as_ptr() as usize;
+    let range = |part: &[u8]| {
+        let offset = part.as_ptr() as usize - start;
+        offset..offset + part.len()
+    };
+    let (content, data) = (range(content), range(data));
+    drop(archive);
+    Ok(Box::new(MappedMember {
+        npz,
+        header,
+        name: info.name.clone(),
+        content,
+        data,
+        crc32: info.crc32,
+    }))
 }
 
 /// An `.npy` file whose header has been parsed; the data is not read.
@@ -215,73 +298,6 @@ fn lock_shared_saying_so(file: &File, path: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// An array opened for reading its values: the header, and where the data
-/// comes from. Nothing of the data is read at open; every access is bounded
-/// in memory whatever the array's size.
-pub struct OpenedArray {
-    pub header: Header,
-    data: Data,
-}
-
-enum Data {
-    /// A read-only mapping of an .npy file. With `holes`, the file is sparse
-    /// and is read through the file instead: touching a hole through the
-    /// mapping on a full filesystem (tmpfs) kills the process with SIGBUS.
-    Mapped {
-        array: npy_mmap::MappedArray<npy_mmap::ReadOnly>,
-        holes: bool,
-    },
-    /// An array read whole from standard input (a pipe can be read once).
-    Owned(npy_core::NpyArray),
-    /// A member of an .npz archive, streamed (inflated as it is read) from
-    /// its start on every pass: it is never held whole in memory.
-    Member { archive: Archive, key: String },
-    /// An .npy object in a store, read with ranged GETs.
-    Remote(npy_remote::blocking::Array),
-    /// A stored (uncompressed) member of a local .npz, read in place from a
-    /// read-only mapping of the archive: as fast as an .npy file.
-    MappedMember(MappedMember),
-}
-
-/// Where a stored member lies in its mapped archive, and the CRC-32 its
-/// content must have (checked by every pass that reads all of it).
-struct MappedMember {
-    npz: npy_mmap::npz::MappedNpz,
-    /// The member's name, for messages.
-    name: String,
-    /// The member's whole content (the .npy file) and its array data, as
-    /// byte ranges of the mapping.
-    content: Range<usize>,
-    data: Range<usize>,
-    crc32: u32,
-}
-
-impl MappedMember {
-    fn data(&self) -> &[u8] {
-        &self.npz.bytes()[self.data.clone()]
-    }
-
-    /// Hashes the content around the data (`before` or after it) into `crc`.
-    fn hash_around(&self, crc: &mut crc32fast::Hasher, before: bool) {
-        let bytes = self.npz.bytes();
-        crc.update(if before {
-            &bytes[self.content.start..self.data.start]
-        } else {
-            &bytes[self.data.end..self.content.end]
-        });
-    }
-
-    fn check(&self, crc: crc32fast::Hasher) -> anyhow::Result<()> {
-        // numpy's (zipfile's) wording.
-        anyhow::ensure!(
-            crc.finalize() == self.crc32,
-            "Bad CRC-32 for file '{}'",
-            self.name
-        );
-        Ok(())
-    }
-}
-
 /// What an archive is read from: a local file, or an object in a store
 /// read by range (`npy_remote::blocking::RangeReader`).
 pub trait ArchiveSource: Read + std::io::Seek + Send {}
@@ -291,277 +307,44 @@ impl<T: Read + std::io::Seek + Send> ArchiveSource for T {}
 /// The archive type the CLI reads.
 pub type Archive = npy_mmap::npz::NpzArchive<Box<dyn ArchiveSource>>;
 
-/// Bytes read at a time from a file with holes or a member stream.
-const READ_CHUNK: usize = 4 << 20;
-
-impl OpenedArray {
-    /// Maps the .npy file at `path` read-only (refusing files shorter than
-    /// their header promises); `advice` tells the kernel how it will be read.
-    pub fn map(path: &Path, advice: npy_mmap::Advice) -> anyhow::Result<OpenedArray> {
-        let mut options = npy_mmap::OpenOptions::new();
-        options.max_header_size(INSPECT_MAX_HEADER).advice(advice);
-        let opened = options.locking(npy_mmap::Locking::NonBlocking).open(path);
-        let array = match opened {
-            // A writer maps these bytes (or is changing the file): say so,
-            // then wait for it.
-            Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked { .. }) => {
-                eprintln!(
-                    "npy: waiting for {}: another process is writing it (a read-write \
-                     or live mapping, or an append); Ctrl-C stops",
-                    path.display()
-                );
-                options.locking(npy_mmap::Locking::Blocking).open(path)?
-            }
-            other => other?,
-        };
-        let holes = array.has_holes()?;
-        Ok(OpenedArray {
-            header: array.header().clone(),
-            data: Data::Mapped { array, holes },
-        })
-    }
-
-    /// An array already read into memory.
-    pub fn from_array(array: npy_core::NpyArray) -> OpenedArray {
-        OpenedArray {
-            header: array.header().clone(),
-            data: Data::Owned(array),
-        }
-    }
-
-    /// The `.npy` stream on standard input, read into memory (as
-    /// `np.load(sys.stdin.buffer)` does: only a stream's own bytes are held).
-    pub fn stdin() -> anyhow::Result<OpenedArray> {
-        let options = npy_core::ReadOptions {
-            parse: ParseOptions {
-                max_header_size: INSPECT_MAX_HEADER,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let array = npy_core::read_npy(std::io::stdin().lock(), &options)
-            .context("standard input is not a valid .npy stream")?;
-        Ok(OpenedArray::from_array(array))
-    }
-
-    /// Maps the archive at `path` read-only and finds the stored member
-    /// `info` in it: nothing of the data is read here.
-    pub fn map_member(path: &Path, info: &MemberInfo) -> anyhow::Result<OpenedArray> {
-        let options = ReadOptions {
-            parse: inspect_options(),
-            to_native: false,
-            ..Default::default()
-        };
-        let open = |locking| {
-            npy_mmap::OpenOptions::from(options)
-                .locking(locking)
-                .map_npz(path)
-        };
-        let npz = match open(npy_mmap::Locking::NonBlocking) {
-            Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked { .. }) => {
-                eprintln!(
-                    "npy: waiting for {}: another process is writing it; Ctrl-C stops",
-                    path.display()
-                );
-                open(npy_mmap::Locking::Blocking)
-            }
-            other => other,
-        }
-        .with_context(|| format!("cannot map the archive {}", path.display()))?;
-        let mut archive = npz.archive()?;
-        let content = archive.stored_member(&info.name)?;
-        let npy_mmap::npz::StoredArray { header, data, .. } = archive.array_bytes(&info.name)?;
-        // Both borrow the mapping: their places in it, as ranges.
-        let start = npz.bytes().as_ptr() as usize;
-        let range = |part: &[u8]| {
-            let offset = part.as_ptr() as usize - start;
-            offset..offset + part.len()
-        };
-        let (content, data) = (range(content), range(data));
-        drop(archive);
-        Ok(OpenedArray {
-            header,
-            data: Data::MappedMember(MappedMember {
-                npz,
-                name: info.name.clone(),
-                content,
-                data,
-                crc32: info.crc32,
-            }),
-        })
-    }
-
-    /// Checks the CRC-32 of a mapped member's content (other sources check
-    /// theirs as they are read, or have none): for commands that use
-    /// [`contiguous`](Self::contiguous) data whole.
-    pub fn verify(&self) -> anyhow::Result<()> {
-        if let Data::MappedMember(member) = &self.data {
-            let mut crc = crc32fast::Hasher::new();
-            member.hash_around(&mut crc, true);
-            crc.update(member.data());
-            member.hash_around(&mut crc, false);
-            member.check(crc)?;
-        }
-        Ok(())
-    }
-
-    /// The `.npy` member `key` of `archive` (whose header has been read).
-    pub fn member(archive: Archive, key: String, header: Header) -> OpenedArray {
-        OpenedArray {
-            header,
-            data: Data::Member { archive, key },
-        }
-    }
-
-    /// An `.npy` object in a store (opened with one ranged GET).
-    pub fn remote(array: npy_remote::blocking::Array) -> OpenedArray {
-        OpenedArray {
-            header: array.remote().header().clone(),
-            data: Data::Remote(array),
-        }
-    }
+/// An array opened for reading its values: its header, and its data read
+/// the way its source allows. Nothing of the data is read at open; every
+/// access is bounded in memory whatever the array's size.
+///
+/// A trait with one implementation per kind of source (a mapped `.npy`, an
+/// array in memory, a mapped or a streamed npz member, an object in a
+/// store): each source's own rules (holes, CRC-32 checks, concurrent ranged
+/// GETs) live in its impl, and adding a source touches one place rather
+/// than a match in every operation. `Send`: `render` reads a stream on a
+/// thread of its own.
+pub trait ArraySource: Send {
+    /// The array's header.
+    fn header(&self) -> &Header;
 
     /// The data bytes in the header's memory order, when they can be touched
     /// directly: a mapping of a file without holes, or data in memory.
-    pub fn contiguous(&self) -> Option<&[u8]> {
-        match &self.data {
-            Data::Mapped {
-                array,
-                holes: false,
-            } => Some(array.bytes()),
-            Data::Owned(array) => Some(array.bytes()),
-            Data::MappedMember(member) => Some(member.data()),
-            _ => None,
-        }
+    fn contiguous(&self) -> Option<&[u8]> {
+        None
+    }
+
+    /// Checks the data against the checksum it is stored with, for commands
+    /// that use [`contiguous`](Self::contiguous) data whole. Only a mapped
+    /// npz member needs it: the others check theirs as they are read, or
+    /// have none.
+    fn verify(&self) -> anyhow::Result<()> {
+        Ok(())
     }
 
     /// Calls `visit` with the data in memory order, `chunk_bytes` at a time
     /// (the last chunk may be shorter; a multiple of the item size keeps
     /// elements whole), until the data ends or `visit` breaks.
-    pub fn for_each_chunk(
-        &mut self,
-        chunk_bytes: usize,
-        mut visit: impl FnMut(&[u8]) -> anyhow::Result<ControlFlow<()>>,
-    ) -> anyhow::Result<()> {
-        let chunk_bytes = chunk_bytes.max(1);
-        type Visit<'v> = dyn FnMut(&[u8]) -> anyhow::Result<ControlFlow<()>> + 'v;
-        let in_memory = |data: &[u8], visit: &mut Visit<'_>| {
-            for chunk in data.chunks(chunk_bytes) {
-                if visit(chunk)?.is_break() {
-                    break;
-                }
-            }
-            anyhow::Ok(())
-        };
-        match &mut self.data {
-            Data::Mapped {
-                array,
-                holes: false,
-            } => in_memory(array.bytes(), &mut visit)?,
-            Data::Owned(array) => in_memory(array.bytes(), &mut visit)?,
-            Data::MappedMember(member) => {
-                let mut crc = crc32fast::Hasher::new();
-                member.hash_around(&mut crc, true);
-                for chunk in member.data().chunks(chunk_bytes) {
-                    crc.update(chunk);
-                    if visit(chunk)?.is_break() {
-                        return Ok(());
-                    }
-                }
-                member.hash_around(&mut crc, false);
-                member.check(crc)?;
-            }
-            Data::Mapped { array, holes: true } => {
-                let len = array.bytes().len();
-                let mut buffer = vec![0u8; chunk_bytes.min(len)];
-                let mut done = 0;
-                while done < len {
-                    let chunk = &mut buffer[..chunk_bytes.min(len - done)];
-                    array.read_bytes_at(done, chunk)?;
-                    done += chunk.len();
-                    if visit(chunk)?.is_break() {
-                        break;
-                    }
-                }
-            }
-            Data::Remote(array) => {
-                // Concurrent ranged GETs in order, cut into the chunks asked for.
-                let mut chunk =
-                    Vec::with_capacity(chunk_bytes.min(array.remote().layout().data_len));
-                for part in array.data_parts(0..array.remote().layout().data_len)? {
-                    let mut part = &part?[..];
-                    while !part.is_empty() {
-                        let take = (chunk_bytes - chunk.len()).min(part.len());
-                        chunk.extend_from_slice(&part[..take]);
-                        part = &part[take..];
-                        if chunk.len() == chunk_bytes {
-                            if visit(&chunk)?.is_break() {
-                                return Ok(());
-                            }
-                            chunk.clear();
-                        }
-                    }
-                }
-                if !chunk.is_empty() {
-                    // The last chunk: whether the visitor would stop no longer matters.
-                    let _ = visit(&chunk)?;
-                }
-            }
-            Data::Member { archive, key } => {
-                let mut reader = archive.reader(key)?;
-                let npy_core::ParsedHeader { layout, .. } = Header::read_from(
-                    &mut reader,
-                    &ParseOptions {
-                        max_header_size: INSPECT_MAX_HEADER,
-                        ..Default::default()
-                    },
-                )?;
-                let len = layout.data_len;
-                let mut buffer = vec![0u8; chunk_bytes.min(len)];
-                let mut done = 0;
-                while done < len {
-                    let chunk = &mut buffer[..chunk_bytes.min(len - done)];
-                    reader
-                        .read_exact(chunk)
-                        .with_context(|| format!("member '{key}' ends before its data does"))?;
-                    done += chunk.len();
-                    if visit(chunk)?.is_break() {
-                        return Ok(());
-                    }
-                }
-                // The CRC-32 is checked when the stream is read to its end.
-                std::io::copy(&mut reader, &mut std::io::sink())
-                    .with_context(|| format!("member '{key}'"))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The whole data in memory, in the header's memory order, for work
-    /// that needs it whole when it cannot be used in place. Too little
-    /// memory is an error, not an abort.
-    pub fn read_all(&mut self) -> anyhow::Result<Vec<u8>> {
-        let len = self.header.data_len()?;
-        let mut data = Vec::new();
-        data.try_reserve_exact(len)
-            .with_context(|| format!("cannot hold the {len} bytes of data in memory"))?;
-        self.for_each_chunk(READ_CHUNK, |chunk| {
-            data.extend_from_slice(chunk);
-            Ok(ControlFlow::Continue(()))
-        })?;
-        anyhow::ensure!(
-            data.len() == len,
-            "the data ended after {} of its {len} bytes",
-            data.len()
-        );
-        Ok(data)
-    }
+    fn for_each_chunk(&mut self, chunk_bytes: usize, visit: &mut Visit<'_>) -> anyhow::Result<()>;
 
     /// The `width` bytes at each byte offset of the data in `offsets` (any
     /// order), one after another in the order of `offsets`. Reads only what
-    /// is needed from a mapping; from a file with holes or a member stream,
-    /// one forward pass that stops after the last offset.
-    pub fn gather(&mut self, offsets: &[usize], width: usize) -> anyhow::Result<Vec<u8>> {
+    /// is needed from memory or a mapping; otherwise one forward pass that
+    /// stops after the last offset.
+    fn gather(&mut self, offsets: &[usize], width: usize) -> anyhow::Result<Vec<u8>> {
         let mut out = vec![0u8; offsets.len() * width];
         if let Some(data) = self.contiguous() {
             for (slot, &offset) in out.chunks_exact_mut(width.max(1)).zip(offsets) {
@@ -569,17 +352,13 @@ impl OpenedArray {
             }
             return Ok(out);
         }
-        if let Data::Remote(array) = &self.data {
-            // Nearby elements share a request.
-            return Ok(array.read_at(offsets, width)?);
-        }
         let mut order: Vec<usize> = (0..offsets.len()).collect();
         order.sort_unstable_by_key(|&i| offsets[i]);
         let mut next = 0;
         let mut chunk_start = 0;
         // Chunks hold whole elements: every offset is a multiple of the width.
         let chunk_bytes = (READ_CHUNK / width.max(1)).max(1) * width.max(1);
-        self.for_each_chunk(chunk_bytes, |chunk| {
+        self.for_each_chunk(chunk_bytes, &mut |chunk| {
             let chunk_end = chunk_start + chunk.len();
             while let Some(&i) = order.get(next) {
                 let offset = offsets[i];
@@ -599,5 +378,335 @@ impl OpenedArray {
         })?;
         anyhow::ensure!(next == order.len(), "the data ended before element {next}");
         Ok(out)
+    }
+}
+
+impl dyn ArraySource + '_ {
+    /// The whole data in memory, in the header's memory order, for work
+    /// that needs it whole when it cannot be used in place. Too little
+    /// memory is an error, not an abort.
+    pub fn read_all(&mut self) -> anyhow::Result<Vec<u8>> {
+        let len = self.header().data_len()?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(len)
+            .with_context(|| format!("cannot hold the {len} bytes of data in memory"))?;
+        self.for_each_chunk(READ_CHUNK, &mut |chunk| {
+            data.extend_from_slice(chunk);
+            Ok(ControlFlow::Continue(()))
+        })?;
+        anyhow::ensure!(
+            data.len() == len,
+            "the data ended after {} of its {len} bytes",
+            data.len()
+        );
+        Ok(data)
+    }
+}
+
+/// What [`ArraySource::for_each_chunk`] calls with each chunk.
+pub type Visit<'v> = dyn FnMut(&[u8]) -> anyhow::Result<ControlFlow<()>> + 'v;
+
+/// Bytes read at a time from a file with holes or a member stream.
+const READ_CHUNK: usize = 4 << 20;
+
+/// Visits the data, given in `parts` of any size, cut into chunks of
+/// `chunk_bytes`: a chunk that lies within one part is passed in place,
+/// one that spans parts is copied together. Says whether `visit` stopped.
+fn rechunk<P: AsRef<[u8]>>(
+    parts: impl IntoIterator<Item = anyhow::Result<P>>,
+    chunk_bytes: usize,
+    visit: &mut Visit<'_>,
+) -> anyhow::Result<ControlFlow<()>> {
+    let chunk_bytes = chunk_bytes.max(1);
+    let mut pending = Vec::new();
+    for part in parts {
+        let part = part?;
+        let mut rest = part.as_ref();
+        while !rest.is_empty() {
+            if pending.is_empty() && rest.len() >= chunk_bytes {
+                let (chunk, after) = rest.split_at(chunk_bytes);
+                rest = after;
+                if visit(chunk)?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
+                continue;
+            }
+            let take = (chunk_bytes - pending.len()).min(rest.len());
+            pending.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if pending.len() == chunk_bytes {
+                if visit(&pending)?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
+                pending.clear();
+            }
+        }
+    }
+    if pending.is_empty() {
+        Ok(ControlFlow::Continue(()))
+    } else {
+        visit(&pending)
+    }
+}
+
+/// Visits `len` bytes that `read(offset, buffer)` fills, `chunk_bytes` at a
+/// time through one buffer. Says whether `visit` stopped.
+fn read_chunks(
+    len: usize,
+    chunk_bytes: usize,
+    mut read: impl FnMut(usize, &mut [u8]) -> anyhow::Result<()>,
+    visit: &mut Visit<'_>,
+) -> anyhow::Result<ControlFlow<()>> {
+    let chunk_bytes = chunk_bytes.max(1);
+    let mut buffer = vec![0u8; chunk_bytes.min(len)];
+    let mut done = 0;
+    while done < len {
+        let chunk = &mut buffer[..chunk_bytes.min(len - done)];
+        read(done, chunk)?;
+        done += chunk.len();
+        if visit(chunk)?.is_break() {
+            return Ok(ControlFlow::Break(()));
+        }
+    }
+    Ok(ControlFlow::Continue(()))
+}
+
+/// A read-only mapping of an `.npy` file. With `holes`, the file is sparse
+/// and is read through the file instead: touching a hole through the
+/// mapping on a full filesystem (tmpfs) kills the process with SIGBUS.
+struct MappedNpy {
+    array: npy_mmap::MappedArray<npy_mmap::ReadOnly>,
+    holes: bool,
+}
+
+impl ArraySource for MappedNpy {
+    fn header(&self) -> &Header {
+        self.array.header()
+    }
+
+    fn contiguous(&self) -> Option<&[u8]> {
+        (!self.holes).then(|| self.array.bytes())
+    }
+
+    fn for_each_chunk(&mut self, chunk_bytes: usize, visit: &mut Visit<'_>) -> anyhow::Result<()> {
+        if let Some(bytes) = self.contiguous() {
+            let _ = rechunk([Ok(bytes)], chunk_bytes, visit)?;
+        } else {
+            let read = |offset, chunk: &mut [u8]| Ok(self.array.read_bytes_at(offset, chunk)?);
+            let _ = read_chunks(self.array.bytes().len(), chunk_bytes, read, visit)?;
+        }
+        Ok(())
+    }
+}
+
+/// An array read whole into memory (standard input: a pipe can be read once).
+impl ArraySource for npy_core::NpyArray {
+    fn header(&self) -> &Header {
+        npy_core::NpyArray::header(self)
+    }
+
+    fn contiguous(&self) -> Option<&[u8]> {
+        Some(self.bytes())
+    }
+
+    fn for_each_chunk(&mut self, chunk_bytes: usize, visit: &mut Visit<'_>) -> anyhow::Result<()> {
+        let _ = rechunk([Ok(self.bytes())], chunk_bytes, visit)?;
+        Ok(())
+    }
+}
+
+/// A stored (uncompressed) member of a local `.npz`, read in place from a
+/// read-only mapping of the archive: as fast as an `.npy` file. Its CRC-32
+/// is checked by every pass that reads all of it.
+struct MappedMember {
+    npz: npy_mmap::npz::MappedNpz,
+    header: Header,
+    /// The member's name, for messages.
+    name: String,
+    /// The member's whole content (the .npy file) and its array data, as
+    /// byte ranges of the mapping.
+    content: Range<usize>,
+    data: Range<usize>,
+    crc32: u32,
+}
+
+impl MappedMember {
+    fn data(&self) -> &[u8] {
+        &self.npz.bytes()[self.data.clone()]
+    }
+
+    /// Checks the CRC-32 of the content, given `crc` that has seen the data:
+    /// the rest of the content is hashed around it.
+    fn check(&self, data_crc: crc32fast::Hasher) -> anyhow::Result<()> {
+        let bytes = self.npz.bytes();
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&bytes[self.content.start..self.data.start]);
+        crc.combine(&data_crc);
+        crc.update(&bytes[self.data.end..self.content.end]);
+        // numpy's (zipfile's) wording.
+        anyhow::ensure!(
+            crc.finalize() == self.crc32,
+            "Bad CRC-32 for file '{}'",
+            self.name
+        );
+        Ok(())
+    }
+}
+
+impl ArraySource for MappedMember {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn contiguous(&self) -> Option<&[u8]> {
+        Some(self.data())
+    }
+
+    fn verify(&self) -> anyhow::Result<()> {
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(self.data());
+        self.check(crc)
+    }
+
+    fn for_each_chunk(&mut self, chunk_bytes: usize, visit: &mut Visit<'_>) -> anyhow::Result<()> {
+        let mut crc = crc32fast::Hasher::new();
+        let hashing = &mut |chunk: &[u8]| {
+            crc.update(chunk);
+            visit(chunk)
+        };
+        if rechunk([Ok(self.data())], chunk_bytes, hashing)?.is_continue() {
+            self.check(crc)?;
+        }
+        Ok(())
+    }
+}
+
+/// A member of an `.npz` archive, streamed (inflated as it is read) from
+/// its start on every pass: it is never held whole in memory.
+struct StreamedMember {
+    archive: Archive,
+    key: String,
+    header: Header,
+}
+
+impl ArraySource for StreamedMember {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn for_each_chunk(&mut self, chunk_bytes: usize, visit: &mut Visit<'_>) -> anyhow::Result<()> {
+        let key = &self.key;
+        let mut reader = self.archive.reader(key)?;
+        let npy_core::ParsedHeader { layout, .. } =
+            Header::read_from(&mut reader, &inspect_options())?;
+        let read = |_, chunk: &mut [u8]| {
+            reader
+                .read_exact(chunk)
+                .with_context(|| format!("member '{key}' ends before its data does"))
+        };
+        if read_chunks(layout.data_len, chunk_bytes, read, visit)?.is_continue() {
+            // The CRC-32 is checked when the stream is read to its end.
+            std::io::copy(&mut reader, &mut std::io::sink())
+                .with_context(|| format!("member '{key}'"))?;
+        }
+        Ok(())
+    }
+}
+
+/// An `.npy` object in a store, read with ranged GETs.
+impl ArraySource for npy_remote::blocking::Array {
+    fn header(&self) -> &Header {
+        self.remote().header()
+    }
+
+    fn for_each_chunk(&mut self, chunk_bytes: usize, visit: &mut Visit<'_>) -> anyhow::Result<()> {
+        // Concurrent ranged GETs in order, cut into the chunks asked for.
+        let parts = self.data_parts(0..self.remote().layout().data_len)?;
+        let _ = rechunk(
+            parts.map(|part| part.map_err(anyhow::Error::from)),
+            chunk_bytes,
+            visit,
+        )?;
+        Ok(())
+    }
+
+    fn gather(&mut self, offsets: &[usize], width: usize) -> anyhow::Result<Vec<u8>> {
+        // Nearby elements share a request.
+        Ok(self.read_at(offsets, width)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chunks `cut` gives of 0..100 for `chunk_bytes`, checked to be
+    /// full-sized but for the last.
+    fn chunks_of(
+        chunk_bytes: usize,
+        cut: impl FnOnce(&[u8], &mut Visit<'_>) -> anyhow::Result<ControlFlow<()>>,
+    ) -> Vec<Vec<u8>> {
+        let data: Vec<u8> = (0..100).collect();
+        let mut chunks = Vec::new();
+        let flow = cut(&data, &mut |chunk| {
+            chunks.push(chunk.to_vec());
+            Ok(ControlFlow::Continue(()))
+        })
+        .unwrap();
+        assert!(flow.is_continue());
+        assert_eq!(chunks.concat(), data, "chunks of {chunk_bytes}");
+        let (last, full) = chunks.split_last().unwrap();
+        assert!(full.iter().all(|chunk| chunk.len() == chunk_bytes));
+        assert!(!last.is_empty() && last.len() <= chunk_bytes);
+        chunks
+    }
+
+    #[test]
+    fn rechunk_cuts_parts_of_any_size_into_whole_chunks() {
+        for chunk_bytes in [1, 8, 13, 64, 100, 200] {
+            // Parts smaller, larger and straddling the chunks, an empty one among them.
+            let chunks = chunks_of(chunk_bytes, |data, visit| {
+                let parts = [
+                    &data[..0],
+                    &data[..7],
+                    &data[7..37],
+                    &data[37..38],
+                    &data[38..],
+                ];
+                rechunk(parts.map(anyhow::Ok), chunk_bytes, visit)
+            });
+            assert_eq!(chunks.len(), 100usize.div_ceil(chunk_bytes));
+            chunks_of(chunk_bytes, |data, visit| {
+                read_chunks(
+                    data.len(),
+                    chunk_bytes,
+                    |offset, chunk| {
+                        chunk.copy_from_slice(&data[offset..offset + chunk.len()]);
+                        Ok(())
+                    },
+                    visit,
+                )
+            });
+        }
+    }
+
+    #[test]
+    fn rechunk_stops_when_the_visitor_breaks_and_passes_errors_on() {
+        let data = [7u8; 50];
+        let mut seen = 0;
+        let flow = rechunk([anyhow::Ok(&data[..20]), Ok(&data[20..])], 8, &mut |_| {
+            seen += 1;
+            Ok(if seen == 3 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            })
+        })
+        .unwrap();
+        assert!(flow.is_break());
+        assert_eq!(seen, 3);
+        let parts = [Ok(&data[..]), Err(anyhow::anyhow!("the store failed"))];
+        let err = rechunk(parts, 8, &mut |_| Ok(ControlFlow::Continue(()))).unwrap_err();
+        assert_eq!(err.to_string(), "the store failed");
     }
 }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::{ExtractArgs, LsArgs, PackArgs};
 use crate::describe;
-use crate::source::{self, Archive, OpenedArray};
+use crate::source::{self, Archive};
 
 /// For `info` and `ls`, which read headers only: object arrays are
 /// described (dtype `'|O'`), their pickles never read.
@@ -274,7 +274,7 @@ pub fn pack(args: &PackArgs) -> anyhow::Result<()> {
             bail!("two inputs would both become member '{key}'");
         }
         // Every input is opened (and so checked) before the archive is started.
-        inputs.push((key, OpenedArray::map(path, npy_mmap::Advice::Sequential)?));
+        inputs.push((key, source::map_npy(path, npy_mmap::Advice::Sequential)?));
     }
     let compression = if args.compress {
         Compression::DEFLATED
@@ -286,8 +286,8 @@ pub fn pack(args: &PackArgs) -> anyhow::Result<()> {
     for (key, array) in &mut inputs {
         // Streamed in chunks: a sparse input is read through the file, and
         // nothing is held whole in memory.
-        let mut member = writer.start_array(key, &array.header)?;
-        array.for_each_chunk(4 << 20, |chunk| {
+        let mut member = writer.start_array(key, array.header())?;
+        array.for_each_chunk(4 << 20, &mut |chunk| {
             member.write_all(chunk)?;
             Ok(ControlFlow::Continue(()))
         })?;

@@ -21,7 +21,7 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         args.member.as_deref(),
         npy_mmap::Advice::Sequential,
     )?;
-    let target = target_header(&input.header, args);
+    let target = target_header(input.header(), args);
     let version = args.version.map(|v| match v {
         1 => Version::V1,
         2 => Version::V2,
@@ -50,7 +50,7 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let write = |output: &mut dyn Write, progress: &mut Progress| {
         write_output(
             data,
-            &input.header,
+            input.header(),
             &target,
             args.byte_order.map(byte_order),
             &header_bytes,

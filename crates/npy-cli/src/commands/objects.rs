@@ -11,7 +11,7 @@ use npy_core::{DType, Header, NpyArray, Order, ParseOptions, ReadOptions};
 use crate::cli::{PickleArgs, PickleEncoding, ShowArgs};
 use crate::commands::Verdict;
 use crate::print;
-use crate::source::{self, Kind, NpyFile, OpenedArray};
+use crate::source::{self, Kind, NpyFile};
 
 /// numpy's `np.load` options for these arguments.
 pub fn read_options(pickle: &PickleArgs, parse: ParseOptions) -> ReadOptions {
@@ -60,10 +60,9 @@ fn show_stdin(args: &ShowArgs) -> anyhow::Result<Option<String>> {
     if !args.pickle.allow_pickle {
         return Ok(None);
     }
-    let array = read_stdin(&read_options(&args.pickle, header_options()))?;
+    let mut array = read_stdin(&read_options(&args.pickle, header_options()))?;
     if array.objects().is_none() {
-        let mut opened = OpenedArray::from_array(array);
-        return crate::commands::show::render(&mut opened, args).map(Some);
+        return crate::commands::show::render(&mut array, args).map(Some);
     }
     let array = select_rows(array, args)?;
     Ok(Some(print::object_array_str(&array)?))

@@ -7,7 +7,7 @@ use npy_core::ElementLocator;
 
 use crate::cli::ShowArgs;
 use crate::print::{self, Selection};
-use crate::source::OpenedArray;
+use crate::source::ArraySource;
 
 /// More shown elements than this is a request for a data dump, not a look.
 const MAX_SHOWN: usize = 10_000_000;
@@ -23,15 +23,15 @@ pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     let mut opened =
         crate::source::open_array(&args.path, args.member.as_deref(), npy_mmap::Advice::Random)?;
-    let text = render(&mut opened, args)?;
+    let text = render(&mut *opened, args)?;
     writeln!(out, "{text}")?;
     Ok(())
 }
 
 /// The printed text of `opened`. Only the elements shown are read: from a
 /// mapping directly, from a sparse file or an npz member in one forward pass.
-pub fn render(opened: &mut OpenedArray, args: &ShowArgs) -> anyhow::Result<String> {
-    let header = opened.header.clone();
+pub fn render(opened: &mut dyn ArraySource, args: &ShowArgs) -> anyhow::Result<String> {
+    let header = opened.header().clone();
     // The logical shape appends a top-level subarray's shape, as numpy does.
     let locator = ElementLocator::new(&header)?;
     let mut shape = locator.shape().to_vec();

@@ -15,7 +15,7 @@ use crate::print::{FloatWidth, scalar_float};
 use crate::progress::Progress;
 use crate::render::Part;
 use crate::render::decode::Decoder;
-use crate::source::OpenedArray;
+use crate::source::ArraySource;
 use crate::stats::{Accumulator, Number, Report, Sample};
 
 /// Elements per chunk: 1 MiB of f64, small enough to stay in cache for the
@@ -28,7 +28,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         args.member.as_deref(),
         npy_mmap::Advice::Sequential,
     )?;
-    let header = &opened.header.clone();
+    let header = &opened.header().clone();
     let DType::Scalar(scalar) = &header.dtype else {
         bail!(
             "stats needs a numeric array (bool, integer or float), not a {} array",
@@ -52,7 +52,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let dtype = &header.dtype;
     let swap = !dtype.is_native_byte_order();
     let mut progress = Progress::bytes(header.data_len()? as u64, "stats", args.json);
-    let data = &mut opened;
+    let data = &mut *opened;
     let (report, width) = match (scalar.kind, scalar.itemsize) {
         (ScalarKind::Bool | ScalarKind::UInt, 1) => {
             (accumulate::<u8>(dtype, data, swap, &mut progress)?, None)
@@ -113,7 +113,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 /// else through a small buffer converted to native order.
 fn accumulate<T: Sample>(
     dtype: &DType,
-    data: &mut OpenedArray,
+    data: &mut dyn ArraySource,
     swap: bool,
     progress: &mut Progress,
 ) -> anyhow::Result<Report> {
@@ -121,7 +121,7 @@ fn accumulate<T: Sample>(
     let chunk_bytes = (CHUNK_BYTES / size).max(1) * size;
     let mut buffer: Vec<T> = Vec::new();
     let mut accumulator = Accumulator::<T>::new();
-    data.for_each_chunk(chunk_bytes, |chunk| {
+    data.for_each_chunk(chunk_bytes, &mut |chunk| {
         match <[T]>::ref_from_bytes(chunk) {
             Ok(values) if !swap => accumulator.add(values),
             _ => {
@@ -148,7 +148,7 @@ fn accumulate<T: Sample>(
 fn decode_and_accumulate(
     dtype: &DType,
     part: Part,
-    data: &mut OpenedArray,
+    data: &mut dyn ArraySource,
     swap: bool,
     progress: &mut Progress,
 ) -> anyhow::Result<Report> {
@@ -157,7 +157,7 @@ fn decode_and_accumulate(
     let mut native = Vec::new();
     let mut values = Vec::new();
     let mut accumulator = Accumulator::<f64>::new();
-    data.for_each_chunk(chunk_bytes, |chunk| {
+    data.for_each_chunk(chunk_bytes, &mut |chunk| {
         let bytes = if swap {
             native.clear();
             native.extend_from_slice(chunk);

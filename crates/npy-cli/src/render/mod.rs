@@ -466,10 +466,10 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         args.member.as_deref(),
         npy_mmap::Advice::Sequential,
     )?;
-    let header = opened.header.clone();
+    let header = opened.header().clone();
     let name = display_name(&args.input, args.member.as_deref());
     let subject = Subject::new(&header, &name, &args.picture)?;
-    stream::with_source(&mut opened, |source| {
+    stream::with_source(&mut *opened, |source| {
         render_png(args, &subject, source, out)
     })
 }
@@ -728,7 +728,7 @@ pub fn show_image(
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let mut opened = crate::source::open_array(path, member, npy_mmap::Advice::Sequential)?;
-    let header = opened.header.clone();
+    let header = opened.header().clone();
     let name = display_name(path, member);
     let subject = Subject::new(&header, &name, picture)?;
     let (cells_w, cells_h) = terminal::size();
@@ -737,7 +737,7 @@ pub fn show_image(
         .height
         .map_or(2 * cells_h.saturating_sub(3).max(4), |h| h as usize);
     let stretch = picture.width.is_some() && picture.height.is_some();
-    let drawing = stream::with_source(&mut opened, |source| {
+    let drawing = stream::with_source(&mut *opened, |source| {
         let mut reader = subject.reader(source, picture, false);
         draw(&subject, &mut reader, picture, (box_w, box_h), stretch)
     })?;

@@ -21,7 +21,7 @@ use npy_core::swap::ByteOrderConverter;
 
 use super::decode::Decoder;
 use crate::progress::Progress;
-use crate::source::OpenedArray;
+use crate::source::ArraySource;
 
 /// Values decoded per chunk: 512 KiB of `f64`, so a chunk stays in the cache
 /// between decoding and reducing.
@@ -147,13 +147,14 @@ impl<'s> Reader<'s> {
 /// Runs `work` with the data of `opened` as a [`DataSource`]: its bytes
 /// directly when they can be touched, else a [`Forward`] stream.
 pub fn with_source<T>(
-    opened: &mut OpenedArray,
+    opened: &mut dyn ArraySource,
     work: impl FnOnce(&mut dyn DataSource) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     if let Some(bytes) = opened.contiguous() {
         return work(&mut InMemory(bytes));
     }
-    let opened = Mutex::new(opened);
+    // The trait object's lifetime shortened to the mutex's, which `Forward` names.
+    let opened = Mutex::new(opened as &mut dyn ArraySource);
     std::thread::scope(|scope| {
         let mut forward = Forward {
             scope,
@@ -176,7 +177,7 @@ const MAX_FORWARD_SPAN: usize = 256 << 20;
 /// The receiving end of a reader thread's chunks (or its error).
 type Chunks = Receiver<anyhow::Result<Vec<u8>>>;
 
-/// Data that can only be read forward in chunks (`OpenedArray::for_each_chunk`:
+/// Data that can only be read forward in chunks (`ArraySource::for_each_chunk`:
 /// a sparse file through the file, an npz member inflated as it goes). A
 /// thread reads the chunks; this side keeps the window of bytes from the
 /// last request on. Requests in increasing order (every whole array, and
@@ -184,7 +185,7 @@ type Chunks = Receiver<anyhow::Result<Vec<u8>>>;
 /// before the window starts the stream again from the beginning.
 pub struct Forward<'scope, 'env> {
     scope: &'scope Scope<'scope, 'env>,
-    opened: &'env Mutex<&'env mut OpenedArray>,
+    opened: &'env Mutex<&'env mut dyn ArraySource>,
     /// The chunks coming from the reader thread, and the thread.
     stream: Option<(Chunks, ScopedJoinHandle<'scope, ()>)>,
     /// The data bytes `window_start..window_start + window.len()`.
@@ -201,7 +202,7 @@ impl Forward<'_, '_> {
             let mut opened = opened
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            let read = opened.for_each_chunk(FORWARD_CHUNK, |chunk| {
+            let read = opened.for_each_chunk(FORWARD_CHUNK, &mut |chunk| {
                 // A closed channel means the picture needs no more.
                 Ok(match sender.send(Ok(chunk.to_vec())) {
                     Ok(()) => ControlFlow::Continue(()),
