@@ -178,10 +178,7 @@ impl CreateOptions {
     pub(crate) fn write_exclusive(&self, path: &Path) -> Result<(File, Vec<u8>, u64)> {
         // numpy's open_memmap refuses objects before touching the file.
         if self.header.dtype.has_object() {
-            return Err(Error::at(
-                path,
-                ErrorKind::Format(npy_core::Error::ObjectDType),
-            ));
+            return Err(Error::at(path, ErrorKind::ObjectsNotMappable));
         }
         let header_bytes = self
             .header
