@@ -550,3 +550,27 @@ fn a_member_shorter_than_its_header_says_is_numpys_truncation_error() {
         );
     }
 }
+
+#[test]
+fn an_npy_file_opened_as_an_archive_is_told_what_it_is() {
+    let dir = std::env::temp_dir().join(format!("npy-mmap-npy-as-npz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("a.npy");
+    npy_mmap::save(&path, &[1.0f64, 2.0][..]).unwrap();
+    for error in [
+        npy_mmap::OpenOptions::new().open_npz(&path).unwrap_err(),
+        npy_mmap::npz::NpzArchive::new(std::io::Cursor::new(std::fs::read(&path).unwrap()))
+            .unwrap_err(),
+    ] {
+        assert!(matches!(error.kind(), ErrorKind::IsNpy), "{error:?}");
+        assert!(error.to_string().contains("not an .npz archive"), "{error}");
+    }
+    // Anything else keeps the zip reader's reason.
+    std::fs::write(&path, b"neither a zip nor an npy file").unwrap();
+    let error = npy_mmap::OpenOptions::new().open_npz(&path).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::NotAZip { .. }),
+        "{error:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -131,11 +131,12 @@ impl<R: Read + Seek> NpzArchive<R> {
         let archive_len = reader
             .seek(io::SeekFrom::End(0))
             .map_err(|source| stream_error("seek in", source))?;
-        let zip = ZipArchive::new(reader).map_err(not_a_zip)?;
         // The entries' places are checked before anything is inflated, on
         // the reader itself, then the (small) directory is parsed again.
-        let spans = entry_spans(&zip)?;
-        let mut reader = zip.into_inner();
+        let spans = match ZipArchive::new(&mut reader) {
+            Ok(zip) => entry_spans(&zip)?,
+            Err(error) => return Err(not_an_archive(&mut reader, error)),
+        };
         check_entries(&mut reader, spans)?;
         let zip = ZipArchive::new(reader).map_err(not_a_zip)?;
         let mut names = Vec::with_capacity(zip.len());
@@ -706,6 +707,20 @@ fn unreachable_index<T>(index: usize) -> Result<T> {
     Err(Error::from(ErrorKind::NotAZip {
         detail: format!("central directory entry {index} vanished"),
     }))
+}
+
+/// Why a stream is not an archive: an `.npy` file is told so (numpy's
+/// `np.load` tells the two apart by the magic); anything else gets the zip
+/// reader's reason.
+fn not_an_archive<R: Read + Seek>(reader: &mut R, error: zip::result::ZipError) -> Error {
+    let mut start = [0u8; MAGIC.len()];
+    let is_npy = reader.seek(io::SeekFrom::Start(0)).is_ok()
+        && reader.read_exact(&mut start).is_ok()
+        && start == MAGIC;
+    if is_npy {
+        return Error::from(ErrorKind::IsNpy);
+    }
+    not_a_zip(error)
 }
 
 /// The zip reader's refusal of the archive as a whole. (Its error type
