@@ -65,9 +65,14 @@ pub fn open_archive_for(path: &Path, parse: ParseOptions) -> anyhow::Result<Arch
         to_native: false,
         ..Default::default()
     };
-    open_archive(path, options)
-        .and_then(|archive| Ok(archive?))
-        .with_context(|| format!("cannot read the archive {}", path.display()))
+    let cannot = || format!("cannot read the archive {}", path.display());
+    match open_archive(path, options).with_context(cannot)? {
+        Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::IsNpy) => bail!(
+            "{} is an .npy file, not an .npz archive (npy info, show, stats read it)",
+            path.display()
+        ),
+        archive => archive.with_context(cannot),
+    }
 }
 
 /// The archive at `path`: a local file, or an object a URL names.

@@ -321,3 +321,21 @@ fn extract_leaves_nothing_of_a_member_failing_its_crc() {
     );
     assert!(!dir.join("a.npy").exists());
 }
+
+#[test]
+fn ls_and_extract_of_an_npy_file_say_it_is_not_an_archive() {
+    let npy_file = fixtures().join("f8_3x0.npy");
+    let out = scratch("ls-npy");
+    for args in [
+        vec![OsStr::new("ls"), npy_file.as_os_str()],
+        vec![OsStr::new("extract"), npy_file.as_os_str(), out.as_os_str()],
+    ] {
+        let output = npy(&args);
+        assert_exit(&output, 1);
+        assert!(
+            stderr(&output).contains("is an .npy file, not an .npz archive"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
