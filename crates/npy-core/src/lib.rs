@@ -89,6 +89,7 @@ pub mod header;
 pub mod index;
 pub mod io;
 mod literal;
+pub mod npz;
 pub mod pickle;
 mod pyrepr;
 pub mod raw;

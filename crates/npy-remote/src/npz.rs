@@ -17,10 +17,11 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
+use npy_core::npz::key_for;
+pub use npy_core::npz::{MemberCompression, MemberInfo};
 use npy_core::{NpyArray, ReadOptions};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
-use zip::CompressionMethod;
 use zip::read::{ArchiveOffset, Config};
 
 use crate::error::{Error, Operation, Result};
@@ -51,38 +52,6 @@ impl Default for NpzOptions {
             transfer: Transfer::default(),
         }
     }
-}
-
-/// How a member's bytes are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum MemberCompression {
-    /// As is (`np.savez`): readable by range.
-    Stored,
-    /// Deflated (`np.savez_compressed`): stream-inflated.
-    Deflated,
-    /// Another zip method (its number, or `u16::MAX` when the zip crate
-    /// names it but npz never uses it).
-    Other(u16),
-}
-
-/// What the central directory says about one member.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MemberInfo {
-    /// The full member name (`x.npy`).
-    pub name: String,
-    /// numpy's key: the name with one trailing `.npy` removed.
-    pub key: String,
-    /// How it is stored.
-    pub compression: MemberCompression,
-    /// Bytes in the archive.
-    pub compressed_size: u64,
-    /// Bytes of content.
-    pub size: u64,
-    /// CRC-32 of the content.
-    pub crc32: u32,
-    /// Offset of its local header in the archive.
-    pub header_offset: u64,
 }
 
 /// An `.npz` archive in a store, listed from its tail.
@@ -315,11 +284,10 @@ impl RemoteNpz {
         let inflater = match member.compression {
             MemberCompression::Stored => None,
             MemberCompression::Deflated => Some(flate2::Decompress::new(false)),
-            MemberCompression::Other(method) => {
-                return Err(self.corrupt(
-                    &member,
-                    &format!("compression method {method} is not supported"),
-                ));
+            other => {
+                return Err(
+                    self.corrupt(&member, &format!("compression {other:?} is not supported"))
+                );
             }
         };
         let (data_start, first) = self.locate(&member, 0).await?;
@@ -564,15 +532,11 @@ fn list<R: Read + Seek>(zip: &zip::ZipArchive<R>, path: &Path) -> Result<Vec<Mem
                 .by_index_data(index)
                 .map_err(|e| npz_error(path, format!("central directory entry {index}: {e}")))?;
             let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
-            #[allow(deprecated)] // the tuple variant is the only way to read a method's number
-            let compression = match entry.compression() {
-                CompressionMethod::Stored => MemberCompression::Stored,
-                CompressionMethod::Deflated => MemberCompression::Deflated,
-                CompressionMethod::Unsupported(number) => MemberCompression::Other(number),
-                _ => MemberCompression::Other(u16::MAX),
-            };
+            // The deprecated number is the one way to read a method zip has no name for.
+            #[allow(deprecated)]
+            let compression = MemberCompression::from_method(entry.compression().to_u16());
             Ok(MemberInfo {
-                key: name.strip_suffix(".npy").unwrap_or(&name).to_owned(),
+                key: key_for(&name).to_owned(),
                 name,
                 compression,
                 compressed_size: entry.compressed_size(),

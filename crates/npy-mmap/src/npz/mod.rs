@@ -30,5 +30,6 @@ mod read;
 mod write;
 
 pub use mapped::MappedNpz;
-pub use read::{Member, MemberCompression, MemberInfo, MemberReader, NpzArchive, StoredArray};
+pub use npy_core::npz::{MemberCompression, MemberInfo};
+pub use read::{Member, MemberReader, NpzArchive, StoredArray};
 pub use write::{Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};

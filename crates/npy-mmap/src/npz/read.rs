@@ -8,57 +8,13 @@ use std::path::Path;
 use npy_core::element::Element;
 // Members that do not start with the `.npy` magic are raw bytes.
 use npy_core::header::MAGIC;
+use npy_core::npz::{MemberCompression, MemberInfo, key_for};
 use npy_core::{ArrayView, Header, Layout, NpyArray, ParsedHeader, ReadOptions, read_npy};
 use zip::read::ZipFile;
 use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
 
 use crate::error::{Error, ErrorKind, Result, format_error_kind};
 use crate::lock::{Locks, lock_shared};
-
-/// How a member is stored in the archive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum MemberCompression {
-    /// Stored as is (`np.savez`): such members can be mapped.
-    Stored,
-    /// Deflate-compressed (`np.savez_compressed`).
-    Deflated,
-    /// Another zip method, given by its number in the zip format.
-    Other(u16),
-}
-
-impl MemberCompression {
-    // The deprecated tuple variant is the only public way to read the method number.
-    #[allow(deprecated)]
-    fn from_zip(method: CompressionMethod) -> Self {
-        match method {
-            CompressionMethod::Stored => MemberCompression::Stored,
-            CompressionMethod::Deflated => MemberCompression::Deflated,
-            CompressionMethod::Unsupported(number) => MemberCompression::Other(number),
-            // Methods the zip crate knows but npz never uses; not worth a number.
-            _ => MemberCompression::Other(u16::MAX),
-        }
-    }
-}
-
-/// What the central directory says about one member (nothing is read to get it).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MemberInfo {
-    /// The full member name, e.g. `x.npy` or `group/y.npy`.
-    pub name: String,
-    /// The key NumPy lists for it: the name with one trailing `.npy` removed.
-    pub key: String,
-    /// How the member's bytes are stored.
-    pub compression: MemberCompression,
-    /// Size of the member's bytes in the archive.
-    pub compressed_size: u64,
-    /// Size of the member's content (the `.npy` file it holds).
-    pub size: u64,
-    /// CRC-32 of the content, as recorded in the archive.
-    pub crc32: u32,
-    /// Offset of the member's local header in the archive.
-    pub header_offset: u64,
-}
 
 /// A lazily read `.npz` archive (or any zip), with NumPy's `NpzFile` semantics.
 ///
@@ -219,7 +175,7 @@ impl<R: Read + Seek> NpzArchive<R> {
         Ok(MemberInfo {
             name: self.names[index].clone(),
             key: self.keys[index].clone(),
-            compression: MemberCompression::from_zip(entry.compression()),
+            compression: compression_of(entry.compression()),
             compressed_size: entry.compressed_size(),
             size: entry.size(),
             crc32: entry.crc32(),
@@ -698,9 +654,11 @@ impl<R: Read> MemberReader<'_, R> {
     }
 }
 
-/// NumPy's key for a member name: one trailing `.npy` removed.
-pub(crate) fn key_for(name: &str) -> &str {
-    name.strip_suffix(".npy").unwrap_or(name)
+/// The compression a zip entry names.
+// The deprecated number is the one way to read a method zip has no name for.
+#[allow(deprecated)]
+fn compression_of(method: CompressionMethod) -> MemberCompression {
+    MemberCompression::from_method(method.to_u16())
 }
 
 fn unreachable_index<T>(index: usize) -> Result<T> {

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::AtomicFile;
 
+use npy_core::npz::member_name;
 use npy_core::{Header, NpySource};
 
 use super::container::{Container, Method, OpenMember};
@@ -431,9 +432,4 @@ impl<W: Write + Seek> Write for MemberWriter<'_, W> {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
-}
-
-/// The member name NumPy gives the array `key`.
-fn member_name(key: &str) -> String {
-    format!("{key}.npy")
 }
