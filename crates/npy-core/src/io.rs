@@ -346,16 +346,7 @@ impl NpyArray {
     /// `header` describes; [`Error::ObjectData`] for an object dtype (see
     /// [`from_objects`](Self::from_objects)).
     pub fn from_parts(header: Header, layout: Layout, data: AlignedBytes) -> Result<NpyArray> {
-        if header.dtype.has_object() {
-            return Err(Error::ObjectData);
-        }
-        let expected = header.data_len()?;
-        if data.len() != expected {
-            return Err(Error::DataLength {
-                expected,
-                actual: data.len(),
-            });
-        }
+        check_bytes(&header, data.len())?;
         Ok(NpyArray {
             header,
             layout,
@@ -368,6 +359,23 @@ impl NpyArray {
     pub fn into_parts(self) -> (Header, Layout, AlignedBytes) {
         (self.header, self.layout, self.data)
     }
+}
+
+/// Checks that `len` bytes are the data `header` describes: plain data
+/// ([`Error::ObjectData`] for objects, whose data is a pickle) of exactly
+/// the header's length ([`Error::DataLength`]).
+pub(crate) fn check_bytes(header: &Header, len: usize) -> Result<()> {
+    if header.dtype.has_object() {
+        return Err(Error::ObjectData);
+    }
+    let expected = header.data_len()?;
+    if len != expected {
+        return Err(Error::DataLength {
+            expected,
+            actual: len,
+        });
+    }
+    Ok(())
 }
 
 /// Bytes allocated before any data has arrived; the buffer then doubles as

@@ -33,7 +33,7 @@ use zerocopy::IntoBytes;
 use crate::element::Element;
 use crate::io::NpyArray;
 use crate::view::{ArrayView, ArrayViewMut};
-use crate::{Error, Header, Order, Result};
+use crate::{Header, Order, Result};
 
 /// The data of an [`NpySource`]: byte chunks in the header's memory order
 /// (borrowed where the source is contiguous, copied a bounded piece at a
@@ -91,20 +91,11 @@ pub struct NpyBytes<'a> {
 impl<'a> NpyBytes<'a> {
     /// Pairs `header` with `bytes`.
     ///
-    /// Errors: [`Error::ObjectData`] for an object dtype (its data is a
-    /// pickle: write an [`NpyArray`]); [`Error::DataLength`] unless `bytes`
+    /// Errors: [`Error::ObjectData`](crate::Error::ObjectData) for an object dtype (its data is a
+    /// pickle: write an [`NpyArray`]); [`Error::DataLength`](crate::Error::DataLength) unless `bytes`
     /// holds exactly the bytes the header describes.
     pub fn new(header: &'a Header, bytes: &'a [u8]) -> Result<Self> {
-        if header.dtype.has_object() {
-            return Err(Error::ObjectData);
-        }
-        let expected = header.data_len()?;
-        if bytes.len() != expected {
-            return Err(Error::DataLength {
-                expected,
-                actual: bytes.len(),
-            });
-        }
+        crate::io::check_bytes(header, bytes.len())?;
         Ok(NpyBytes { header, bytes })
     }
 }
