@@ -466,6 +466,15 @@ fn write_typed<T: Element>(
 ) {
     let path = dir.join(format!("typed_{:03}.npy", cases.len()));
     let file = std::fs::File::create(&path).expect("create");
+    // np.save's rule: fortran_order only for data that is Fortran- but not
+    // also C-contiguous (an empty array, or one with at most one axis
+    // longer than 1, is both). A view is written the way np.save writes the
+    // same array; NpyWriter writes the header it is given.
+    let also_c_contiguous = shape.contains(&0) || shape.iter().filter(|&&d| d != 1).count() <= 1;
+    let fortran = match writer {
+        Writer::Slice => order == Order::Fortran && !also_c_contiguous,
+        Writer::Chunks => order == Order::Fortran,
+    };
     match writer {
         Writer::Slice => write_npy(
             file,
@@ -490,7 +499,7 @@ fn write_typed<T: Element>(
         "how": format!("{writer:?} {} {shape:?} {order:?}", std::any::type_name::<T>()),
         "descr": format!("'{dtype}'"),
         "shape": shape,
-        "fortran_order": order == Order::Fortran,
+        "fortran_order": fortran,
         "version": "1.0",
         "values": values,
     }));
