@@ -159,20 +159,7 @@ pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<Box<dyn 
 pub fn map_npy(path: &Path, advice: npy_mmap::Advice) -> anyhow::Result<Box<dyn ArraySource>> {
     let mut options = npy_mmap::OpenOptions::new();
     options.max_header_size(INSPECT_MAX_HEADER).advice(advice);
-    let opened = options.locking(npy_mmap::Locking::NonBlocking).open(path);
-    let array = match opened {
-        // A writer maps these bytes (or is changing the file): say so,
-        // then wait for it.
-        Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked { .. }) => {
-            eprintln!(
-                "npy: waiting for {}: another process is writing it (a read-write \
-                 or live mapping, or an append); Ctrl-C stops",
-                path.display()
-            );
-            options.locking(npy_mmap::Locking::Blocking).open(path)?
-        }
-        other => other?,
-    };
+    let array = wait_saying_so(path, |locking| options.clone().locking(locking).open(path))?;
     let holes = array.has_holes()?;
     Ok(Box::new(MappedNpy { array, holes }))
 }
@@ -196,21 +183,11 @@ fn map_member(path: &Path, info: &MemberInfo) -> anyhow::Result<Box<dyn ArraySou
         to_native: false,
         ..Default::default()
     };
-    let open = |locking| {
+    let npz = wait_saying_so(path, |locking| {
         npy_mmap::OpenOptions::from(options)
             .locking(locking)
             .map_npz(path)
-    };
-    let npz = match open(npy_mmap::Locking::NonBlocking) {
-        Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked { .. }) => {
-            eprintln!(
-                "npy: waiting for {}: another process is writing it; Ctrl-C stops",
-                path.display()
-            );
-            open(npy_mmap::Locking::Blocking)
-        }
-        other => other,
-    }
+    })
     .with_context(|| format!("cannot map the archive {}", path.display()))?;
     let mut archive = npz.archive()?;
     let content = archive.stored_member(&info.name)?;
@@ -281,6 +258,26 @@ impl NpyFile {
     /// Bytes the file has beyond the data (negative: bytes missing).
     pub fn surplus(&self) -> i128 {
         i128::from(self.file_size) - self.layout.data_offset as i128 - self.layout.data_len as i128
+    }
+}
+
+/// Opens with `open`, first without waiting; when another process holds a
+/// conflicting lock, says so on stderr, then waits as long as it takes (a
+/// command line can be stopped with Ctrl-C; a library call cannot).
+pub fn wait_saying_so<T>(
+    path: &Path,
+    open: impl Fn(npy_mmap::Locking) -> npy_mmap::Result<T>,
+) -> npy_mmap::Result<T> {
+    match open(npy_mmap::Locking::NonBlocking) {
+        Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Locked { .. }) => {
+            eprintln!(
+                "npy: waiting for {}: another process is writing it (a read-write \
+                 or live mapping, or an append); Ctrl-C stops",
+                path.display()
+            );
+            open(npy_mmap::Locking::Blocking)
+        }
+        other => other,
     }
 }
 

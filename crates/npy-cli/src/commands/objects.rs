@@ -114,11 +114,20 @@ fn load(
                 return Ok(None);
             }
             refuse_unless_allowed(pickle, path)?;
-            Ok(Some(npy_mmap::OpenOptions::from(options).load(path)?))
+            let load = |locking| {
+                npy_mmap::OpenOptions::from(options)
+                    .locking(locking)
+                    .load(path)
+            };
+            Ok(Some(source::wait_saying_so(path, load)?))
         }
         Kind::Npz => {
-            let mut archive = npy_mmap::OpenOptions::from(options)
-                .open_npz(path)
+            let open = |locking| {
+                npy_mmap::OpenOptions::from(options)
+                    .locking(locking)
+                    .open_npz(path)
+            };
+            let mut archive = source::wait_saying_so(path, open)
                 .with_context(|| format!("cannot read the archive {}", path.display()))?;
             let key = match member {
                 Some(key) => key.to_string(),
