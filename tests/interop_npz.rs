@@ -89,7 +89,8 @@ fn we_write_numpy_loads() {
         ("fast.npz", Compression::Deflated { level: 1 }),
     ] {
         let path = dir.join(name);
-        let mut writer = NpzWriter::create_with_compression(&path, compression).unwrap();
+        let mut writer = NpzWriter::create(&path).unwrap();
+        writer.set_compression(compression).unwrap();
         writer
             .add(
                 "floats",

@@ -220,7 +220,8 @@ fn numpy_loads_what_we_write() {
         written.push((path, array));
     }
     let archive = dir.join("ours.npz");
-    let mut npz = NpzWriter::create_with_compression(&archive, Compression::DEFLATED).unwrap();
+    let mut npz = NpzWriter::create(&archive).unwrap();
+    npz.set_compression(Compression::DEFLATED).unwrap();
     npz.add("objects", &written[0].1).unwrap();
     npz.add("numbers", &[1.5f64, 2.5][..]).unwrap();
     npz.finish().unwrap();

@@ -182,11 +182,10 @@ fn validate_refuses_a_shared_stream_archive_at_once() {
     use std::io::Cursor;
     let dir = scratch("validate_refuses_a_shared_stream_archive_at_once");
     // One deflated member, listed 2,000 times under other names.
-    let mut writer = NpzWriter::with_compression(
-        Cursor::new(Vec::new()),
-        npy_mmap::npz::Compression::DEFLATED,
-    )
-    .unwrap();
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    writer
+        .set_compression(npy_mmap::npz::Compression::DEFLATED)
+        .unwrap();
     writer.add_raw_member("a.npy", &vec![0u8; 1 << 20]).unwrap();
     let bytes = writer.into_inner().unwrap().into_inner();
     let end = bytes.len() - 22;
@@ -239,8 +238,10 @@ fn show_and_stats_stream_deflated_members() {
     let dir = scratch("show_and_stats_stream_deflated_members");
     let data: Vec<f64> = (0..100_000).map(f64::from).collect();
     let npz = dir.join("big.npz");
-    let mut writer =
-        NpzWriter::create_with_compression(&npz, npy_mmap::npz::Compression::DEFLATED).unwrap();
+    let mut writer = NpzWriter::create(&npz).unwrap();
+    writer
+        .set_compression(npy_mmap::npz::Compression::DEFLATED)
+        .unwrap();
     writer
         .add(
             "x",

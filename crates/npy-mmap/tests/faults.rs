@@ -247,8 +247,8 @@ fn fifos_are_refused_without_blocking() {
 /// An archive whose central directory lists `names`, every entry pointing at
 /// the one deflated member of a real archive (the overlapping zip bomb).
 fn shared_stream_archive(names: &[&str]) -> Vec<u8> {
-    let mut writer =
-        NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED).unwrap();
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    writer.set_compression(Compression::DEFLATED).unwrap();
     writer.add_raw_member("a.npy", &vec![0u8; 1 << 20]).unwrap();
     let bytes = writer.into_inner().unwrap().into_inner();
     let end = bytes.len() - 22;
@@ -335,8 +335,8 @@ fn overlapping_entries_are_refused() {
 #[test]
 fn npz_loads_can_cap_the_inflated_size() {
     let data = vec![0.0f64; 1 << 17]; // 1 MiB of zeros: deflates ~1000:1
-    let mut writer =
-        NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED).unwrap();
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    writer.set_compression(Compression::DEFLATED).unwrap();
     writer.add("big", &data[..]).unwrap();
     writer.add("small", &[1.0f64; 4][..]).unwrap();
     let bytes = writer.into_inner().unwrap().into_inner();

@@ -9,7 +9,8 @@ use npy_mmap::AtomicFile;
 use npy_mmap::npz::{Compression, MemberCompression, NpzArchive, NpzWriter};
 
 fn archive_with(members: &[(&str, &[u8])], compression: Compression) -> Vec<u8> {
-    let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    writer.set_compression(compression).unwrap();
     for (name, content) in members {
         writer.add_raw_member(name, content).unwrap();
     }
@@ -275,10 +276,35 @@ fn positional_keys_count_up_and_clash_like_numpy() {
 
 #[test]
 fn deflate_level_out_of_range_is_refused() {
-    let error =
-        NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::Deflated { level: 10 })
-            .unwrap_err();
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    let error = writer
+        .set_compression(Compression::Deflated { level: 10 })
+        .unwrap_err();
     assert!(error.to_string().contains("level 10"), "{error}");
+    assert_eq!(writer.compression(), Compression::Stored, "unchanged");
+}
+
+#[test]
+fn members_of_one_archive_may_differ_in_compression() {
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    writer.add("big", &vec![1.5f64; 1000]).unwrap();
+    writer.set_compression(Compression::DEFLATED).unwrap();
+    writer.add("small", &vec![7u8; 1000]).unwrap();
+    let bytes = writer.into_inner().unwrap().into_inner();
+    let mut archive = NpzArchive::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        archive.info("big").unwrap().compression,
+        MemberCompression::Stored
+    );
+    assert_eq!(
+        archive.info("small").unwrap().compression,
+        MemberCompression::Deflated
+    );
+    assert_eq!(
+        archive.view::<f64>("big").unwrap().to_vec(),
+        vec![1.5; 1000]
+    );
+    assert_eq!(archive.load("small").unwrap().bytes(), vec![7u8; 1000]);
 }
 
 fn dir_entries(dir: &std::path::Path) -> Vec<String> {
@@ -437,7 +463,8 @@ fn non_npy_stored_member_has_no_array() {
 fn unfinished_member_is_left_out_and_its_name_freed() {
     use std::io::Write;
     for compression in [Compression::Stored, Compression::DEFLATED] {
-        let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
+        let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+        writer.set_compression(compression).unwrap();
         writer.add_raw_member("before", b"kept").unwrap();
         {
             let mut member = writer.start_raw_member("x.npy").unwrap();
@@ -460,7 +487,8 @@ fn streamed_raw_member_matches_its_content() {
     use std::io::Write;
     let content: Vec<u8> = (0..3_500_000u32).map(|i| (i % 97) as u8).collect();
     for compression in [Compression::Stored, Compression::Deflated { level: 1 }] {
-        let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
+        let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+        writer.set_compression(compression).unwrap();
         let mut member = writer.start_raw_member("big.bin").unwrap();
         for piece in content.chunks(777_777) {
             member.write_all(piece).unwrap();

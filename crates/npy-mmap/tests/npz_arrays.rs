@@ -16,7 +16,8 @@ use zerocopy::byteorder::{F64, LittleEndian};
 const BOTH: [Compression; 2] = [Compression::Stored, Compression::DEFLATED];
 
 fn write(compression: Compression, build: impl FnOnce(&mut NpzWriter<Cursor<Vec<u8>>>)) -> Vec<u8> {
-    let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    writer.set_compression(compression).unwrap();
     build(&mut writer);
     writer.into_inner().unwrap().into_inner()
 }
@@ -110,7 +111,8 @@ fn data_length_must_match_the_header() {
         shape: vec![4],
     };
     for compression in BOTH {
-        let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), compression).unwrap();
+        let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+        writer.set_compression(compression).unwrap();
         let error = writer
             .add(
                 "short",

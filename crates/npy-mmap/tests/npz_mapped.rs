@@ -85,7 +85,8 @@ fn rewriting_the_path_leaves_mapped_readers_intact() {
 fn compressed_members_name_the_alternative() {
     let dir = temp_dir("compressed");
     let path = dir.join("c.npz");
-    let mut writer = NpzWriter::create_with_compression(&path, Compression::DEFLATED).unwrap();
+    let mut writer = NpzWriter::create(&path).unwrap();
+    writer.set_compression(Compression::DEFLATED).unwrap();
     writer.add("z", &[0f32; 100][..]).unwrap();
     writer.finish().unwrap();
     let mapped = npy_mmap::OpenOptions::new().map_npz(&path).unwrap();

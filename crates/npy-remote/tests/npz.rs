@@ -101,9 +101,10 @@ fn our_archive(compressed: &[u8]) -> (Vec<u8>, Vec<u8>) {
         .unwrap();
     writer.add_raw_member("notes.txt", b"hello").unwrap();
     let bytes = writer.into_inner().unwrap().into_inner();
-    let mut deflated =
-        NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::Deflated { level: 6 })
-            .unwrap();
+    let mut deflated = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    deflated
+        .set_compression(Compression::Deflated { level: 6 })
+        .unwrap();
     let z = Header::new(
         DType::parse("<u1").unwrap(),
         Order::C,

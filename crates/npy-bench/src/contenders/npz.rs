@@ -48,7 +48,8 @@ pub fn npz(h: &mut Harness, files: &NpzFiles) -> Result<()> {
                                 Compression::Stored
                             };
                             let sink = BufWriter::new(File::create(&ours_path)?);
-                            let mut writer = NpzWriter::with_compression(sink, compression)?;
+                            let mut writer = NpzWriter::new(sink)?;
+                            writer.set_compression(compression)?;
                             writer.add("big", big)?;
                             writer.add("small", small)?;
                             writer.into_inner()?.flush()?;

@@ -281,8 +281,9 @@ pub fn pack(args: &PackArgs) -> anyhow::Result<()> {
     } else {
         Compression::Stored
     };
-    let mut writer = NpzWriter::create_with_compression(&args.output, compression)
+    let mut writer = NpzWriter::create(&args.output)
         .with_context(|| format!("cannot create {}", args.output.display()))?;
+    writer.set_compression(compression)?;
     for (key, array) in &mut inputs {
         // Streamed in chunks: a sparse input is read through the file, and
         // nothing is held whole in memory.

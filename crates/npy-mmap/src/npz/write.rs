@@ -48,7 +48,8 @@ impl Compression {
 /// use std::io::Cursor;
 /// use npy_mmap::npz::{Compression, NpzArchive, NpzWriter};
 ///
-/// let mut writer = NpzWriter::with_compression(Cursor::new(Vec::new()), Compression::DEFLATED)?;
+/// let mut writer = NpzWriter::new(Cursor::new(Vec::new()))?;
+/// writer.set_compression(Compression::DEFLATED)?;
 /// writer.add_raw_member("README", b"two arrays")?;
 /// let archive = writer.into_inner()?.into_inner();
 /// assert_eq!(NpzArchive::new(Cursor::new(archive))?.keys(), ["README"]);
@@ -79,19 +80,10 @@ impl NpzWriter<AtomicFile> {
     /// the same directory; [`finish`](Self::finish) makes it appear. Dropped
     /// unfinished, the writer leaves no file (and never a partial one).
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
-        Self::create_with_compression(path, Compression::Stored)
-    }
-
-    /// Like [`create`](Self::create), with a compression.
-    pub fn create_with_compression(
-        path: impl AsRef<Path>,
-        compression: Compression,
-    ) -> Result<Self> {
         let path = path.as_ref();
         let file =
             AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
-        let mut writer =
-            Self::with_compression(file, compression).map_err(|e| e.with_path(path))?;
+        let mut writer = Self::new(file).map_err(|e| e.with_path(path))?;
         writer.path = Some(path.to_path_buf());
         Ok(writer)
     }
@@ -105,31 +97,41 @@ impl NpzWriter<AtomicFile> {
 }
 
 impl<W: Write + Seek> NpzWriter<W> {
-    /// A writer of stored members (like `np.savez`), starting at `sink`'s position.
+    /// A writer of stored members (like `np.savez`), starting at `sink`'s
+    /// position; [`set_compression`](Self::set_compression) changes that.
     pub fn new(sink: W) -> Result<Self> {
-        Self::with_compression(sink, Compression::Stored)
-    }
-
-    /// A writer with the given compression for every member.
-    pub fn with_compression(sink: W, compression: Compression) -> Result<Self> {
-        if let Compression::Deflated { level } = compression
-            && level > 9
-        {
-            return Err(stream_error("write")(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("deflate level {level} is out of range 0..=9"),
-            )));
-        }
         Ok(NpzWriter {
             container: Container::new(sink).map_err(stream_error("write"))?,
             path: None,
-            compression,
+            compression: Compression::Stored,
             members: HashSet::new(),
             positional: HashSet::new(),
         })
     }
 
-    /// The compression used for the members.
+    /// The compression of the members added from now on
+    /// (`Compression::DEFLATED` is `np.savez_compressed`'s). Members may
+    /// differ: an archive can keep big arrays stored (mappable) and deflate
+    /// the rest.
+    ///
+    /// Errors: a deflate level above 9, before anything changes.
+    pub fn set_compression(&mut self, compression: Compression) -> Result<()> {
+        if let Compression::Deflated { level } = compression
+            && level > 9
+        {
+            return Err(self.error(ErrorKind::Io {
+                operation: "set the compression of",
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("deflate level {level} is out of range 0..=9"),
+                ),
+            }));
+        }
+        self.compression = compression;
+        Ok(())
+    }
+
+    /// The compression of the members added from now on.
     pub fn compression(&self) -> Compression {
         self.compression
     }
