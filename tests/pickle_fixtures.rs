@@ -76,7 +76,7 @@ fn read_npy_decodes_what_numpy_loads() {
 
 #[test]
 fn load_decodes_what_numpy_loads() {
-    check_all("npy_mmap::load_with", |file, options| {
+    check_all("OpenOptions::load", |file, options| {
         npy_mmap::OpenOptions::from(*options)
             .load(fixtures_dir().join(file))
             .map_err(|e| e.to_string())
