@@ -65,6 +65,15 @@ impl Error {
         self
     }
 
+    /// This error, about the file at `path` when there is one (an archive
+    /// read from memory has none).
+    pub(crate) fn located(self, path: Option<&Path>) -> Error {
+        match path {
+            Some(path) => self.with_path(path),
+            None => self,
+        }
+    }
+
     /// This error, about archive member `member` (unless it already names one).
     pub(crate) fn in_member(mut self, member: &str) -> Error {
         if self.0.member.is_none() {

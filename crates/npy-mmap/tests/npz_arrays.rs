@@ -132,6 +132,28 @@ fn data_length_must_match_the_header() {
             ),
             "{error}"
         );
+        // Too much data: refused before it is written, with the length it
+        // would have reached.
+        let error = writer
+            .add(
+                "long",
+                &common::Lying {
+                    header: header.clone(),
+                    data: vec![0; 40],
+                },
+            )
+            .unwrap_err();
+        assert!(
+            matches!(
+                error.kind(),
+                ErrorKind::Format(npy_core::Error::DataLength {
+                    expected: 32,
+                    actual: 40,
+                })
+            ),
+            "{error}"
+        );
+        assert_eq!(error.member(), Some("long.npy"));
         let mut member = writer.start_array("long", &header).unwrap();
         assert!(member.write_all(&[0; 33]).is_err());
         drop(member);

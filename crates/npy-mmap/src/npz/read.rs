@@ -13,7 +13,7 @@ use npy_core::{ArrayView, Header, Layout, NpyArray, ParsedHeader, ReadOptions, r
 use zip::read::ZipFile;
 use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
 
-use crate::error::{Error, ErrorKind, Result, format_error_kind};
+use crate::error::{Error, ErrorKind, Result, format_error_kind, stream_error};
 use crate::lock::{Locks, lock_shared};
 
 /// A lazily read `.npz` archive (or any zip), with NumPy's `NpzFile` semantics.
@@ -86,7 +86,7 @@ impl<R: Read + Seek> NpzArchive<R> {
     pub(crate) fn with_options(mut reader: R, options: ReadOptions) -> Result<Self> {
         let archive_len = reader
             .seek(io::SeekFrom::End(0))
-            .map_err(|source| stream_error("seek in", source))?;
+            .map_err(stream_error("seek in"))?;
         // The entries' places are checked before anything is inflated, on
         // the reader itself, then the (small) directory is parsed again.
         let spans = match ZipArchive::new(&mut reader) {
@@ -190,7 +190,11 @@ impl<R: Read + Seek> NpzArchive<R> {
         let file = self
             .zip
             .by_index_with_options(index, ZipReadOptions::new().ignore_crc32(true))
-            .map_err(|source| locate(path, Error::from(zip_kind(source)).in_member(member)))?;
+            .map_err(|source| {
+                Error::from(zip_kind(source))
+                    .in_member(member)
+                    .located(path)
+            })?;
         let expected = file.crc32();
         Ok(MemberReader {
             file,
@@ -348,7 +352,7 @@ fn check_entries<R: Read + Seek>(
         let mut fixed = [0u8; LOCAL_HEADER_LEN];
         reader
             .seek(io::SeekFrom::Start(span.header_start))
-            .map_err(|source| stream_error("seek in", source))?;
+            .map_err(stream_error("seek in"))?;
         reader.read_exact(&mut fixed).map_err(|_| {
             corrupt(
                 &span.name,
@@ -476,7 +480,7 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
         let index = self.resolve(key)?;
         let path = self.path.as_deref();
         let member = self.names[index].as_str();
-        let fail = |kind| locate(path, Error::from(kind).in_member(member));
+        let fail = |kind| Error::from(kind).in_member(member).located(path);
         let bytes: &'a [u8] = self.zip_bytes();
         let file = self
             .zip
@@ -642,15 +646,14 @@ impl<R: Read> MemberReader<'_, R> {
 
     /// `kind` about this member.
     pub(crate) fn error(&self, kind: ErrorKind) -> Error {
-        locate(self.path, Error::from(kind).in_member(self.member))
+        Error::from(kind).in_member(self.member).located(self.path)
     }
 
     /// npy-core's error about this member's content.
     pub(crate) fn format_error(&self, error: npy_core::Error) -> Error {
-        locate(
-            self.path,
-            format_error_kind("read", error).in_member(self.member),
-        )
+        format_error_kind("read", error)
+            .in_member(self.member)
+            .located(self.path)
     }
 }
 
@@ -696,23 +699,10 @@ fn zip_kind(error: zip::result::ZipError) -> ErrorKind {
     }
 }
 
-/// A read or seek of the archive stream that failed.
-fn stream_error(operation: &'static str, source: io::Error) -> Error {
-    Error::from(ErrorKind::Io { operation, source })
-}
-
-/// `error`, with the archive's path when it has one.
-fn locate(path: Option<&Path>, error: Error) -> Error {
-    match path {
-        Some(path) => error.with_path(path),
-        None => error,
-    }
-}
-
 impl<R> NpzArchive<R> {
     /// This error, with the archive's path if it has one.
     fn located(&self, error: Error) -> Error {
-        locate(self.path.as_deref(), error)
+        error.located(self.path.as_deref())
     }
 
     /// `kind` about member `index` (and the archive's path, if it has one).

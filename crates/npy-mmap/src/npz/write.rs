@@ -220,21 +220,14 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// ```
     pub fn add<S: NpySource + ?Sized>(&mut self, key: &str, source: &S) -> Result<()> {
         let header = source.npy_header();
-        let name = member_name(key);
         let data = source.npy_data().map_err(|e| {
-            self.error(format_error_kind("write", e).into_kind())
-                .in_member(&name)
+            format_error_kind("write", e)
+                .in_member(&member_name(key))
+                .located(self.path.as_deref())
         })?;
         let mut member = if header.dtype.has_object() {
             // The data is a pickle, whose length only the pickle knows.
-            let header_bytes = header
-                .to_bytes(None)
-                .map_err(|e| self.error(ErrorKind::Format(e)).in_member(&name))?;
-            let mut member = self.start_member(name, Some(key), None)?;
-            member
-                .encode(&header_bytes)
-                .map_err(|e| member.io_error(e))?;
-            member
+            self.start_npy(key, &header, None)?
         } else {
             self.start_array(key, &header)?
         };
@@ -248,19 +241,37 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// exactly the data bytes the header promises. Call
     /// [`MemberWriter::finish`]; a member left short is an error.
     pub fn start_array(&mut self, key: &str, header: &Header) -> Result<MemberWriter<'_, W>> {
-        // An object array's data is a pickle, not bytes: see `add_array`.
-        let name = member_name(key);
-        let format = |e| self.error(ErrorKind::Format(e)).in_member(&name);
+        // An object array's data is a pickle, not bytes: see `add`.
+        let format = |e| self.format_error(key, e);
         if header.dtype.has_object() {
             return Err(format(npy_core::Error::ObjectData));
         }
         let expected = header.data_len().map_err(format)?;
-        let header_bytes = header.to_bytes(None).map_err(format)?;
-        let mut member = self.start_member(name, Some(key), Some(expected as u64))?;
+        self.start_npy(key, header, Some(expected as u64))
+    }
+
+    /// Starts the `.npy` member of `key` and writes `header` into it; the
+    /// data must then be `expected` bytes (any length when `None`: a pickle).
+    fn start_npy(
+        &mut self,
+        key: &str,
+        header: &Header,
+        expected: Option<u64>,
+    ) -> Result<MemberWriter<'_, W>> {
+        let header_bytes = header
+            .to_bytes(None)
+            .map_err(|e| self.format_error(key, e))?;
+        let mut member = self.start_member(member_name(key), Some(key), expected)?;
         member
             .encode(&header_bytes)
-            .map_err(|e| member.io_error(e))?;
+            .map_err(|e| member.writer.io_error(&member.name, e))?;
         Ok(member)
+    }
+
+    /// npy-core's error about the member of `key`.
+    fn format_error(&self, key: &str, error: npy_core::Error) -> Error {
+        self.error(ErrorKind::Format(error))
+            .in_member(&member_name(key))
     }
 
     /// Writes the central directory and returns the sink (the way to end
@@ -268,22 +279,14 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// [`finish`](NpzWriter::finish), which also makes the file appear).
     pub fn into_inner(self) -> Result<W> {
         let path = self.path.clone();
-        self.container.finish_archive().map_err(|source| {
-            let error = stream_error("write")(source);
-            match &path {
-                Some(path) => error.with_path(path),
-                None => error,
-            }
-        })
+        self.container
+            .finish_archive()
+            .map_err(|source| stream_error("write")(source).located(path.as_deref()))
     }
 
     /// `kind` about this archive (its path, if it has one).
     fn error(&self, kind: ErrorKind) -> Error {
-        let error = Error::from(kind);
-        match &self.path {
-            Some(path) => error.with_path(path),
-            None => error,
-        }
+        Error::from(kind).located(self.path.as_deref())
     }
 
     /// A failed write of member `name`.
@@ -353,43 +356,36 @@ impl<W: Write + Seek> MemberWriter<'_, W> {
         &self.name
     }
 
-    /// Writes data, with this member's errors.
+    /// Writes data, with this member's errors: more than the header
+    /// promises is npy-core's length error, with the length it would reach.
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
-        self.write_all(bytes).map_err(|e| self.io_error(e))
+        let total = self.written.saturating_add(bytes.len() as u64);
+        if self.expected.is_some_and(|expected| total > expected) {
+            return Err(self.length_error(total));
+        }
+        self.write_all(bytes)
+            .map_err(|e| self.writer.io_error(&self.name, e))
     }
 
-    /// A failed write of this member.
-    fn io_error(&self, source: io::Error) -> Error {
-        if source.kind() == io::ErrorKind::InvalidInput
-            && let Some(expected) = self.expected
-        {
-            // More data than the header promises.
-            let error = npy_core::Error::DataLength {
-                expected: expected as usize,
-                actual: self.written.saturating_add(1) as usize,
-            };
-            return self
-                .writer
-                .error(ErrorKind::Format(error))
-                .in_member(&self.name);
-        }
-        self.writer.io_error(&self.name, source)
+    /// The header promised other than `actual` data bytes.
+    fn length_error(&self, actual: u64) -> Error {
+        let error = npy_core::Error::DataLength {
+            expected: self.expected.unwrap_or(actual) as usize,
+            actual: actual as usize,
+        };
+        self.writer
+            .error(ErrorKind::Format(error))
+            .in_member(&self.name)
     }
 
     /// Ends the member; an array member must have received exactly the data
     /// bytes its header promises.
     pub fn finish(mut self) -> Result<()> {
-        if let Some(expected) = self.expected
-            && self.written != expected
+        if self
+            .expected
+            .is_some_and(|expected| self.written != expected)
         {
-            let error = npy_core::Error::DataLength {
-                expected: expected as usize,
-                actual: self.written as usize,
-            };
-            return Err(self
-                .writer
-                .error(ErrorKind::Format(error))
-                .in_member(&self.name));
+            return Err(self.length_error(self.written));
         }
         let Some((open, encoder)) = self.open.take() else {
             return Ok(());
