@@ -119,12 +119,30 @@ fn load(format: Format, path: &Path) -> Result<u64> {
     Ok(first as u64)
 }
 
-/// Not a test of its own: the body of a saving process. Does nothing unless
-/// the parent set `NPY_CRASH_TEST_SAVER=format:path:first`; then saves
-/// versions first, first+1, ... forever, printing `saved <n>` after each.
+/// The body of a saving process, when the parent set
+/// `NPY_CRASH_TEST_SAVER=format:path:first`: saves versions first,
+/// first+1, ... forever, printing `saving <n>` before and `saved <n>` after
+/// each. Run as a test of its own (without the variable), it checks that
+/// mechanism: a saver started through it reports saves and writes the file.
 #[test]
 fn saver_process_entry_point() -> Result<()> {
     let Ok(job) = std::env::var(SAVER_ENV) else {
+        let dir = TempDir::new("crash-entry");
+        let path = dir.0.join("data.npy");
+        let mut saver = start_saver(Format::Npy, &path, 1)?;
+        let mut lines = BufReader::new(saver.stdout.take().context("stdout")?).lines();
+        let mut seen = Vec::new();
+        while seen.len() < 4 {
+            seen.push(lines.next().context("the saver ended")??);
+        }
+        saver.kill()?;
+        saver.wait()?;
+        ensure!(
+            seen.iter().any(|l| l.ends_with("saving 1"))
+                && seen.iter().any(|l| l.ends_with("saved 1")),
+            "{seen:?}"
+        );
+        ensure!(load(Format::Npy, &path)? >= 1, "the saver's file");
         return Ok(());
     };
     let mut parts = job.splitn(3, ':');
@@ -138,6 +156,7 @@ fn saver_process_entry_point() -> Result<()> {
     let path = PathBuf::from(parts.next().context("path")?);
     let first: u64 = parts.next().context("first")?.parse()?;
     for n in first.. {
+        println!("saving {n}");
         save(format, &path, n)?;
         println!("saved {n}");
     }
@@ -171,36 +190,60 @@ impl Rng {
     }
 }
 
+/// Starts a saving process (see `saver_process_entry_point`).
+fn start_saver(format: Format, path: &Path, first: u64) -> Result<std::process::Child> {
+    Ok(Command::new(std::env::current_exe()?)
+        .args([
+            "saver_process_entry_point",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(
+            SAVER_ENV,
+            format!("{}:{}:{first}", format.name(), path.display()),
+        )
+        .stdout(Stdio::piped())
+        .spawn()?)
+}
+
+/// Kills this many savers in the middle of a save (between its `saving`
+/// and `saved` lines) at least, or the test fails: kills that all land
+/// between saves would prove nothing.
+const MID_SAVE_KILLS: usize = 4;
+/// Rounds before giving up on reaching `MID_SAVE_KILLS`.
+const MAX_ROUNDS: usize = 80;
+
 fn kill_savers_at_random_points(format: Format) -> Result<()> {
     let dir = TempDir::new(&format!("crash-{}", format.name()));
     let path = dir.0.join(format!("data.{}", format.extension()));
     save(format, &path, 0)?;
     let mut rng = Rng::new();
     let mut committed = 0u64;
-    let kills = 12;
-    for round in 0..kills {
-        let mut child = Command::new(std::env::current_exe()?)
-            .args([
-                "saver_process_entry_point",
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(
-                SAVER_ENV,
-                format!("{}:{}:{}", format.name(), path.display(), committed + 1),
-            )
-            .stdout(Stdio::piped())
-            .spawn()?;
+    let mut mid_save = 0;
+    let mut round = 0;
+    while round < 12 || mid_save < MID_SAVE_KILLS {
+        ensure!(
+            round < MAX_ROUNDS,
+            "only {mid_save} of {round} kills landed mid-save"
+        );
+        let mut child = start_saver(format, &path, committed + 1)?;
         let stdout = child.stdout.take().context("stdout")?;
-        // Collect `saved <n>` lines on a thread, so the kill is not tied to
-        // a line arriving: it lands wherever the saver happens to be.
+        // Collect the lines on a thread, so the kill is not tied to a line
+        // arriving: it lands wherever the saver happens to be. Returns the
+        // last save reported done, and whether one had started since.
         let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-                .filter_map(|l| l.rsplit_once("saved ")?.1.parse::<u64>().ok())
-                .max()
+            let mut reported = None;
+            let mut saving = false;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some((_, n)) = line.rsplit_once("saved ") {
+                    reported = n.parse::<u64>().ok().or(reported);
+                    saving = false;
+                } else if line.contains("saving ") {
+                    saving = true;
+                }
+            }
+            (reported, saving)
         });
         // Half the rounds kill early (often mid-write of the first save),
         // half after several saves.
@@ -216,7 +259,8 @@ fn kill_savers_at_random_points(format: Format) -> Result<()> {
             !status.success(),
             "the saver must have been killed: {status:?}"
         );
-        let reported = reader.join().expect("reader thread");
+        let (reported, killed_mid_save) = reader.join().expect("reader thread");
+        mid_save += usize::from(killed_mid_save);
 
         // The file is complete: the last save it reported, or the one in
         // flight if that one got as far as its rename.
@@ -229,8 +273,12 @@ fn kill_savers_at_random_points(format: Format) -> Result<()> {
             found == floor || found == floor + 1,
             "round {round}: found version {found}, last reported {floor}"
         );
-        eprintln!("round {round}: killed after {delay} ms, {reported:?} reported, found {found}");
+        eprintln!(
+            "round {round}: killed after {delay} ms{}, {reported:?} reported, found {found}",
+            if killed_mid_save { " (mid-save)" } else { "" }
+        );
         committed = found;
+        round += 1;
     }
     // Killed saves may leave their temporary files behind (nothing can
     // remove them after SIGKILL), but never anything under the real name.

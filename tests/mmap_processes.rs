@@ -59,11 +59,30 @@ fn work(path: &Path, start: usize, end: usize, pause_ms: u64) -> Result<()> {
     Ok(())
 }
 
-/// Not a test of its own: the body of a worker process. Does nothing unless
-/// the parent set `NPY_MMAP_TEST_WORKER=path:start:end:pause_ms`.
+/// The body of a worker process, when the parent set
+/// `NPY_MMAP_TEST_WORKER=path:start:end:pause_ms`. Run as a test of its own
+/// (without the variable), it checks that mechanism: a worker started
+/// through it fills its rows and reports each one.
 #[test]
 fn worker_process_entry_point() -> Result<()> {
     let Ok(job) = std::env::var(WORKER_ENV) else {
+        let dir = TempDir::new("mmap-procs-entry");
+        let path = dir.0.join("shared.npy");
+        create(&path, 4)?;
+        let output = spawn_worker(&path, 1..3, 0)?.wait_with_output()?;
+        ensure!(output.status.success(), "worker: {}", output.status);
+        let done: Vec<usize> = String::from_utf8(output.stdout)?
+            .lines()
+            .filter_map(reported_row)
+            .collect();
+        ensure!(done == [1, 2], "reported {done:?}");
+        let array = npy_mmap::open(&path)?;
+        let bytes = array.bytes();
+        ensure!((0..COLS).all(|c| element(bytes, COLS + c) == value(1, c)));
+        ensure!(
+            (0..COLS).all(|c| element(bytes, c) == 0.0),
+            "row 0 is not the worker's"
+        );
         return Ok(());
     };
     let mut parts = job.rsplitn(4, ':');

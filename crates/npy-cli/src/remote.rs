@@ -142,15 +142,30 @@ enum Content {
     Npz(Vec<(String, u64, u32)>),
 }
 
+/// Whose lock protects a local file while it is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Locked {
+    /// Take the shared lock (a file others may be changing).
+    Take,
+    /// Already ours: a temporary this process writes and holds exclusive
+    /// (taking the lock again would wait for ourselves).
+    Ours,
+}
+
 /// The local file's kind and content, refusing one numpy could not load.
-fn local_content(path: &Path) -> anyhow::Result<(Content, u64)> {
+fn local_content(path: &Path, locked: Locked) -> anyhow::Result<(Content, u64)> {
     let options = ParseOptions {
         max_header_size: source::INSPECT_MAX_HEADER,
         ..Default::default()
     };
     match source::sniff(path)? {
         Kind::Npy => {
-            let file = NpyFile::open(path, &options)?;
+            let file = match locked {
+                Locked::Take => NpyFile::open(path, &options)?,
+                Locked::Ours => {
+                    NpyFile::read(npy_mmap::open_regular(path, false)?, path, &options)?
+                }
+            };
             if file.surplus() < 0 {
                 bail!(
                     "{}: {}",
@@ -208,7 +223,7 @@ fn remote_content(url: &str, npz: bool) -> anyhow::Result<(Content, u64)> {
 }
 
 fn upload(local: &Path, url: &str, part_size: usize, concurrency: usize) -> anyhow::Result<()> {
-    let (content, size) = local_content(local)?;
+    let (content, size) = local_content(local, Locked::Take)?;
     let (store, path) = Store::from_url(url)?;
     let mut file = npy_mmap::open_regular(local, false)?;
     let mut progress = Progress::bytes(size, "uploading", false);
@@ -269,7 +284,7 @@ fn download(url: &str, local: &Path, part_size: usize, concurrency: usize) -> an
         ))
         .with_context(|| format!("cannot download {url}"))?;
     drop(progress);
-    let (copied, copied_size) = local_content(file.temp_path())
+    let (copied, copied_size) = local_content(file.temp_path(), Locked::Ours)
         .with_context(|| format!("cannot verify the download of {url}"))?;
     if (written, copied_size, &copied) != (size, size, &content) {
         bail!("the download of {url} does not match it ({copied_size} bytes, {size} expected)");

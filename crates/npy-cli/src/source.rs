@@ -241,6 +241,16 @@ impl NpyFile {
         // following the locking rule (an append, a streamed file) is never
         // seen half-way through a change.
         lock_shared_saying_so(&file, path)?;
+        Self::read(file, path, options)
+    }
+
+    /// Parses the header of `file` (open on `path`), which the caller has
+    /// locked, or writes itself (an `AtomicFile`'s temporary).
+    pub fn read(
+        file: std::fs::File,
+        path: &Path,
+        options: &ParseOptions,
+    ) -> anyhow::Result<NpyFile> {
         let file_size = file
             .metadata()
             .with_context(|| format!("cannot read {}", path.display()))?

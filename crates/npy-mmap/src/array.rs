@@ -480,9 +480,10 @@ impl MappedArray<ReadWrite> {
 
     /// Starts writing all changes back without waiting for the disk.
     ///
-    /// On Linux this queues the dirty pages for writing
-    /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`; `msync(MS_ASYNC)` is a
-    /// no-op there), elsewhere it is `msync(MS_ASYNC)`. A later
+    /// On Linux this queues the dirty pages for writing with
+    /// `sync_file_range(WAIT_BEFORE | WRITE)` (a page already being written
+    /// back is waited for, then queued again; `msync(MS_ASYNC)` is a no-op
+    /// there), elsewhere it is `msync(MS_ASYNC)`. A later
     /// [`flush`](Self::flush) still waits for everything.
     pub fn flush_async(&self) -> Result<()> {
         self.flush_bytes_async(0..self.bytes().len())

@@ -27,6 +27,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 
 use crate::error::{Error, ErrorKind, Result, io_error};
+use crate::lock::{Locking, Locks, Writer, WriterLock};
 
 /// Attempts at a fresh temporary name before giving up (each name is random,
 /// so a clash means someone is planting names on purpose).
@@ -37,6 +38,12 @@ const NAME_ATTEMPTS: usize = 64;
 /// never leaves a half-written file there and readers that mapped the old
 /// file keep an intact copy. Dropped uncommitted, or when `commit` fails
 /// before the rename, it removes itself.
+///
+/// The temporary is locked exclusive (the structure lock every mapping of
+/// this crate shares) until the commit: nothing that follows the locking
+/// rule maps it while it is written, in this process (refused at once with
+/// [`ErrorKind::Conflict`](crate::ErrorKind::Conflict)) or another (which
+/// waits).
 ///
 /// Replacing an existing file keeps its permission bits (and, where the
 /// system allows, its owner and group), as `np.save` does by writing in
@@ -56,6 +63,9 @@ pub struct AtomicFile {
     dest: PathBuf,
     /// Set once the rename has happened: from then on the temporary name is gone.
     renamed: bool,
+    /// The temporary's exclusive lock, registered in this process until
+    /// the commit (the lock itself goes with the file).
+    lock: Option<WriterLock>,
 }
 
 impl AtomicFile {
@@ -137,7 +147,7 @@ impl AtomicFile {
                 Err(error) => return Err(error),
             };
             let temp = dest.with_file_name(&temp_name);
-            let atomic = AtomicFile {
+            let mut atomic = AtomicFile {
                 file: Some(BufWriter::with_capacity(1 << 20, file)),
                 dir,
                 temp_name,
@@ -145,7 +155,18 @@ impl AtomicFile {
                 temp,
                 dest,
                 renamed: false,
+                lock: None,
             };
+            // A new name nobody else knows: never waits. On error `atomic`
+            // drops and removes the temporary.
+            let lock = WriterLock::acquire(
+                atomic.file()?,
+                &atomic.temp,
+                Locks::Take(Locking::NonBlocking),
+                Writer::Temporary,
+            )
+            .map_err(io::Error::other)?;
+            atomic.lock = Some(lock);
             if let Some(existing) = existing {
                 // On error `atomic` drops and removes the temporary.
                 existing.apply_to(atomic.file()?)?;
@@ -216,6 +237,9 @@ impl AtomicFile {
             .map_err(|source| Error::at(&self.dest, ErrorKind::NotDurable { source }))?;
         let writer = self.file.take().ok_or_else(already_committed);
         let writer = writer.map_err(io_error("write", &self.temp))?;
+        // The file is the destination now, and the caller's: it keeps the
+        // lock, this process's registry forgets the writer.
+        self.lock = None;
         // Flushed above: nothing is left in the buffer.
         Ok(writer.into_parts().0)
     }

@@ -167,7 +167,7 @@ impl CreateOptions {
         Ok((file, layout))
     }
 
-    fn locks(&self) -> Locks {
+    pub(crate) fn locks(&self) -> Locks {
         Locks::Take(self.locking)
     }
 
@@ -198,11 +198,10 @@ impl CreateOptions {
             // file; processes that mapped the old file keep their copy.
             let temp =
                 AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
+            // The temporary is exclusively locked from its creation on.
             let file = temp
                 .file()
                 .map_err(io_error("create a temporary file for", path))?;
-            // Nobody else knows the temporary's name: this never waits.
-            lock_exclusive(file, path, self.locks())?;
             self.write_locked(file, path, &header_bytes, file_len)?;
             // On any error above `temp` drops and removes itself.
             let file = temp.commit_file()?;

@@ -242,14 +242,12 @@ pub enum ErrorKind {
     /// This process already maps bytes of the file in a way the new
     /// mapping (or change) conflicts with. Waiting could never end (the
     /// holder is this process), so this is an error whatever the locking.
-    #[error(
-        "{wanted} conflicts with {held} of the same bytes that this process holds; \
-         drop that one first"
-    )]
+    #[error("{wanted} conflicts with {held} that this process holds; drop that one first")]
     Conflict {
         /// What was asked for ("a read-write mapping", ...).
         wanted: &'static str,
-        /// What this process holds ("a read-only mapping", ...).
+        /// What this process holds ("a read-only mapping of the same
+        /// bytes", "a RowWriter (CreateOptions::stream) writing the file", ...).
         held: &'static str,
     },
 

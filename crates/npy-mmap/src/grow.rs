@@ -62,7 +62,7 @@ use zerocopy::IntoBytes;
 
 use crate::CreateOptions;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
-use crate::lock::{Locking, Locks, StructureLock};
+use crate::lock::{Locking, Locks, StructureLock, Writer, WriterLock};
 use crate::open::{open_regular, read_header, still_at_path};
 
 /// The growth axis of `header` and the bytes of one row along it.
@@ -336,6 +336,9 @@ impl CreateOptions {
             ));
         }
         let (file, header_bytes, _) = self.write_exclusive(path)?;
+        // Already exclusive; registered so that this process's other uses
+        // of the file fail at once instead of waiting for this writer.
+        let lock = WriterLock::acquire(&file, path, self.locks(), Writer::Rows)?;
         let ParsedHeader { header, layout } =
             Header::parse(&header_bytes, &ParseOptions::default())
                 .map_err(format_error("parse", path))?;
@@ -351,6 +354,7 @@ impl CreateOptions {
             row_bytes,
             written: 0,
             published: false,
+            _lock: lock,
         })
     }
 }
@@ -382,6 +386,8 @@ pub struct RowWriter {
     written: usize,
     /// Whether a `sync` published rows (or `finish` completed).
     published: bool,
+    /// Keeps this process's other uses of the file out until the writer goes.
+    _lock: WriterLock,
 }
 
 impl Drop for RowWriter {

@@ -73,10 +73,14 @@ impl Default for Locking {
 }
 
 /// Retries `attempt` (which says whether it got the lock) as `locking`
-/// says: once, until a deadline, or for ever; sleeping between attempts
-/// with a backoff from 100 µs to 50 ms.
-fn retry(path: &Path, locking: Locking, mut attempt: impl FnMut() -> Result<bool>) -> Result<()> {
-    let started = Instant::now();
+/// says, counting from `started`: once, until a deadline, or for ever;
+/// sleeping between attempts with a backoff from 100 µs to 50 ms.
+fn retry(
+    path: &Path,
+    locking: Locking,
+    started: Instant,
+    mut attempt: impl FnMut() -> Result<bool>,
+) -> Result<()> {
     let mut pause = Duration::from_micros(100);
     loop {
         if attempt()? {
@@ -138,6 +142,52 @@ impl Access {
             Access::Live => "a live (atomic) mapping",
         }
     }
+
+    fn describe_held(self) -> &'static str {
+        match self {
+            Access::Read => "a read-only mapping of the same bytes",
+            Access::Write => "a read-write mapping of the same bytes",
+            Access::Live => "a live (atomic) mapping of the same bytes",
+        }
+    }
+}
+
+/// What a writer keeping a file's structure lock exclusive is, for the
+/// message that refuses another use of the file in this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Writer {
+    /// [`RowWriter`](crate::RowWriter) (`CreateOptions::stream`), until `finish`.
+    Rows,
+    /// [`AtomicFile`](crate::AtomicFile)'s temporary, until `commit`.
+    Temporary,
+}
+
+impl Writer {
+    fn describe(self) -> &'static str {
+        match self {
+            Writer::Rows => "a RowWriter (CreateOptions::stream) writing the file",
+            Writer::Temporary => "an AtomicFile writing the file (its temporary)",
+        }
+    }
+}
+
+/// What an entry of the registry holds.
+#[derive(Clone, Copy, Debug)]
+enum Held {
+    /// A mapping's data lock on the entry's range.
+    Data(Access),
+    /// The whole file's structure lock, exclusive, for as long as a writer
+    /// object lives: every other use of the file waits for its owner.
+    Structure(Writer),
+}
+
+impl Held {
+    fn describe(self) -> &'static str {
+        match self {
+            Held::Data(access) => access.describe_held(),
+            Held::Structure(writer) => writer.describe(),
+        }
+    }
 }
 
 /// Which file: device and inode (a path may have many names).
@@ -169,8 +219,55 @@ fn key_of(meta: &std::fs::Metadata, path: &Path) -> Result<FileKey> {
 struct Entry {
     id: u64,
     key: FileKey,
+    /// The bytes held (the whole file for a structure lock).
     range: Range<u64>,
-    access: Access,
+    held: Held,
+}
+
+impl Entry {
+    /// Whether this entry keeps `access` to `range` of the file `key` out.
+    fn excludes(&self, key: FileKey, range: &Range<u64>, access: Access) -> bool {
+        self.key == key
+            && match self.held {
+                Held::Data(held) => overlaps(&self.range, range) && !held.admits(access),
+                Held::Structure(_) => true,
+            }
+    }
+}
+
+/// Registers `held` for `range` of the file `key` unless something this
+/// process holds excludes it (`excludes` decides); returns the entry's id,
+/// or the `Conflict` naming what `wanted` met.
+fn register(
+    path: &Path,
+    key: FileKey,
+    range: Range<u64>,
+    held: Held,
+    wanted: &'static str,
+    excludes: impl Fn(&Entry) -> bool,
+) -> Result<u64> {
+    let mut entries = registry();
+    if let Some(holder) = entries.iter().find(|entry| excludes(entry)) {
+        return Err(Error::at(
+            path,
+            ErrorKind::Conflict {
+                wanted,
+                held: holder.held.describe(),
+            },
+        ));
+    }
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    entries.push(Entry {
+        id,
+        key,
+        range,
+        held,
+    });
+    Ok(id)
+}
+
+fn forget(id: u64) {
+    registry().retain(|entry| entry.id != id);
 }
 
 /// What this process has mapped.
@@ -195,7 +292,7 @@ fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
 /// processes goes with the file's descriptor, which its owner closes first.
 #[derive(Debug)]
 pub(crate) struct DataLock {
-    /// `None` for an empty range or ignored locks: nothing to forget.
+    /// `None` for ignored locks: nothing to forget.
     id: Option<u64>,
     range: Range<u64>,
     /// The file's length when the lock was taken (under the structure
@@ -221,43 +318,30 @@ impl DataLock {
             range: range.clone(),
             file_len,
         };
-        // No bytes, or a caller who promised (unsafely) to need no lock.
+        // A caller who promised (unsafely) to need no lock.
         let Locks::Take(locking) = locks else {
             return Ok(unlocked);
         };
-        if range.is_empty() {
-            return Ok(unlocked);
-        }
         let key = key_of(meta, path)?;
-        let id = {
-            let mut entries = registry();
-            if let Some(held) = entries.iter().find(|held| {
-                held.key == key && overlaps(&held.range, &range) && !held.access.admits(access)
-            }) {
-                return Err(Error::at(
-                    path,
-                    ErrorKind::Conflict {
-                        wanted: access.describe(),
-                        held: held.access.describe(),
-                    },
-                ));
-            }
-            let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-            entries.push(Entry {
-                id,
-                key,
-                range: range.clone(),
-                access,
-            });
-            id
-        };
+        let id = register(
+            path,
+            key,
+            range.clone(),
+            Held::Data(access),
+            access.describe(),
+            |entry| entry.excludes(key, &range, access),
+        )?;
         let lock = DataLock {
             id: Some(id),
             range,
             file_len,
         };
+        // An empty range conflicts with nothing, but is registered all the
+        // same: it says that this process uses the file (see `lock_shared`).
         // On error `lock` drops and leaves the registry.
-        cross_process::acquire(file, path, &lock.range, access, locking)?;
+        if !lock.range.is_empty() {
+            cross_process::acquire(file, path, &lock.range, access, locking)?;
+        }
         Ok(lock)
     }
 
@@ -275,45 +359,114 @@ impl DataLock {
 impl Drop for DataLock {
     fn drop(&mut self) {
         if let Some(id) = self.id {
-            registry().retain(|entry| entry.id != id);
+            forget(id);
         }
     }
 }
 
-/// Refuses a change of the file's structure (which waits for every mapping
-/// to go) while this process itself maps the file: waiting would never end.
-fn refuse_own_mappings(file: &File, path: &Path) -> Result<()> {
-    let key = file_key(file, path)?;
-    match registry().iter().find(|held| held.key == key) {
-        Some(held) => Err(Error::at(
+/// The exclusive structure lock of a writer object (a [`Writer`]), known to
+/// this process's registry for as long as the object lives: any other use
+/// of the file in this process fails at once with `Conflict` naming the
+/// writer, instead of waiting for a lock that only its owner can release.
+/// The lock itself goes with the file's descriptor; dropping this forgets
+/// the registration.
+#[derive(Debug)]
+pub(crate) struct WriterLock {
+    /// `None` for ignored locks: nothing registered.
+    id: Option<u64>,
+}
+
+impl WriterLock {
+    /// Takes `file`'s structure lock exclusive for `writer`, as `locks`
+    /// says (refused at once while this process uses the file).
+    pub(crate) fn acquire(
+        file: &File,
+        path: &Path,
+        locks: Locks,
+        writer: Writer,
+    ) -> Result<WriterLock> {
+        let Locks::Take(locking) = locks else {
+            return Ok(WriterLock { id: None });
+        };
+        let key = file_key(file, path)?;
+        // Registered first, so that two threads of this process cannot
+        // both get past the check; forgotten again if the lock fails.
+        let id = register(
             path,
-            ErrorKind::Conflict {
-                wanted: "changing the file's header or length",
-                held: held.access.describe(),
-            },
-        )),
-        None => Ok(()),
+            key,
+            0..u64::MAX,
+            Held::Structure(writer),
+            CHANGE,
+            |entry| entry.key == key,
+        )?;
+        let registered = WriterLock { id: Some(id) };
+        lock_structure(file, path, locking, true)?;
+        Ok(registered)
     }
 }
 
-/// Takes the structure lock shared, as `locks` says.
-pub(crate) fn lock_shared(file: &File, path: &Path, locks: Locks) -> Result<()> {
-    match locks {
-        Locks::Take(locking) => lock_structure(file, path, locking, false),
-        Locks::Ignore => Ok(()),
+impl Drop for WriterLock {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            forget(id);
+        }
     }
+}
+
+/// What a change of structure is called in a conflict.
+const CHANGE: &str = "changing the file's header or length";
+
+/// Refuses `wanted` while this process holds something that `conflicts`
+/// with it on `file`: waiting would never end.
+fn refuse_own(
+    file: &File,
+    path: &Path,
+    wanted: &'static str,
+    conflicts: impl Fn(&Held) -> bool,
+) -> Result<FileKey> {
+    let key = file_key(file, path)?;
+    match registry()
+        .iter()
+        .find(|entry| entry.key == key && conflicts(&entry.held))
+    {
+        Some(holder) => Err(Error::at(
+            path,
+            ErrorKind::Conflict {
+                wanted,
+                held: holder.held.describe(),
+            },
+        )),
+        None => Ok(key),
+    }
+}
+
+/// Takes the structure lock shared, as `locks` says; refused at once while
+/// a writer object of this process holds it exclusive.
+pub(crate) fn lock_shared(file: &File, path: &Path, locks: Locks) -> Result<()> {
+    let Locks::Take(locking) = locks else {
+        return Ok(());
+    };
+    let key = refuse_own(file, path, "opening the file", |held| {
+        matches!(held, Held::Structure(_))
+    })?;
+    // A process that already maps the file is let in ahead of waiting
+    // writers: it may be holding them up itself (a reader opening a second
+    // view before dropping its first), and making it queue would deadlock.
+    let mapped_here = registry().iter().any(|entry| entry.key == key);
+    if !mapped_here {
+        turn::wait_for_writers(file, path, locking)?;
+    }
+    lock_structure(file, path, locking, false)
 }
 
 /// Takes the structure lock exclusive, as `locks` says; refused at once
-/// while this process maps the file.
+/// while this process maps the file or a writer object of it holds it.
 pub(crate) fn lock_exclusive(file: &File, path: &Path, locks: Locks) -> Result<()> {
-    if locks != Locks::Ignore {
-        refuse_own_mappings(file, path)?;
-    }
-    match locks {
-        Locks::Take(locking) => lock_structure(file, path, locking, true),
-        Locks::Ignore => Ok(()),
-    }
+    let Locks::Take(locking) = locks else {
+        return Ok(());
+    };
+    refuse_own(file, path, CHANGE, |_| true)?;
+    lock_structure(file, path, locking, true)
 }
 
 /// The structure lock held for one step (a change, or a check) and
@@ -367,8 +520,17 @@ pub(crate) fn downgrade(file: &File, path: &Path, locks: Locks) -> Result<()> {
 }
 
 /// Takes the structure lock (shared or exclusive) as `locking` says:
-/// the kernel's wait for `Blocking`, else tries until the deadline.
+/// the kernel's wait for `Blocking`, else tries until the deadline. An
+/// exclusive lock first takes the writers' turn (see [`turn`]), so that
+/// readers arriving while it waits queue behind it instead of starving it.
 fn lock_structure(file: &File, path: &Path, locking: Locking, exclusive: bool) -> Result<()> {
+    let started = Instant::now();
+    // Held while this waits (another writer's turn is not waited for).
+    let _turn = if exclusive {
+        turn::Turn::try_take(file, path)?
+    } else {
+        None
+    };
     if locking == Locking::Blocking {
         let locked = if exclusive {
             file.lock()
@@ -377,7 +539,7 @@ fn lock_structure(file: &File, path: &Path, locking: Locking, exclusive: bool) -
         };
         return locked.map_err(io_error("lock", path));
     }
-    retry(path, locking, || {
+    retry(path, locking, started, || {
         let tried = if exclusive {
             file.try_lock()
         } else {
@@ -402,7 +564,9 @@ mod cross_process {
     use crate::sys::range_lock::{self, Kind};
 
     /// Live locks lie in a second lane, this far past the data's bytes.
-    const LIVE_LANE: u64 = 1 << 62;
+    pub(super) const LIVE_LANE: u64 = 1 << 62;
+    /// Data lies below this, so that the live lane ends before the turn.
+    const DATA_LIMIT: u64 = super::turn::TURN.start - LIVE_LANE;
 
     fn shifted(range: &Range<u64>) -> Range<u64> {
         range.start + LIVE_LANE..range.end + LIVE_LANE
@@ -424,7 +588,7 @@ mod cross_process {
         access: Access,
         locking: Locking,
     ) -> Result<()> {
-        if range.end > LIVE_LANE {
+        if range.end > DATA_LIMIT {
             return Err(io_error("lock", path)(std::io::Error::other(
                 "the data lies past 4 EiB, beyond what byte-range locks here can cover",
             )));
@@ -434,7 +598,13 @@ mod cross_process {
             Access::Write => (range.clone(), Kind::Write, shifted(range)),
             Access::Live => (shifted(range), Kind::Read, range.clone()),
         };
-        super::retry(path, locking, || {
+        // A writer that has to wait takes the writers' turn if it is free,
+        // so that readers arriving meanwhile queue behind it.
+        let mut turn = None;
+        super::retry(path, locking, std::time::Instant::now(), || {
+            if access != Access::Read && turn.is_none() {
+                turn = super::turn::Turn::try_take(file, path)?;
+            }
             let attempt = || -> std::io::Result<bool> {
                 if !range_lock::try_lock(file, &own, kind)? {
                     return Ok(false);
@@ -469,6 +639,83 @@ mod cross_process {
         _access: Access,
         _locking: Locking,
     ) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The writers' turn (Linux): one byte past both lock lanes that a writer
+/// which has to wait (for the exclusive structure lock, or for a data lock
+/// that readers hold) write-locks while it waits; a process that does not
+/// use the file yet waits for the turn to be free before it takes the
+/// shared structure lock. So readers arriving in a steady stream cannot
+/// keep a writer out for ever: once it waits, newcomers queue behind it,
+/// and it gets in as soon as the readers already there let go. The turn is
+/// taken only when free (never waited for), so two writers never wait for
+/// each other's turn, and processes already using the file are let in
+/// (they may be the ones the writer waits for).
+#[cfg(target_os = "linux")]
+mod turn {
+    use std::fs::File;
+    use std::ops::Range;
+    use std::path::Path;
+    use std::time::Instant;
+
+    use super::{Locking, cross_process::LIVE_LANE};
+    use crate::error::{Result, io_error};
+    use crate::sys::range_lock::{self, Kind};
+
+    /// The byte: the last but one that `off_t` can address.
+    pub(super) const TURN: Range<u64> = 2 * LIVE_LANE - 2..2 * LIVE_LANE - 1;
+
+    /// The turn, held: released on drop.
+    pub(super) struct Turn<'a> {
+        file: &'a File,
+    }
+
+    impl<'a> Turn<'a> {
+        /// Takes the turn if no other writer holds it.
+        pub(super) fn try_take(file: &'a File, path: &Path) -> Result<Option<Turn<'a>>> {
+            let taken =
+                range_lock::try_lock(file, &TURN, Kind::Write).map_err(io_error("lock", path))?;
+            Ok(taken.then_some(Turn { file }))
+        }
+    }
+
+    impl Drop for Turn<'_> {
+        fn drop(&mut self) {
+            // Closing the file releases it too.
+            drop(range_lock::unlock(self.file, &TURN));
+        }
+    }
+
+    /// Waits, as `locking` says, until no writer waits for the file.
+    pub(super) fn wait_for_writers(file: &File, path: &Path, locking: Locking) -> Result<()> {
+        super::retry(path, locking, Instant::now(), || {
+            let waiting =
+                range_lock::is_locked(file, &TURN, Kind::Read).map_err(io_error("lock", path))?;
+            Ok(!waiting)
+        })
+    }
+}
+
+/// No writers' turn where there are no byte-range locks (see the module docs).
+#[cfg(not(target_os = "linux"))]
+mod turn {
+    use std::fs::File;
+    use std::path::Path;
+
+    use super::Locking;
+    use crate::error::Result;
+
+    pub(super) struct Turn;
+
+    impl Turn {
+        pub(super) fn try_take(_file: &File, _path: &Path) -> Result<Option<Turn>> {
+            Ok(Some(Turn))
+        }
+    }
+
+    pub(super) fn wait_for_writers(_file: &File, _path: &Path, _locking: Locking) -> Result<()> {
         Ok(())
     }
 }

@@ -287,8 +287,13 @@ impl SharedMap {
     }
 }
 
-/// `sync_file_range(fd, offset, len, SYNC_FILE_RANGE_WRITE)`: queue the
-/// dirty pages of the range for writing, return without waiting.
+/// `sync_file_range(fd, offset, len, SYNC_FILE_RANGE_WAIT_BEFORE |
+/// SYNC_FILE_RANGE_WRITE)`: queue the dirty pages of the range for writing,
+/// return without waiting for them. `WRITE` alone skips a page that is
+/// already being written back, even when it was dirtied again since (it
+/// then waited for the kernel's 30 s expiry: found by
+/// `tests/modes.rs::flushes_clean_the_pages_they_name`); `WAIT_BEFORE`
+/// first waits for such writeback of the range to end, which is short.
 #[cfg(target_os = "linux")]
 fn start_writeback(file: &File, offset: u64, len: usize) -> io::Result<()> {
     use std::os::fd::AsRawFd;
@@ -299,7 +304,12 @@ fn start_writeback(file: &File, offset: u64, len: usize) -> io::Result<()> {
     // for the whole call because `file` is borrowed. The call cannot change
     // any byte of the file or of a mapping, only when they reach the disk.
     let status = unsafe {
-        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
+        libc::sync_file_range(
+            file.as_raw_fd(),
+            offset,
+            len,
+            libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE,
+        )
     };
     if status == 0 {
         Ok(())

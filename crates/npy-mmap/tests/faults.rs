@@ -387,3 +387,53 @@ fn sparse_data_reads_through_the_file() {
     .unwrap();
     assert!(!npy_mmap::open(&full).unwrap().has_holes().unwrap());
 }
+
+/// Round 3: an `AtomicFile`'s temporary could be mapped by safe code while
+/// it was still being written, and the mapped `&[u8]` changed under its
+/// reader. The temporary is locked exclusive until the commit: this process
+/// is refused at once (it could never see the lock released while it
+/// waits), whatever the locking.
+#[test]
+fn an_atomic_files_temporary_cannot_be_mapped_while_it_is_written() {
+    use npy_mmap::{Locking, OpenOptions};
+
+    let dir = TempDir::new("faults-atomic-temp");
+    let dest = dir.join("out.npy");
+    let mut file = AtomicFile::create(&dest).unwrap();
+    npy_core::write_npy(&mut file, &[1.0f64, 2.0, 3.0][..]).unwrap();
+    file.flush().unwrap();
+    let temp = file.temp_path().to_path_buf();
+    for locking in [Locking::NonBlocking, Locking::Blocking] {
+        let started = Instant::now();
+        let error = OpenOptions::new()
+            .locking(locking)
+            .open(&temp)
+            .expect_err("the temporary was mapped while being written");
+        assert!(
+            matches!(error.kind(), ErrorKind::Conflict { .. }),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains(
+                "opening the file conflicts with an AtomicFile writing the file (its temporary) \
+                 that this process holds"
+            ),
+            "{error}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{locking:?} waited"
+        );
+    }
+    // Loading it into memory is refused the same way (it would read a half-written file).
+    let error = OpenOptions::new().load(&temp).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::Conflict { .. }),
+        "{error:?}"
+    );
+
+    // Once committed, the file is everybody's.
+    file.commit().unwrap();
+    let array = npy_mmap::open(&dest).unwrap();
+    assert_eq!(array.view::<f64>().unwrap().to_vec(), [1.0, 2.0, 3.0]);
+}

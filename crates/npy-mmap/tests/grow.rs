@@ -157,7 +157,15 @@ fn what_cannot_grow_is_refused_before_writing() {
             .map_err(|e| e.kind()),
         Err(ErrorKind::Format(npy_core::Error::TypeMismatch { .. }))
     ));
-    assert!(appender.append_bytes(&[0; 31]).is_err());
+    assert!(matches!(
+        (appender.append_bytes(&[0; 31]))
+            .as_ref()
+            .map_err(|e| e.kind()),
+        Err(ErrorKind::PartialRow {
+            bytes: 31,
+            row_bytes: 32
+        })
+    ));
     assert_eq!(std::fs::read(&path).unwrap(), before);
 
     // A truncated file is not appended to.
@@ -337,13 +345,35 @@ fn stream_errors_and_unfinished_files() {
         Err(ErrorKind::Format(npy_core::Error::TypeMismatch { .. }))
     ));
     writer.write_rows(&[1u32, 2, 3]).unwrap();
-    // Readers that take locks wait for the writer to finish.
-    assert!(matches!(
-        (OpenOptions::new().locking(Locking::NonBlocking).open(&path))
-            .as_ref()
-            .map_err(|e| e.kind()),
-        Err(ErrorKind::Locked { .. })
-    ));
+    // Readers that take locks wait for the writer to finish; in this
+    // process, where the writer could never finish while they wait, they
+    // are refused at once, blocking or not, with the writer named (round 3:
+    // a blocking open waited for ever).
+    for locking in [Locking::NonBlocking, Locking::Blocking] {
+        let error = OpenOptions::new()
+            .locking(locking)
+            .open(&path)
+            .expect_err("opened while this process streams the file");
+        assert!(
+            matches!(error.kind(), ErrorKind::Conflict { .. }),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains(
+                "conflicts with a RowWriter (CreateOptions::stream) writing the file that this \
+                 process holds"
+            ),
+            "{error}"
+        );
+    }
+    let error = OpenOptions::new()
+        .locking(Locking::Blocking)
+        .append(&path)
+        .expect_err("appending while this process streams the file");
+    assert!(
+        matches!(error.kind(), ErrorKind::Conflict { .. }),
+        "{error:?}"
+    );
     assert!(matches!(
         (writer.sync()).as_ref().map_err(|e| e.kind()),
         Err(ErrorKind::PartialRow {

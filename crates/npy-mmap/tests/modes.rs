@@ -347,3 +347,97 @@ impl std::fmt::Display for Stop {
 }
 
 impl std::error::Error for Stop {}
+
+/// Whether the page holding `address` (of this process) is dirty in the page
+/// cache: its frame from `/proc/self/pagemap`, its flags from
+/// `/proc/kpageflags` (bit 4, `KPF_DIRTY`). Both need root for frame numbers.
+#[cfg(target_os = "linux")]
+fn page_is_dirty(address: *const u8) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let read_u64 = |file: &str, index: u64| {
+        let mut file = std::fs::File::open(file).unwrap();
+        file.seek(SeekFrom::Start(index * 8)).unwrap();
+        let mut entry = [0u8; 8];
+        file.read_exact(&mut entry).unwrap();
+        u64::from_le_bytes(entry)
+    };
+    let entry = read_u64("/proc/self/pagemap", address as u64 / 4096);
+    assert!(entry >> 63 == 1, "the page is not present");
+    let frame = entry & ((1 << 55) - 1);
+    assert!(
+        frame != 0,
+        "no frame numbers in /proc/self/pagemap: this test needs root (CI runs it with --ignored)"
+    );
+    read_u64("/proc/kpageflags", frame) >> 4 & 1 == 1
+}
+
+/// Round 3: the flush checks above pass even if a flush does nothing (the
+/// page cache shows the bytes either way). Here the kernel says which pages
+/// are dirty: a flush of a range cleans its pages, an async flush
+/// starts writeback that cleans them soon (a no-op would leave them dirty
+/// for the kernel's 30 s expiry).
+#[test]
+#[cfg(target_os = "linux")]
+#[ignore = "needs root to read /proc/kpageflags (CI runs it with --ignored)"]
+fn flushes_clean_the_pages_they_name() {
+    let dir = TempDir::new("modes-flush-dirty");
+    // Rows of one page each, so every row has its own page.
+    let path = write_file(
+        &dir,
+        "a.npy",
+        &npy_bytes("<f8", Order::C, &[64, 512], &vec![0; 64 * 4096]),
+    );
+    let mut array = npy_mmap::open_rw(&path).unwrap();
+    let row_address = |array: &npy_mmap::MappedArray<npy_mmap::ReadWrite>, row: usize| {
+        array.bytes()[array.row_byte_range(row..row + 1).unwrap()].as_ptr()
+    };
+    let dirty = |array: &npy_mmap::MappedArray<npy_mmap::ReadWrite>, row: usize| {
+        page_is_dirty(row_address(array, row))
+    };
+    let touch = |array: &mut npy_mmap::MappedArray<npy_mmap::ReadWrite>, row: usize| {
+        let range = array.row_byte_range(row..row + 1).unwrap();
+        array.bytes_mut()[range.start + 8] ^= 1;
+    };
+
+    // Each flush, on a freshly dirtied page. (Other pages may be cleaned
+    // too: ext4's journal writes back the whole file's data with a sync.)
+    touch(&mut array, 50);
+    assert!(dirty(&array, 50), "row 50 after a write");
+    array.flush_rows(50..51).unwrap();
+    assert!(!dirty(&array, 50), "flush_rows(50..51) left its page dirty");
+    touch(&mut array, 10);
+    assert!(dirty(&array, 10), "row 10 after a write");
+    let row_10 = array.row_byte_range(10..11).unwrap();
+    array.flush_bytes(row_10).unwrap();
+    assert!(!dirty(&array, 10), "flush_bytes left its page dirty");
+    touch(&mut array, 20);
+    assert!(dirty(&array, 20), "row 20 after a write");
+    array.flush().unwrap();
+    assert!(!dirty(&array, 20), "flush left a page dirty");
+
+    // Asynchronous: writeback starts now and ends soon.
+    let wait_clean =
+        |array: &npy_mmap::MappedArray<npy_mmap::ReadWrite>, row: usize, what: &str| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+            while dirty(array, row) {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{what} did not clean row {row}"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        };
+    touch(&mut array, 30);
+    assert!(dirty(&array, 30));
+    array.flush_rows_async(30..31).unwrap();
+    wait_clean(&array, 30, "flush_rows_async");
+    touch(&mut array, 40);
+    assert!(dirty(&array, 40));
+    let row_40 = array.row_byte_range(40..41).unwrap();
+    array.flush_bytes_async(row_40).unwrap();
+    wait_clean(&array, 40, "flush_bytes_async");
+    touch(&mut array, 5);
+    assert!(dirty(&array, 5));
+    array.flush_async().unwrap();
+    wait_clean(&array, 5, "flush_async");
+}

@@ -25,9 +25,9 @@ fn threads_fill_disjoint_chunks_of_a_preallocated_file() {
             .unwrap();
         let chunks = array.par_rows_mut::<u64>(64).unwrap();
         assert_eq!(chunks.len(), 16);
-        let threads: std::collections::HashSet<_> = chunks
+        let mut filled: Vec<std::ops::Range<usize>> = chunks
             .map(|(rows, mut chunk)| {
-                for (i, row) in rows.enumerate() {
+                for (i, row) in rows.clone().enumerate() {
                     for j in 0..cols {
                         let index = match order {
                             Order::C => [i, j],
@@ -36,10 +36,18 @@ fn threads_fill_disjoint_chunks_of_a_preallocated_file() {
                         *chunk.get_mut(index).unwrap() = (row * cols + j) as u64;
                     }
                 }
-                std::thread::current().id()
+                rows
             })
             .collect();
-        assert!(!threads.is_empty());
+        // The chunks partition the rows: each row handed out exactly once.
+        filled.sort_by_key(|rows| rows.start);
+        assert_eq!(filled.len(), 16);
+        assert_eq!(filled.first().map(|r| r.start), Some(0));
+        assert_eq!(filled.last().map(|r| r.end), Some(rows));
+        assert!(
+            filled.windows(2).all(|w| w[0].end == w[1].start),
+            "{filled:?}"
+        );
         array.flush().unwrap();
         drop(array);
         let array = npy_mmap::open(&path).unwrap();
