@@ -138,7 +138,10 @@ fn object_arrays_need_one_value_per_element() {
         "an object array of shape (2, 2) holds 4 values, not 1"
     );
     let floats = Header::new(DType::parse("<f8").unwrap(), Order::C, vec![1]);
-    assert!(NpyArray::from_objects(floats, vec![PyValue::None]).is_err());
+    assert!(matches!(
+        NpyArray::from_objects(floats, vec![PyValue::None]),
+        Err(npy_core::Error::TypeMismatch { .. })
+    ));
 }
 
 /// A value the memo shares is copied to every place that holds it, however

@@ -52,6 +52,11 @@ const NAME_ATTEMPTS: usize = 64;
 #[derive(Debug)]
 #[must_use = "the file appears only at commit(); dropped, it removes itself"]
 pub struct AtomicFile {
+    /// The temporary's exclusive lock, registered in this process until
+    /// the commit (the lock itself goes with the file). First, so that it
+    /// is forgotten before the file closes: once closed, a removed
+    /// temporary's inode number may be reused by another new file.
+    lock: Option<WriterLock>,
     /// `None` only once [`commit_file`](Self::commit_file) has taken it.
     file: Option<BufWriter<File>>,
     /// The destination's directory, held open until the commit.
@@ -63,9 +68,6 @@ pub struct AtomicFile {
     dest: PathBuf,
     /// Set once the rename has happened: from then on the temporary name is gone.
     renamed: bool,
-    /// The temporary's exclusive lock, registered in this process until
-    /// the commit (the lock itself goes with the file).
-    lock: Option<WriterLock>,
 }
 
 impl AtomicFile {

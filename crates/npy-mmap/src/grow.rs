@@ -377,6 +377,10 @@ impl CreateOptions {
 #[derive(Debug)]
 #[must_use = "rows are described in the header only by sync() or finish()"]
 pub struct RowWriter {
+    /// Keeps this process's other uses of the file out until the writer
+    /// goes. First, so that it is forgotten before the file closes (a
+    /// removed file's inode number may then be reused).
+    _lock: WriterLock,
     file: BufWriter<File>,
     path: PathBuf,
     header: Header,
@@ -386,8 +390,6 @@ pub struct RowWriter {
     written: usize,
     /// Whether a `sync` published rows (or `finish` completed).
     published: bool,
-    /// Keeps this process's other uses of the file out until the writer goes.
-    _lock: WriterLock,
 }
 
 impl Drop for RowWriter {

@@ -155,7 +155,13 @@ fn data_length_must_match_the_header() {
         );
         assert_eq!(error.member(), Some("long.npy"));
         let mut member = writer.start_array("long", &header).unwrap();
-        assert!(member.write_all(&[0; 33]).is_err());
+        let error = member.write_all(&[0; 33]).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("more data than the header's 32 bytes"),
+            "{error}"
+        );
         drop(member);
         // Neither failed member is in the archive; the names are free again.
         writer

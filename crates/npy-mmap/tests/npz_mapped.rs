@@ -154,6 +154,10 @@ fn missing_or_empty_files_are_errors() {
     let mapped = npy_mmap::OpenOptions::new()
         .map_npz(dir.join("junk.npz"))
         .unwrap();
-    assert!(mapped.archive().is_err());
+    let error = mapped.archive().unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::NotAZip { .. }),
+        "{error:?}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
