@@ -68,6 +68,15 @@ impl<'d> ElementLocator<'d> {
             .offset_of(&index)
             .map(|offset| offset * self.element.itemsize())
     }
+
+    /// [`byte_offset`](Self::byte_offset), with numpy's error for a bad
+    /// index ("index 3 is out of bounds for axis 0 with size 3").
+    pub fn try_byte_offset<I: crate::NdIndex>(&self, index: I) -> Result<usize> {
+        match self.geometry.offset_of(&index) {
+            Some(offset) => Ok(offset * self.element.itemsize()),
+            None => Err(crate::index::index_error(index.entries(), self.shape())),
+        }
+    }
 }
 
 impl Geometry {

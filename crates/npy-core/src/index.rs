@@ -1,7 +1,7 @@
 //! Random access: indices of any rank, `view[[i, j]]`, and batched gathers.
 //!
 //! An [`NdIndex`] is a logical index (one entry per axis): `[usize; N]`
-//! for a fixed rank, `&[usize]` (or `&[usize; N]`, `&Vec<usize>`) when the
+//! for a fixed rank, `&[usize]` (or `&[usize; N]`, `Vec<usize>`) when the
 //! rank is known only at run time, and `usize` for a 1-d array. A fixed-rank
 //! index is checked and turned into an offset with the loop unrolled, so a
 //! read costs about what a slice index costs.
@@ -54,11 +54,13 @@ mod sealed {
     impl<const N: usize> Sealed for &[usize; N] {}
     impl Sealed for &[usize] {}
     impl Sealed for &Vec<usize> {}
+    impl Sealed for Vec<usize> {}
 }
 
 /// A logical index into an array: one entry per axis (see the [module
 /// docs](self)). Implemented for `[usize; N]`, `&[usize; N]`, `&[usize]`,
-/// `&Vec<usize>`, and `usize` (a 1-d array's index); sealed.
+/// `&Vec<usize>`, `Vec<usize>` (so a batch may be `&[Vec<usize>]`), and
+/// `usize` (a 1-d array's index); sealed.
 pub trait NdIndex: sealed::Sealed {
     /// The entries, one per axis.
     fn entries(&self) -> &[usize];
@@ -210,6 +212,12 @@ impl NdIndex for &Vec<usize> {
     }
 }
 
+impl NdIndex for Vec<usize> {
+    fn entries(&self) -> &[usize] {
+        self
+    }
+}
+
 /// Why `index` does not address an element of an array of `shape`: numpy's
 /// "index 3 is out of bounds for axis 0 with size 3", or a wrong rank.
 pub(crate) fn index_error(index: &[usize], shape: &[usize]) -> Error {
@@ -315,16 +323,21 @@ fn gather_outer<T: Copy>(
         return Ok(());
     }
     let stride = geometry.strides()[0];
-    let contiguous_rows = geometry.is_c_contiguous();
-    for (&index, out) in outer.iter().zip(out.chunks_exact_mut(inner)) {
-        let (slice, first) = geometry.slice_outer(index..index + 1)?;
-        if contiguous_rows {
+    if geometry.is_c_contiguous() {
+        for (&index, out) in outer.iter().zip(out.chunks_exact_mut(inner)) {
             let start = index * stride;
             out.copy_from_slice(&data[start..start + inner]);
-        } else {
-            for (slot, offset) in out.iter_mut().zip(slice.offsets()) {
-                *slot = data[first + offset];
-            }
+        }
+        return Ok(());
+    }
+    // Strided slices: every slice has the same offsets from its first
+    // element, worked out once (one allocation per call, not per slice).
+    let (first_slice, _) = geometry.slice_outer(0..1)?;
+    let inner_offsets: Vec<usize> = first_slice.offsets().collect();
+    for (&index, out) in outer.iter().zip(out.chunks_exact_mut(inner)) {
+        let first = index * stride;
+        for (slot, offset) in out.iter_mut().zip(&inner_offsets) {
+            *slot = data[first + offset];
         }
     }
     Ok(())
@@ -358,12 +371,12 @@ impl<T: Copy> ArrayView<'_, T> {
 impl<T: Copy> ArrayViewMut<'_, T> {
     /// [`ArrayView::gather`] on this view's elements.
     pub fn gather<I: NdIndex>(&self, indices: &[I], out: &mut [T]) -> Result<()> {
-        self.view().gather(indices, out)
+        gather(self.data(), self.geometry(), indices, out)
     }
 
     /// [`ArrayView::gather_outer`] on this view's elements.
     pub fn gather_outer(&self, outer: &[usize], out: &mut [T]) -> Result<()> {
-        self.view().gather_outer(outer, out)
+        gather_outer(self.data(), self.geometry(), outer, out)
     }
 }
 

@@ -91,6 +91,7 @@ pub mod io;
 mod literal;
 pub mod npz;
 pub mod pickle;
+pub mod plan;
 mod pyrepr;
 pub mod raw;
 mod source;

@@ -167,6 +167,23 @@ impl<'a, T> ArrayView<'a, T> {
             .and_then(|offset| self.data.get(offset))
     }
 
+    /// [`get`](Self::get), with numpy's error for a bad index ("index 3 is
+    /// out of bounds for axis 0 with size 3", or a wrong rank).
+    #[inline]
+    pub fn try_get<I: NdIndex>(&self, index: I) -> crate::Result<&'a T> {
+        match self
+            .geometry
+            .data_offset_of(&index)
+            .and_then(|offset| self.data.get(offset))
+        {
+            Some(element) => Ok(element),
+            None => Err(crate::index::index_error(
+                index.entries(),
+                self.geometry.shape(),
+            )),
+        }
+    }
+
     /// The elements from the first to the last, in memory order.
     pub(crate) fn data(&self) -> &'a [T] {
         self.data

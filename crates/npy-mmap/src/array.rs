@@ -13,6 +13,8 @@ use crate::mode::{Mode, ReadWrite, Writable};
 use crate::open::MapRequest;
 use crate::sys::{self, Storage, StorageMut};
 
+mod gather;
+
 /// What a [`MappedArray::fill_blocks`] function returns: any error (`?`
 /// converts it), which stops the fill and comes back as
 /// [`ErrorKind::Fill`](crate::ErrorKind::Fill).

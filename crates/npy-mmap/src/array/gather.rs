@@ -1,0 +1,252 @@
+//! Batched random reads that plan their I/O, and prefetching.
+//!
+//! On a file in the page cache a gather is a loop of loads. On a file that
+//! is not (bigger than memory, just written by another machine, evicted
+//! overnight) every element the loop touches is a page fault, served one
+//! after another: the disk sees a queue of one. A gather here first looks
+//! at a sample of the pages it will touch (`mincore`); if any is missing,
+//! it checks every index, plans the batch with npy-core's
+//! [`Coalesce`](npy_core::plan::Coalesce) (sorted, deduplicated pages,
+//! neighbours merged) and asks the kernel to read every planned range at
+//! once (`posix_fadvise(WILLNEED)`, which returns at once), then copies in
+//! the caller's order while the reads land. Batches are planned
+//! [`PLANNED_INDICES`] indices at a time, so memory stays bounded whatever
+//! the batch size. docs/ARCHITECTURE.md ("Random reads of cold files")
+//! says why this and not threads or `io_uring`, with the measurements.
+
+use std::ops::Range;
+
+use npy_core::plan::Coalesce;
+use npy_core::{ArrayView, Element, NdIndex};
+
+use super::MappedArray;
+use crate::error::{Result, format_error, io_error};
+use crate::mode::Mode;
+use crate::sys::read_ahead;
+
+/// Indices planned (and read ahead) at a time: the plan's memory is at most
+/// this many spans and ranges (16 Ki × 40 bytes = 640 KiB), and at most
+/// this many pages (64 MiB of page cache) are asked for ahead of the copy.
+pub(crate) const PLANNED_INDICES: usize = 16 * 1024;
+
+/// Pages sampled to decide whether a batch is in memory already.
+const SAMPLED: usize = 8;
+
+impl<M: Mode> MappedArray<M> {
+    /// Copies the elements at `indices` into `out` (`out[k]` is the element
+    /// at `indices[k]`, any rank, C or Fortran order): numpy's
+    /// `a[tuple(indices.T)]` on `np.load(mmap_mode=...)`, at the disk's
+    /// speed when the file is not in memory (see the [module docs](self)).
+    ///
+    /// Pages already in memory take the plain loop of
+    /// [`ArrayView::gather`]. Errors, before anything is read or written:
+    /// the type check of [`view`](Self::view), numpy's out-of-bounds
+    /// message for the first bad index, a wrong `out` length.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-gather-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let path = dir.join("big.npy");
+    /// # npy_mmap::save(&path, &(0..1000).map(f64::from).collect::<Vec<_>>())?;
+    /// let array = npy_mmap::open(&path)?;
+    /// let mut picked = [0.0f64; 3];
+    /// array.gather(&[999, 0, 500], &mut picked)?;
+    /// assert_eq!(picked, [999.0, 0.0, 500.0]);
+    /// let error = array.gather(&[1000], &mut [0.0f64]).unwrap_err();
+    /// assert!(error.to_string().ends_with("index 1000 is out of bounds for axis 0 with size 1000"));
+    /// # drop(array);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn gather<T: Element, I: NdIndex>(&self, indices: &[I], out: &mut [T]) -> Result<()> {
+        let view = self.view::<T>()?;
+        let spans = |batch: &[I]| -> Result<Vec<Range<u64>>> {
+            batch
+                .iter()
+                .map(|index| {
+                    Ok(self.span_of(view.try_get(index.entries()).map_err(|e| self.format(e))?))
+                })
+                .collect()
+        };
+        if indices.len() == out.len()
+            && !self.all_resident(indices, |index| {
+                view.get(index.entries()).map(|e| self.span_of(e).start)
+            })?
+        {
+            // Every index checked before the first read.
+            for index in indices {
+                view.try_get(index.entries()).map_err(|e| self.format(e))?;
+            }
+            for (batch, out) in indices
+                .chunks(PLANNED_INDICES)
+                .zip(out.chunks_mut(PLANNED_INDICES))
+            {
+                self.read_ahead(spans(batch)?);
+                view.gather(batch, out).map_err(|e| self.format(e))?;
+            }
+            return Ok(());
+        }
+        view.gather(indices, out).map_err(|e| self.format(e))
+    }
+
+    /// Copies whole slices of the outer axis (numpy's `a[outer]`) into
+    /// `out`, one after another in logical order, planning the reads as
+    /// [`gather`](Self::gather) does. Errors, before anything is read or
+    /// written: as [`ArrayView::gather_outer`].
+    pub fn gather_outer<T: Element>(&self, outer: &[usize], out: &mut [T]) -> Result<()> {
+        let view = self.view::<T>()?;
+        let first_of = |&row: &usize| {
+            let first = view.get(&self.outer_first(&view, row)?)?;
+            Some(self.span_of(first).start)
+        };
+        let inner = out.len().checked_div(outer.len()).unwrap_or(0);
+        if inner > 0
+            && self.outer_out_len(&view, outer) == Some(out.len())
+            && !self.all_resident(outer, first_of)?
+        {
+            let mut slices = Vec::with_capacity(outer.len().min(PLANNED_INDICES));
+            // Every index checked before the first read.
+            for &row in outer {
+                view.slice_outer(row..row + 1).map_err(|e| self.format(e))?;
+            }
+            for (batch, out) in outer
+                .chunks(PLANNED_INDICES)
+                .zip(out.chunks_mut(inner * PLANNED_INDICES))
+            {
+                slices.clear();
+                for &row in batch {
+                    slices.push(view.slice_outer(row..row + 1).map_err(|e| self.format(e))?);
+                }
+                self.read_ahead(slices.iter().flat_map(|slice| self.spans_of(slice)));
+                view.gather_outer(batch, out).map_err(|e| self.format(e))?;
+            }
+            return Ok(());
+        }
+        view.gather_outer(outer, out).map_err(|e| self.format(e))
+    }
+
+    /// Starts reading the pages of the elements at `indices` and returns
+    /// without waiting: say what a pipeline reads next (batch k + 1 while
+    /// it works on batch k), then [`gather`](Self::gather) it without
+    /// waiting for the disk. Give pages back afterwards with
+    /// [`advise_bytes`](Self::advise_bytes)`(…, Advice::DontNeed)`.
+    /// Errors (the type check, a bad index) come before any read.
+    pub fn prefetch<T: Element, I: NdIndex>(&self, indices: &[I]) -> Result<()> {
+        let view = self.view::<T>()?;
+        for index in indices {
+            view.try_get(index.entries()).map_err(|e| self.format(e))?;
+        }
+        for batch in indices.chunks(PLANNED_INDICES) {
+            let spans = batch
+                .iter()
+                .filter_map(|index| view.get(index.entries()))
+                .map(|element| self.span_of(element));
+            self.read_ahead(spans);
+        }
+        Ok(())
+    }
+
+    /// Starts reading window-relative byte `ranges` of
+    /// [`bytes`](Self::bytes) (rows: [`row_byte_range`](Self::row_byte_range))
+    /// and returns without waiting, as [`prefetch`](Self::prefetch) does.
+    pub fn prefetch_bytes(&self, ranges: &[Range<usize>]) -> Result<()> {
+        for range in ranges {
+            self.check_byte_range(range)?;
+        }
+        for batch in ranges.chunks(PLANNED_INDICES) {
+            self.read_ahead(
+                batch
+                    .iter()
+                    .map(|range| range.start as u64..range.end as u64),
+            );
+        }
+        Ok(())
+    }
+
+    /// Numpy's error for an index, located at this file.
+    fn format(&self, error: npy_core::Error) -> crate::Error {
+        format_error("read", &self.path)(error)
+    }
+
+    /// The bytes (of [`bytes`](Self::bytes)) `element` occupies.
+    fn span_of<T>(&self, element: &T) -> Range<u64> {
+        // Address arithmetic only: `element` lies in `bytes()`.
+        let start = (element as *const T as usize).saturating_sub(self.bytes().as_ptr() as usize);
+        start as u64..(start + std::mem::size_of::<T>()) as u64
+    }
+
+    /// The bytes of an outer slice: one span when contiguous, else one per
+    /// element.
+    fn spans_of<'v, T>(
+        &'v self,
+        slice: &'v ArrayView<'_, T>,
+    ) -> Box<dyn Iterator<Item = Range<u64>> + 'v> {
+        match slice.as_slice() {
+            Some(elements) => match (elements.first(), elements.last()) {
+                (Some(first), Some(last)) => Box::new(std::iter::once(
+                    self.span_of(first).start..self.span_of(last).end,
+                )),
+                _ => Box::new(std::iter::empty()),
+            },
+            None => Box::new(slice.iter().map(|element| self.span_of(element))),
+        }
+    }
+
+    /// The index of the first element of outer slice `row`, if in bounds.
+    fn outer_first<T>(&self, view: &ArrayView<'_, T>, row: usize) -> Option<Vec<usize>> {
+        let shape = view.shape();
+        (shape.first().is_some_and(|&len| row < len)).then(|| {
+            let mut index = vec![0; shape.len()];
+            index[0] = row;
+            index
+        })
+    }
+
+    /// The output length `gather_outer` wants, when it has one.
+    fn outer_out_len<T>(&self, view: &ArrayView<'_, T>, outer: &[usize]) -> Option<usize> {
+        let len = *view.shape().first()?;
+        outer
+            .len()
+            .checked_mul(view.len().checked_div(len).unwrap_or(0))
+    }
+
+    /// Whether a sample of the pages `items` lead to (through `offset`, in
+    /// `bytes()`)
+    /// is in memory: then the batch is read by the plain loop. Items that
+    /// lead nowhere (bad indices) are skipped; the loop reports them.
+    fn all_resident<X>(&self, items: &[X], offset: impl Fn(&X) -> Option<u64>) -> Result<bool> {
+        let step = (items.len() / SAMPLED).max(1);
+        for item in items.iter().step_by(step).take(SAMPLED) {
+            if let Some(at) = offset(item) {
+                let at = at as usize;
+                let resident = read_ahead::is_resident(self.bytes(), at)
+                    .map_err(io_error("ask the kernel about", &self.path))?;
+                if !resident {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Plans `spans` (of `bytes()`) into page ranges and asks the kernel to
+    /// read them all now. Only hints: a refusal leaves the reads to page
+    /// faults, as without a plan.
+    fn read_ahead(&self, spans: impl IntoIterator<Item = Range<u64>>) {
+        let base = self.map_offset();
+        let pages = Coalesce {
+            align: read_ahead::page_size() as u64,
+            max_gap: 0,
+        };
+        let in_file = spans
+            .into_iter()
+            .map(|span| span.start + base..span.end + base);
+        for range in pages.ranges(in_file) {
+            drop(read_ahead::will_need(
+                &self.file,
+                range.start,
+                range.end - range.start,
+            ));
+        }
+    }
+}
