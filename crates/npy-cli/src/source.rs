@@ -357,40 +357,50 @@ pub trait ArraySource: Send {
     /// is needed from memory or a mapping; otherwise one forward pass that
     /// stops after the last offset.
     fn gather(&mut self, offsets: &[usize], width: usize) -> anyhow::Result<Vec<u8>> {
-        let mut out = vec![0u8; offsets.len() * width];
-        if let Some(data) = self.contiguous() {
-            for (slot, &offset) in out.chunks_exact_mut(width.max(1)).zip(offsets) {
-                slot.copy_from_slice(&data[offset..offset + width]);
-            }
-            return Ok(out);
-        }
-        let mut order: Vec<usize> = (0..offsets.len()).collect();
-        order.sort_unstable_by_key(|&i| offsets[i]);
-        let mut next = 0;
-        let mut chunk_start = 0;
-        // Chunks hold whole elements: every offset is a multiple of the width.
-        let chunk_bytes = (READ_CHUNK / width.max(1)).max(1) * width.max(1);
-        self.for_each_chunk(chunk_bytes, &mut |chunk| {
-            let chunk_end = chunk_start + chunk.len();
-            while let Some(&i) = order.get(next) {
-                let offset = offsets[i];
-                if offset + width > chunk_end {
-                    break;
-                }
-                let from = offset - chunk_start;
-                out[i * width..(i + 1) * width].copy_from_slice(&chunk[from..from + width]);
-                next += 1;
-            }
-            chunk_start = chunk_end;
-            Ok(if next == order.len() {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            })
-        })?;
-        anyhow::ensure!(next == order.len(), "the data ended before element {next}");
-        Ok(out)
+        gather_forward(self, offsets, width)
     }
+}
+
+/// [`ArraySource::gather`] for sources with nothing better: a copy from
+/// memory or a mapping, or one forward pass that stops after the last offset.
+fn gather_forward<S: ArraySource + ?Sized>(
+    source: &mut S,
+    offsets: &[usize],
+    width: usize,
+) -> anyhow::Result<Vec<u8>> {
+    let mut out = vec![0u8; offsets.len() * width];
+    if let Some(data) = source.contiguous() {
+        for (slot, &offset) in out.chunks_exact_mut(width.max(1)).zip(offsets) {
+            slot.copy_from_slice(&data[offset..offset + width]);
+        }
+        return Ok(out);
+    }
+    let mut order: Vec<usize> = (0..offsets.len()).collect();
+    order.sort_unstable_by_key(|&i| offsets[i]);
+    let mut next = 0;
+    let mut chunk_start = 0;
+    // Chunks hold whole elements: every offset is a multiple of the width.
+    let chunk_bytes = (READ_CHUNK / width.max(1)).max(1) * width.max(1);
+    source.for_each_chunk(chunk_bytes, &mut |chunk| {
+        let chunk_end = chunk_start + chunk.len();
+        while let Some(&i) = order.get(next) {
+            let offset = offsets[i];
+            if offset + width > chunk_end {
+                break;
+            }
+            let from = offset - chunk_start;
+            out[i * width..(i + 1) * width].copy_from_slice(&chunk[from..from + width]);
+            next += 1;
+        }
+        chunk_start = chunk_end;
+        Ok(if next == order.len() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        })
+    })?;
+    anyhow::ensure!(next == order.len(), "the data ended before element {next}");
+    Ok(out)
 }
 
 impl dyn ArraySource + '_ {
@@ -508,6 +518,17 @@ impl ArraySource for MappedNpy {
             let _ = read_chunks(self.array.bytes().len(), chunk_bytes, read, visit)?;
         }
         Ok(())
+    }
+
+    /// Through the mapping's planned gather: on a file that is not in
+    /// memory, the pages of every offset are asked for at once.
+    fn gather(&mut self, offsets: &[usize], width: usize) -> anyhow::Result<Vec<u8>> {
+        if self.holes {
+            return gather_forward(self, offsets, width);
+        }
+        let mut out = vec![0u8; offsets.len() * width];
+        self.array.gather_bytes(offsets, width, &mut out)?;
+        Ok(out)
     }
 }
 

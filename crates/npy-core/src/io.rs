@@ -82,6 +82,16 @@ impl AlignedBytes {
         AlignedBytes::default()
     }
 
+    /// `len` zero bytes in an aligned buffer, to be filled in place.
+    pub fn zeroed(len: usize) -> Self {
+        AlignedBytes {
+            storage: Storage::Words {
+                words: vec![0u128; len.div_ceil(16)],
+                len,
+            },
+        }
+    }
+
     /// A copy of `bytes` in an aligned buffer.
     pub fn copy_from(bytes: &[u8]) -> Self {
         let mut words = vec![0u128; bytes.len().div_ceil(16)];

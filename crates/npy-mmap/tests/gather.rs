@@ -246,3 +246,47 @@ fn a_million_indices_are_planned_a_slice_at_a_time() {
     array.prefetch::<u16, _>(&indices[..1000]).unwrap();
     array.prefetch_bytes(&[0..4096, 8192..8200]).unwrap();
 }
+
+#[test]
+fn untyped_gathers_copy_the_bytes_at_each_offset() {
+    let dir = TempDir::new("gather-bytes");
+    let path = file_of(&dir, "|V12", Order::C, &[3000, 5]);
+    let offsets: Vec<usize> = random_indices(&[3000 * 5], 4000, 5)
+        .into_iter()
+        .map(|i| i[0] * 12)
+        .collect();
+    for temperature in ["cold", "warm"] {
+        if temperature == "cold" {
+            evict(&path);
+        }
+        let array = npy_mmap::open(&path).unwrap();
+        let mut out = vec![0u8; offsets.len() * 12];
+        array.gather_bytes(&offsets, 12, &mut out).unwrap();
+        let bytes = array.bytes();
+        for (slot, &at) in out.chunks_exact(12).zip(&offsets) {
+            assert_eq!(slot, &bytes[at..at + 12], "{temperature}");
+        }
+        // Errors before anything is written.
+        let mut out = [9u8; 24];
+        let error = array
+            .gather_bytes(&[0, 3000 * 5 * 12 - 11], 12, &mut out)
+            .unwrap_err();
+        assert!(
+            matches!(error.kind(), ErrorKind::BytesOutOfBounds { .. }),
+            "{error:?}"
+        );
+        assert_eq!(out, [9; 24]);
+        let error = array
+            .gather_bytes(&[usize::MAX], 12, &mut out[..12])
+            .unwrap_err();
+        assert!(
+            matches!(error.kind(), ErrorKind::BytesOutOfBounds { .. }),
+            "{error:?}"
+        );
+        let error = array.gather_bytes(&[0], 12, &mut out).unwrap_err();
+        assert!(matches!(
+            error.kind(),
+            ErrorKind::Format(npy_core::Error::OutputLength { .. })
+        ));
+    }
+}

@@ -87,7 +87,7 @@ impl Array {
     }
 
     /// See [`RemoteArray::read_elements`].
-    pub fn read_elements(&self, indices: &[Vec<usize>]) -> Result<Vec<u8>> {
+    pub fn read_elements<I: npy_core::NdIndex>(&self, indices: &[I]) -> Result<Vec<u8>> {
         self.runtime.block_on(self.array.read_elements(indices))
     }
 

@@ -107,17 +107,6 @@ pub enum Error {
         reason: String,
     },
 
-    /// An element index outside the array (or of the wrong rank).
-    #[error("{path}: index {index:?} is out of bounds for an array of shape {shape:?}")]
-    IndexOutOfBounds {
-        /// The object's path in its store.
-        path: String,
-        /// The index asked for.
-        index: Vec<usize>,
-        /// The array's shape.
-        shape: Vec<usize>,
-    },
-
     /// An `.npz` archive is not a valid zip, or a member is corrupt.
     #[error("{path}: {reason}")]
     Npz {

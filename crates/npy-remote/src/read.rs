@@ -353,33 +353,32 @@ impl RemoteArray {
                 "the rows asked for add up to more bytes than memory can address",
             ),
         })?;
-        let data = self.gather(&spans, len).await?;
+        let mut data = AlignedBytes::zeroed(len);
+        self.gather(&spans, &mut data).await?;
         self.array(rows.len(), 0, data)
     }
 
-    /// The bytes of the elements at `indices` (each a full logical index,
-    /// subarray dimensions included), one itemsize each, in the order
-    /// given, converted to native byte order when the options ask for it.
-    /// Nearby elements share a request.
-    pub async fn read_elements(&self, indices: &[Vec<usize>]) -> Result<Vec<u8>> {
+    /// The bytes of the elements at `indices` (each a full logical index
+    /// in any [`NdIndex`](npy_core::NdIndex) form, subarray dimensions
+    /// included), one itemsize each, in the order given, converted to
+    /// native byte order when the options ask for it. Nearby elements
+    /// share a request. A bad index is numpy's error ("index 3 is out of
+    /// bounds for axis 0 with size 3"), before any request.
+    pub async fn read_elements<I: npy_core::NdIndex>(&self, indices: &[I]) -> Result<Vec<u8>> {
         let locator =
             ElementLocator::new(&self.header).map_err(|e| Error::format(&self.path, e))?;
         let itemsize = locator.element().itemsize();
         let mut spans = Vec::with_capacity(indices.len());
         for index in indices {
             let offset = locator
-                .byte_offset(index)
-                .ok_or_else(|| Error::IndexOutOfBounds {
-                    path: self.path.to_string(),
-                    index: index.clone(),
-                    shape: locator.shape().to_vec(),
-                })?;
+                .try_byte_offset(index.entries())
+                .map_err(|e| Error::format(&self.path, e))?;
             spans.push(offset..offset + itemsize);
         }
         // Each span is inside the data, so the total is at most
         // `indices.len()` × itemsize, which `spans` already holds in memory.
-        let data = self.gather(&spans, spans.len() * itemsize).await?;
-        let mut bytes = data.to_vec();
+        let mut bytes = vec![0; spans.len() * itemsize];
+        self.gather(&spans, &mut bytes).await?;
         if self.options.to_native {
             let converter =
                 npy_core::swap::ByteOrderConverter::new(locator.element(), ByteOrder::NATIVE);
@@ -399,28 +398,44 @@ impl RemoteArray {
                 _ => return Err(self.outside(offset, offset.saturating_add(width))),
             }
         }
-        Ok(self.gather(&spans, spans.len() * width).await?.to_vec())
+        let mut bytes = vec![0; spans.len() * width];
+        self.gather(&spans, &mut bytes).await?;
+        Ok(bytes)
     }
 
-    /// Fetches data spans (checked to lie in the data) with coalesced
-    /// requests and concatenates them in the order given.
-    async fn gather(&self, spans: &[Range<usize>], total: usize) -> Result<AlignedBytes> {
-        let ranges: Vec<Range<u64>> = spans
-            .iter()
-            .map(|s| self.object_offset(s.start)..self.object_offset(s.end))
-            .collect();
+    /// Fetches data spans (checked to lie in the data) and copies them,
+    /// once, into `out` one after another in the order given. The requests
+    /// are npy-core's plan ([`Coalesce`](npy_core::plan::Coalesce): sorted,
+    /// merged when closer than [`Transfer::coalesce_gap`]), sent
+    /// [`Transfer::concurrency`] at a time.
+    async fn gather(&self, spans: &[Range<usize>], out: &mut [u8]) -> Result<()> {
+        let in_object =
+            |span: &Range<usize>| self.object_offset(span.start)..self.object_offset(span.end);
+        let plan = npy_core::plan::Coalesce {
+            align: 1,
+            max_gap: self.transfer.coalesce_gap,
+        };
+        let requests = plan.ranges(spans.iter().map(in_object));
         let (store, path, e_tag) = (&self.store, &self.path, self.e_tag.as_deref());
-        let fetched = object_store::coalesce_ranges(
-            &ranges,
-            |range| async move { fetch(store, path, range, e_tag).await },
-            self.transfer.coalesce_gap,
-        )
-        .await?;
-        let mut out = Vec::with_capacity(total);
-        for bytes in &fetched {
-            out.extend_from_slice(bytes);
+        let fetched: Vec<Bytes> = futures::stream::iter(requests.iter().cloned())
+            .map(|range| async move { fetch(store, path, range, e_tag).await })
+            .buffered(self.transfer.concurrency.max(1))
+            .try_collect()
+            .await?;
+        let mut at = 0;
+        for span in spans {
+            let span = in_object(span);
+            let len = (span.end - span.start) as usize;
+            // Every span lies in a planned request: the plan covers them all.
+            let (request, offset) =
+                npy_core::plan::locate(&requests, &span).ok_or_else(|| Error::Io {
+                    path: self.path.to_string(),
+                    source: std::io::Error::other("a read outside the requests planned for it"),
+                })?;
+            out[at..at + len].copy_from_slice(&fetched[request][offset..offset + len]);
+            at += len;
         }
-        Ok(AlignedBytes::from_owner(out).unwrap_or_else(|v| AlignedBytes::copy_from(&v)))
+        Ok(())
     }
 
     /// Row blocks of `rows_per_block` rows (the last may be shorter), each

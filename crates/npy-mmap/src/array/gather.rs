@@ -36,7 +36,9 @@ impl<M: Mode> MappedArray<M> {
     /// Copies the elements at `indices` into `out` (`out[k]` is the element
     /// at `indices[k]`, any rank, C or Fortran order): numpy's
     /// `a[tuple(indices.T)]` on `np.load(mmap_mode=...)`, at the disk's
-    /// speed when the file is not in memory (see the [module docs](self)).
+    /// speed when the file is not in memory: a sample of its pages is
+    /// checked, and when any is missing the batch is planned into page
+    /// ranges that are read ahead all at once (docs/ARCHITECTURE.md).
     ///
     /// Pages already in memory take the plain loop of
     /// [`ArrayView::gather`]. Errors, before anything is read or written:
@@ -123,6 +125,40 @@ impl<M: Mode> MappedArray<M> {
             return Ok(());
         }
         view.gather_outer(outer, out).map_err(|e| self.format(e))
+    }
+
+    /// The untyped twin of [`gather`](Self::gather), for any dtype: copies
+    /// the `width` bytes at each byte offset of [`bytes`](Self::bytes) in
+    /// `offsets` into `out`, one after another in the order given, planning
+    /// the reads the same way. Errors, before anything is read or written:
+    /// an offset whose bytes pass the end, a wrong `out` length.
+    pub fn gather_bytes(&self, offsets: &[usize], width: usize, out: &mut [u8]) -> Result<()> {
+        if offsets.len().checked_mul(width) != Some(out.len()) {
+            return Err(self.format(npy_core::Error::OutputLength {
+                expected: offsets.len().saturating_mul(width),
+                actual: out.len(),
+            }));
+        }
+        for &offset in offsets {
+            self.check_byte_range(&(offset..offset.saturating_add(width)))?;
+        }
+        if width == 0 {
+            return Ok(());
+        }
+        let cold = !self.all_resident(offsets, |&offset| Some(offset as u64))?;
+        let bytes = self.bytes();
+        for (batch, out) in offsets
+            .chunks(PLANNED_INDICES)
+            .zip(out.chunks_mut(width * PLANNED_INDICES))
+        {
+            if cold {
+                self.read_ahead(batch.iter().map(|&at| at as u64..(at + width) as u64));
+            }
+            for (slot, &offset) in out.chunks_exact_mut(width).zip(batch) {
+                slot.copy_from_slice(&bytes[offset..offset + width]);
+            }
+        }
+        Ok(())
     }
 
     /// Starts reading the pages of the elements at `indices` and returns
