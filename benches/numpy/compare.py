@@ -255,11 +255,69 @@ def objects(p):
     return {"objects.load": load_times, "objects.save": save_times}, {}
 
 
+def resident_fraction(path):
+    """The fraction of the file's pages in the page cache (mincore of a
+    private mapping that is only asked about, never read)."""
+    import ctypes
+    import mmap
+
+    size = os.path.getsize(path)
+    pages = (size + 4095) // 4096
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    status = (ctypes.c_ubyte * pages)()
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY)
+        anchor = ctypes.c_char.from_buffer(m)
+        result = libc.mincore(ctypes.addressof(anchor), size, status)
+        del anchor
+        m.close()
+    if result != 0:
+        raise OSError(ctypes.get_errno(), "mincore")
+    return sum(b & 1 for b in status) / pages
+
+
+def evicted(path):
+    """Drops the file's pages from the page cache; returns what is left."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return resident_fraction(path)
+
+
+def cold(p):
+    """Random reads of an evicted file: numpy's fancy indexing on
+    np.load(mmap_mode="r"), for elements and for rows of 4 KiB."""
+    elements = np.load(p["elements"]).astype(np.intp)
+    rows = np.load(p["rows"]).astype(np.intp)
+    per_row = p["row_bytes"] // 8
+    notes = {}
+    out = {"cold.gather": [], "cold.rows": []}
+    for _ in range(p["runs"]):
+        for row_id, run in (
+            ("cold.gather", lambda a: (a[elements], len(elements))),
+            ("cold.rows", lambda a: (a[: len(a) // per_row * per_row].reshape(-1, per_row)[rows], len(rows))),
+        ):
+            left = evicted(p["big"])
+            if left > 0.01:
+                notes[row_id] = f"a run was discarded: {left:.1%} still resident"
+                continue
+            a = np.load(p["big"], mmap_mode="r")
+            start = time.perf_counter()
+            _, count = run(a)
+            out[row_id].append((time.perf_counter() - start) / count)
+            del a
+    return out, notes
+
+
 WORKLOADS = {
     "header": header,
     "open": open_,
     "sum": sum_,
     "reads": reads,
+    "cold": cold,
     "read": read,
     "save": save,
     "fill": fill,

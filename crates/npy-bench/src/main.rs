@@ -24,7 +24,7 @@ struct Args {
     /// Where the data files go (created and, unless --keep, removed).
     #[arg(long, default_value = "target/npy-bench-data")]
     dir: PathBuf,
-    /// Size of the big float64 file (open, sums, random reads).
+    /// Size of the big float64 file (open, sums, random reads, cold reads).
     #[arg(long, default_value = "4G", value_parser = parse_size)]
     big: u64,
     /// Size of the arrays read whole and saved.
@@ -48,7 +48,7 @@ struct Args {
     /// Elements of the object array (short strings) decoded and saved.
     #[arg(long, default_value_t = 1_000_000)]
     objects: usize,
-    /// Only these workloads (header,open,sum,reads,read,save,fill,npz,objects).
+    /// Only these workloads (header,open,sum,reads,cold,read,save,fill,npz,objects).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Keep the data files.
@@ -70,8 +70,8 @@ enum Worker {
     },
 }
 
-const WORKLOADS: [&str; 9] = [
-    "header", "open", "sum", "reads", "read", "save", "fill", "npz", "objects",
+const WORKLOADS: [&str; 10] = [
+    "header", "open", "sum", "reads", "cold", "read", "save", "fill", "npz", "objects",
 ];
 
 fn main() -> Result<()> {
@@ -142,7 +142,7 @@ impl Harness {
         if self.wants("header") {
             contenders::header(self)?;
         }
-        if self.wants("open") || self.wants("sum") || self.wants("reads") {
+        if self.wants("open") || self.wants("sum") || self.wants("reads") || self.wants("cold") {
             let files = data::big_files(&self.args.dir, self.args.big, self.args.reads)?;
             if self.wants("open") {
                 contenders::open(self, &files)?;
@@ -152,6 +152,9 @@ impl Harness {
             }
             if self.wants("reads") {
                 contenders::random_reads(self, &files)?;
+            }
+            if self.wants("cold") {
+                contenders::cold(self, &files)?;
             }
             self.cleanup(&files.paths())?;
         }

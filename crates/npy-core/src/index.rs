@@ -272,12 +272,20 @@ fn gather<T: Copy, I: NdIndex>(
     }
     // Every index is checked before anything is written: the offsets are
     // computed twice, which costs arithmetic on cached indices, not misses.
-    if let Some(bad) = indices.iter().find(|index| {
+    // The check is a branch-free fold (it vectorises); the first bad index
+    // is looked for only when there is one.
+    let in_bounds = |index: &I| {
         geometry
-            .data_offset_of(*index)
-            .is_none_or(|at| at >= data.len())
-    }) {
-        return Err(index_error(bad.entries(), geometry.shape()));
+            .data_offset_of(index)
+            .is_some_and(|at| at < data.len())
+    };
+    if !indices
+        .iter()
+        .fold(true, |all, index| all & in_bounds(index))
+    {
+        let bad = indices.iter().find(|index| !in_bounds(index));
+        let bad = bad.map_or(&[][..], |index| index.entries());
+        return Err(index_error(bad, geometry.shape()));
     }
     // A plain loop: its reads are independent, so the processor already
     // overlaps their misses; grouping them by hand, or sorting them by

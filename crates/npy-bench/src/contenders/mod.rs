@@ -4,6 +4,7 @@
 //! ndarray-npy and npyz take buffers, not files, for mapped access: they get
 //! a `memmap2` mapping, as their documentation suggests ([`map_file`]).
 
+mod cold;
 mod fill;
 mod header;
 mod npz;
@@ -14,6 +15,7 @@ mod save;
 mod sum;
 mod whole_read;
 
+pub use cold::cold;
 pub use fill::{fill, fill_worker};
 pub use header::header;
 pub use npz::npz;
