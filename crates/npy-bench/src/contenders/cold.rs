@@ -121,7 +121,7 @@ pub fn cold(h: &mut Harness, files: &BigFiles) -> Result<()> {
         "cold.gather",
         format!(
             "cold random gather ({ELEMENTS} float64 of a {} GiB file, per element)",
-            len * 8 >> 30
+            (len * 8) >> 30
         ),
     );
     let expected: Vec<f64> = elements.iter().map(|&i| (i % 1024) as f64).collect();
