@@ -1,5 +1,3 @@
-//! Workspace root package: owns the top-level examples and tests.
-//!
-//! The README is included here so that its Rust snippets are compiled by
-//! `cargo test --workspace` and cannot drift from the API.
-#![doc = include_str!("../README.md")]
+//! Workspace root package: owns the top-level examples and tests. (The
+//! README's snippets are compiled by `crates/npy-docs`, so that the tour
+//! builds only what it runs.)

@@ -79,7 +79,7 @@
 //! | --- | --- |
 //! | `npz` (default) | the [`npz`] module |
 //! | `rayon` | `MappedArray::par_rows_mut`: fill a mapping's rows from rayon's threads |
-//! | `ndarray` | `NpzWriter::add_ndarray`, and npy-core's `ndarray` views (`view.to_ndarray()`) |
+//! | `ndarray` | npy-core's `ndarray` integration: `view.to_ndarray()` views of a mapping, and `ndarray` arrays as sources for [`save`] and `NpzWriter::add` |
 //!
 //! ## Sharing, soundly
 //!
