@@ -341,9 +341,16 @@ impl Histogram {
         } else {
             (lo, hi)
         };
-        // numpy.linspace: start + i * step, the last edge exactly `hi`.
+        // numpy.linspace: start + i * step, the last edge exactly `hi` (where
+        // `hi - lo` overflows numpy's edges are infinite: ours are `lerp`'s).
         let step = (hi - lo) / bins as f64;
-        let mut edges: Vec<f64> = (0..=bins).map(|i| lo + i as f64 * step).collect();
+        let mut edges: Vec<f64> = if step.is_finite() {
+            (0..=bins).map(|i| lo + i as f64 * step).collect()
+        } else {
+            (0..=bins)
+                .map(|i| lerp(lo, hi, i as f64, bins as f64))
+                .collect()
+        };
         edges[bins] = hi;
         Histogram {
             edges,
@@ -366,7 +373,7 @@ impl Histogram {
             if value < lo || value > hi {
                 continue;
             }
-            let mut index = (((value - lo) / (hi - lo) * bins as f64) as usize).min(bins);
+            let mut index = ((fraction(value, lo, hi) * bins as f64) as usize).min(bins);
             if index == bins {
                 index -= 1;
             }
@@ -450,11 +457,43 @@ pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     let below = sorted[(previous as usize).min(n - 1)];
     let above = sorted[(previous as usize + 1).min(n - 1)];
     let diff = above - below;
+    if diff.is_infinite() {
+        // numpy's arithmetic overflows here (its percentile is ±inf or NaN).
+        return Some(lerp(below, above, gamma, 1.0));
+    }
     Some(if gamma >= 0.5 {
         above - diff * (1.0 - gamma)
     } else {
         below + diff * gamma
     })
+}
+
+/// `a + (b - a) * num / den` (the point `num / den` of the way from `a` to
+/// `b`, in that order of operations) for finite `a` and `b` and a fraction
+/// in 0..=1, finite even where `b - a` overflows (values of opposite signs
+/// more than `f64::MAX` apart): then computed on halves. The one home of
+/// this interpolation for every range a picture spans (percentiles, bin
+/// edges, colour bars).
+pub fn lerp(a: f64, b: f64, num: f64, den: f64) -> f64 {
+    let diff = b - a;
+    if diff.is_finite() {
+        a + diff * num / den
+    } else {
+        2.0 * (a / 2.0 + (b / 2.0 - a / 2.0) * num / den)
+    }
+}
+
+/// `(v - a) / (b - a)`, where `v` lies in the range `a..b` (0 at `a`, 1 at
+/// `b`), finite for finite `v`, `a` and `b` where the differences overflow
+/// (then computed on halves): matplotlib's `Normalize` and numpy's
+/// histogram bin search, which give NaN or 0 there.
+pub fn fraction(v: f64, a: f64, b: f64) -> f64 {
+    let (num, den) = (v - a, b - a);
+    if num.is_finite() && den.is_finite() {
+        num / den
+    } else {
+        (v / 2.0 - a / 2.0) / (b / 2.0 - a / 2.0)
+    }
 }
 
 /// The finite values of `values`, sorted (for [`percentile`]).
