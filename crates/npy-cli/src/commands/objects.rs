@@ -101,12 +101,11 @@ fn load(
     member: Option<&str>,
     pickle: &PickleArgs,
 ) -> anyhow::Result<Option<NpyArray>> {
-    // Object arrays are decoded from local files and stdin; a URL takes the
-    // array path, which reads its header remotely and refuses objects.
-    if crate::remote::url_of(path).is_some() {
-        return Ok(None);
-    }
     let options = read_options(pickle, header_options());
+    if let Some(url) = crate::remote::url_of(path) {
+        let allowed = || refuse_unless_allowed(pickle, path);
+        return crate::remote::load_objects(url, member, &options, allowed);
+    }
     match source::sniff(path)? {
         Kind::Npy => {
             let file = NpyFile::open(path, &header_options())?;

@@ -482,11 +482,16 @@ fn draw(
             let ((lo, lo_from), (hi, hi_from)) = (lo, hi);
             if lo > hi {
                 bail!(
-                    "max must be larger than min in range parameter ({lo_from} {lo} is above {hi_from} {hi})"
+                    "max must be larger than min in range parameter. ({lo_from} {lo} is above {hi_from} {hi})"
                 );
             }
             if !(lo.is_finite() && hi.is_finite()) {
-                bail!("supplied range of [{lo}, {hi}] is not finite ({lo_from}, {hi_from})");
+                let float = |v| crate::print::scalar_float(crate::print::FloatWidth::Double, v);
+                bail!(
+                    "supplied range of [{}, {}] is not finite ({lo_from}, {hi_from})",
+                    float(lo),
+                    float(hi)
+                );
             }
             let mut histogram = Histogram::new(lo, hi, picture.bins as usize);
             reduce::for_each_value(
