@@ -294,7 +294,7 @@ try:
 except ValueError as e:
     words["hist_order"] = str(e)
 try:
-    np.histogram(np.arange(6.0), range=(0, np.inf))
+    np.histogram(np.arange(6.0), range=(0.0, np.inf))
 except ValueError as e:
     words["hist_finite"] = str(e)
 json.dump(words, open(f"{out}/words.json", "w"))
