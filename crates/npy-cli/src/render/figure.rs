@@ -49,15 +49,35 @@ fn drawing_error(err: impl std::fmt::Display) -> anyhow::Error {
 /// 0.30000000000000004), whole numbers without a point, others as numpy
 /// prints a float.
 pub fn tick_text(value: f64, span: f64) -> String {
-    let decimals = if span > 0.0 && span.is_finite() {
-        (6 - span.log10().floor() as i64).clamp(0, 300) as usize
+    // An axis wider than f64::MAX (from -1.7e308 to 1.7e308) spans MAX.
+    let span = if span == f64::INFINITY {
+        f64::MAX
     } else {
-        12
+        span
     };
-    let rounded = format!("{value:.decimals$}")
-        .parse::<f64>()
-        .unwrap_or(value)
-        + 0.0;
+    let rounded = if span >= 1e6 && span.is_finite() && value.is_finite() {
+        // Spans of a million and more: the same millionth of the span, in
+        // significant digits (ticks of huge axes carry noise such as
+        // 1.5999999999999998e308, which whole numbers would keep).
+        let unit = span.log10().floor() as i32 - 6;
+        let magnitude = value.abs().log10().floor() as i32;
+        if value == 0.0 || magnitude < unit {
+            0.0
+        } else {
+            let digits = (magnitude - unit) as usize;
+            format!("{value:.digits$e}").parse::<f64>().unwrap_or(value) + 0.0
+        }
+    } else {
+        let decimals = if span > 0.0 && span.is_finite() {
+            (6 - span.log10().floor() as i64).clamp(0, 300) as usize
+        } else {
+            12
+        };
+        format!("{value:.decimals$}")
+            .parse::<f64>()
+            .unwrap_or(value)
+            + 0.0
+    };
     if rounded.fract() == 0.0 && rounded.abs() < 1e15 {
         return format!("{rounded:.0}");
     }
@@ -626,6 +646,18 @@ pub fn histogram_bars(histogram: &Histogram, width: usize, height: usize) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_tick_labels_lose_float_noise() {
+        assert_eq!(tick_text(1.5999999999999998e308, 1.7e308), "1.6e+308");
+        assert_eq!(tick_text(6.000000000000001e307, 1.7e308), "6e+307");
+        assert_eq!(
+            tick_text(-1.2000000000000002e308, f64::INFINITY),
+            "-1.2e+308"
+        );
+        assert_eq!(tick_text(1e-300, 1.7e308), "0");
+        assert_eq!(tick_text(12_345_678.0, 2e7), "12345680");
+    }
 
     #[test]
     fn tick_labels_lose_float_noise() {
