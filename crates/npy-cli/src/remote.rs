@@ -157,14 +157,20 @@ pub fn load_objects(
         return Ok(None);
     }
     allowed()?;
-    let bytes = runtime
+    Ok(Some(load_npy(url, options)?))
+}
+
+/// The whole `.npy` object at `url`, read as `np.load` reads it (an object
+/// array decoded when `options` allow pickles).
+pub fn load_npy(url: &str, options: &ReadOptions) -> anyhow::Result<npy_core::NpyArray> {
+    let (store, path) = store(url)?;
+    let bytes = runtime()?
         .block_on(async {
             use npy_remote::object_store::ObjectStoreExt;
             store.objects().get(&path).await?.bytes().await
         })
         .with_context(|| format!("cannot read {url}"))?;
-    let array = npy_core::read_npy(&bytes[..], options).with_context(|| url.to_string())?;
-    Ok(Some(array))
+    Ok(npy_core::read_npy(&bytes[..], options).with_context(|| url.to_string())?)
 }
 
 /// `npy cp SRC DST`.

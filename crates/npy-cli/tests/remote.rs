@@ -224,7 +224,11 @@ fn allow_pickle_applies_to_urls() {
     let local = fixtures().join("object/obj_issue_example.npy");
     let copy = dir.join("objects.npy");
     std::fs::copy(&local, &copy).unwrap();
-    same_answers(&local, &url(&copy), &[&["show", "--allow-pickle"]]);
+    same_answers(
+        &local,
+        &url(&copy),
+        &[&["show", "--allow-pickle"], &["validate", "--allow-pickle"]],
+    );
     let output = npy(["show", &url(&copy)]);
     assert_exit(&output, 1);
     assert!(
@@ -239,7 +243,10 @@ fn allow_pickle_applies_to_urls() {
     same_answers(
         &archive,
         &url(&copy),
-        &[&["show", "--allow-pickle", "--member", "obj"]],
+        &[
+            &["show", "--allow-pickle", "--member", "obj"],
+            &["validate", "--allow-pickle"],
+        ],
     );
     let output = npy(["show", &url(&copy), "--member", "obj"]);
     assert_exit(&output, 1);
