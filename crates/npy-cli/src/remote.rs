@@ -170,7 +170,7 @@ pub fn load_npy(url: &str, options: &ReadOptions) -> anyhow::Result<npy_core::Np
             store.objects().get(&path).await?.bytes().await
         })
         .with_context(|| format!("cannot read {url}"))?;
-    Ok(npy_core::read_npy(&bytes[..], options).with_context(|| url.to_string())?)
+    npy_core::read_npy(&bytes[..], options).with_context(|| url.to_string())
 }
 
 /// `npy cp SRC DST`.
