@@ -2,7 +2,10 @@
 # Fuzzing driver, used by `just fuzz`, `just fuzz-seed` and CI's smoke run.
 #
 #   fuzz/run.sh seed                      copy tests/fixtures into fuzz/corpus/<target>/
-#   fuzz/run.sh run SECONDS [TARGET...]   seed, then fuzz each target for SECONDS
+#   fuzz/run.sh run SECONDS [TARGET...]   seed, then build and fuzz each target
+#                                         for SECONDS; fails when a target does
+#                                         not build, crashes, or runs no input;
+#                                         ends with runs and seconds per target
 #   fuzz/run.sh check                     exit 0 if fuzzing can run here (prints why not)
 #
 # Toolchain: stable with RUSTC_BOOTSTRAP=1 (cargo-fuzz needs -Z flags, which
@@ -81,12 +84,24 @@ seed() {
                 find "$FIXTURES" -name '*.npz' -exec cp {} "$dir/" \;
                 ;;
             pickle)
-                # numpy's object arrays, whole (read_npy) and as bare pickles.
-                local f
+                # numpy's object arrays, whole (read_npy) and as bare pickles;
+                # and ints just past Python's 4300-digit limit and far past
+                # it (LONG4 of 1785 and 8192 bytes), whose text is bounded.
+                local f n
                 while IFS= read -r f; do
                     cp "$f" "$dir/"
                     tail -c +129 "$f" >"$dir/pickle-$(basename "$f")"
                 done < <(find "$FIXTURES/object" -name '*.npy')
+                for n in 1785 8192; do
+                    {
+                        printf '\x80\x02\x8b'
+                        # shellcheck disable=SC2059 # the format is the length
+                        printf "$(printf '\\x%02x\\x%02x' $((n % 256)) $((n / 256)))"
+                        printf '\x00\x00'
+                        head -c "$n" /dev/zero | tr '\0' '\177'
+                        printf '.'
+                    } >"$dir/big-int-$n"
+                done
                 ;;
         esac
     done
@@ -114,6 +129,17 @@ check() {
     echo "fuzzing available with toolchain $tc"
 }
 
+# The figures of one target's log: "runs seconds" (libFuzzer's final
+# stat::number_of_executed_units, summed over jobs, and the longest
+# "Done N runs in S second(s)"); empty when the log has no final stats.
+figures() {
+    awk '
+        /^stat::number_of_executed_units:/ { runs += $2; seen = 1 }
+        /^Done [0-9]+ runs in [0-9]+ second/ { if ($5 > secs) secs = $5 }
+        END { if (seen) print runs, secs + 0 }
+    ' "$1"
+}
+
 run() {
     local seconds="$1"
     shift
@@ -122,32 +148,60 @@ run() {
     check
     seed
     local jobs="${NPY_FUZZ_JOBS:-1}"
-    local target status=0
+    local target status=0 summary=()
     mkdir -p logs
     for target in "${targets[@]}"; do
+        local log="logs/$target.log"
         echo "==> fuzzing $target for ${seconds}s ($(toolchain), sanitizer $(sanitizer "$target"), $jobs job(s))"
         local extra=()
         # Headers are at most 10000 characters by default: longer inputs only
-        # cost time (seeds beyond it are truncated).
+        # cost time (seeds beyond it are truncated). Pickles get room for
+        # ints far beyond Python's 4300-digit limit (1786 bytes).
         case "$target" in
-            pickle) extra+=("-dict=pickle.dict" "-max_len=16384") ;;
+            pickle) extra+=("-dict=pickle.dict" "-max_len=65536") ;;
             npz) ;;
             *) extra+=("-dict=npy.dict" "-max_len=16384") ;;
         esac
         [ "$jobs" -gt 1 ] && extra+=("-jobs=$jobs" "-workers=$jobs")
+        # A target that does not build fails the run (not a silent pass).
+        if ! cargo_fuzz build --release --sanitizer "$(sanitizer "$target")" "$target" >"$log" 2>&1; then
+            tail -n 30 "$log" >&2
+            echo "!! $target does not build: see fuzz/$log" >&2
+            summary+=("$target: does not build")
+            status=1
+            continue
+        fi
         # -timeout: one input taking a second is a hang for these parsers.
         # -rss_limit_mb: a reader that trusts a length field shows up here.
-        if ! cargo_fuzz run --release --sanitizer "$(sanitizer "$target")" "$target" \
+        # The exit status is libFuzzer's: non-zero for a crash, hang or OOM.
+        local code=0
+        rm -f fuzz-*.log
+        cargo_fuzz run --release --sanitizer "$(sanitizer "$target")" "$target" \
             -- -max_total_time="$seconds" -timeout=10 -rss_limit_mb=1024 \
-            -print_final_stats=1 "${extra[@]}" \
-            2>&1 | tee "logs/$target.log" | grep -E '^(stat::|Done [0-9]+ runs|#[0-9]+.*DONE)|ERROR|panicked|SUMMARY|Test unit written'; then
-            :
+            -print_final_stats=1 "${extra[@]}" >>"$log" 2>&1 || code=$?
+        # With -jobs, each job's output is in fuzz-<n>.log.
+        if compgen -G 'fuzz-*.log' >/dev/null; then
+            cat fuzz-*.log >>"$log"
+            rm -f fuzz-*.log
         fi
-        if grep -qE 'ERROR: libFuzzer|panicked at|Test unit written' "logs/$target.log"; then
-            echo "!! $target found a crash: see fuzz/logs/$target.log and fuzz/artifacts/$target/"
+        grep -E '^(stat::|Done [0-9]+ runs)|ERROR|panicked|SUMMARY|Test unit written' "$log" || true
+        local numbers runs secs
+        numbers="$(figures "$log")"
+        read -r runs secs <<<"${numbers:-0 0}"
+        if [ "$code" -ne 0 ] || grep -qE 'ERROR: libFuzzer|panicked at|Test unit written' "$log"; then
+            echo "!! $target failed (exit $code): see fuzz/$log and fuzz/artifacts/$target/" >&2
+            summary+=("$target: FAILED (exit $code) after $runs runs in ${secs}s")
             status=1
+        elif [ -z "$numbers" ] || [ "$runs" -le 0 ]; then
+            echo "!! $target executed no inputs: see fuzz/$log" >&2
+            summary+=("$target: executed no inputs")
+            status=1
+        else
+            summary+=("$target: $runs runs in ${secs}s, 0 crashes")
         fi
     done
+    printf '==> summary\n'
+    printf '%s\n' "${summary[@]}"
     return "$status"
 }
 

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use npy_mmap::npz::NpzArchive;
+use npy_mmap::npz::{NpzArchive, StoredArray};
 
 fuzz_target!(|bytes: &[u8]| {
     let Ok(mut archive) = NpzArchive::from_bytes(bytes) else {
@@ -14,7 +14,7 @@ fuzz_target!(|bytes: &[u8]| {
         let _ = archive.info(key);
         let _ = archive.is_npy(key);
         let _ = archive.get(key);
-        if let Ok((_, layout, data)) = archive.array_bytes(key) {
+        if let Ok(StoredArray { layout, data, .. }) = archive.array_bytes(key) {
             assert_eq!(data.len(), layout.data_len);
         }
     }

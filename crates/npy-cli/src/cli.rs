@@ -28,6 +28,22 @@ Examples:
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// For URLs: seconds one request to the store may take, from connecting
+    /// to its last byte, before it is abandoned (a silent or dripping
+    /// server); failed requests are retried only within this time too.
+    #[arg(long, global = true, value_name = "SECONDS",
+          default_value_t = npy_remote::StoreOptions::DEFAULT_TIMEOUT.as_secs_f64(),
+          value_parser = parse_timeout)]
+    pub timeout: f64,
+}
+
+/// A timeout in seconds: a positive, finite number.
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds < 1e9 => Ok(seconds),
+        Ok(_) => Err("the timeout must be a positive number of seconds".into()),
+        Err(err) => Err(err.to_string()),
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -419,8 +435,14 @@ mod tests {
         assert_eq!(parse_shape(""), Ok(Shape(vec![])));
         assert_eq!(parse_shape("7"), Ok(Shape(vec![7])));
         assert_eq!(parse_shape(" 2, 3 "), Ok(Shape(vec![2, 3])));
-        assert!(parse_shape("2,-3").is_err());
-        assert!(parse_shape("2,,3").is_err());
+        assert_eq!(
+            parse_shape("2,-3"),
+            Err("'-3' is not a dimension (a non-negative integer)".to_string())
+        );
+        assert_eq!(
+            parse_shape("2,,3"),
+            Err("'' is not a dimension (a non-negative integer)".to_string())
+        );
     }
 
     #[test]
@@ -433,8 +455,14 @@ mod tests {
         assert_eq!(r("0:100").resolve(10), 0..10);
         assert_eq!(r("-100:").resolve(10), 0..10);
         assert_eq!(r(":").resolve(4), 0..4);
-        assert!("5".parse::<RowRange>().is_err());
-        assert!("a:b".parse::<RowRange>().is_err());
+        assert_eq!(
+            "5".parse::<RowRange>().unwrap_err(),
+            "'5' is not a range A:B"
+        );
+        assert_eq!(
+            "a:b".parse::<RowRange>().unwrap_err(),
+            "'a' is not an integer"
+        );
     }
 
     #[test]

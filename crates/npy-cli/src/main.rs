@@ -27,6 +27,9 @@ fn main() -> ExitCode {
             return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
         }
     };
+    remote::set_options(npy_remote::StoreOptions {
+        timeout: std::time::Duration::from_secs_f64(cli.timeout),
+    });
     let mut stdout = std::io::stdout().lock();
     let result = commands::run(cli.command, &mut stdout).and_then(|code| {
         stdout.flush()?;

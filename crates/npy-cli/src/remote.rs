@@ -9,7 +9,8 @@ use anyhow::{Context, bail};
 use npy_core::{ParseOptions, ReadOptions};
 use npy_remote::blocking::{RangeReader, Runtime};
 use npy_remote::npz::{NpzOptions, RemoteNpz};
-use npy_remote::{RemoteArray, RemoteHeader, Store, Transfer, UploadOptions};
+use npy_remote::object_store::path as object_store_path;
+use npy_remote::{RemoteArray, RemoteHeader, Store, StoreOptions, Transfer, UploadOptions};
 
 use crate::cli::CpArgs;
 use crate::progress::Progress;
@@ -18,6 +19,19 @@ use crate::source::{self, Kind, NpyFile};
 /// The URL `path` holds, if it is one (`scheme://...`) rather than a path.
 pub fn url_of(path: &Path) -> Option<&str> {
     path.to_str().filter(|text| npy_remote::is_url(text))
+}
+
+/// How every store is reached (`--timeout`), set once by `main`.
+static OPTIONS: OnceLock<StoreOptions> = OnceLock::new();
+
+/// Sets the options every store is made with (the first call wins).
+pub fn set_options(options: StoreOptions) {
+    let _ = OPTIONS.set(options);
+}
+
+/// The store a URL names, with the command line's options.
+fn store(url: &str) -> npy_remote::Result<(Store, object_store_path::Path)> {
+    Store::from_url_with(url, OPTIONS.get().unwrap_or(&StoreOptions::default()))
 }
 
 /// The runtime every remote request runs on (started on first use).
@@ -43,7 +57,7 @@ pub fn kind(url: &str) -> Kind {
 
 /// The header and size of the `.npy` object at `url` (one ranged GET).
 pub fn npy_file(url: &str, options: &ParseOptions) -> anyhow::Result<NpyFile> {
-    let (store, path) = Store::from_url(url)?;
+    let (store, path) = store(url)?;
     let found = runtime()?
         .block_on(RemoteHeader::read(store.objects(), &path, options))
         .map_err(|e| {
@@ -63,7 +77,7 @@ pub fn npy_file(url: &str, options: &ParseOptions) -> anyhow::Result<NpyFile> {
 
 /// The `.npy` object at `url`, for reading its values.
 pub fn open_array(url: &str) -> anyhow::Result<npy_remote::blocking::Array> {
-    let (store, path) = Store::from_url(url)?;
+    let (store, path) = store(url)?;
     let options = ReadOptions {
         parse: ParseOptions {
             max_header_size: source::INSPECT_MAX_HEADER,
@@ -88,7 +102,7 @@ const ARCHIVE_BLOCKS: usize = 4;
 
 /// A reader of the archive at `url` for npy-mmap's `NpzArchive`.
 pub fn archive_reader(url: &str) -> anyhow::Result<RangeReader> {
-    let (store, path) = Store::from_url(url)?;
+    let (store, path) = store(url)?;
     Ok(RangeReader::open(
         runtime()?,
         store.objects().clone(),
@@ -98,12 +112,76 @@ pub fn archive_reader(url: &str) -> anyhow::Result<RangeReader> {
     )?)
 }
 
+/// `npy show --allow-pickle` of a URL: the object array of the `.npy` (or
+/// of the chosen npz member), as `commands::objects` reads local ones:
+/// `None` unless it holds objects; `allowed` refuses them without
+/// `--allow-pickle`; then the whole array is read and decoded with
+/// `options` (npy-core's restricted unpickler, its heap bounded).
+pub fn load_objects(
+    url: &str,
+    member: Option<&str>,
+    options: &ReadOptions,
+    allowed: impl Fn() -> anyhow::Result<()>,
+) -> anyhow::Result<Option<npy_core::NpyArray>> {
+    let (store, path) = store(url)?;
+    let runtime = runtime()?;
+    // Headers are read letting object dtypes through (nothing is unpickled).
+    let header_options = ParseOptions {
+        allow_pickle: true,
+        ..options.parse
+    };
+    if kind(url) == Kind::Npz {
+        let npz_options = NpzOptions {
+            read: *options,
+            ..NpzOptions::default()
+        };
+        let archive =
+            runtime.block_on(RemoteNpz::open(store.objects().clone(), path, npz_options))?;
+        let key = match (member, archive.members()) {
+            (Some(key), _) => key.to_string(),
+            (None, [only]) => only.key.clone(),
+            // The array path explains the choice of member.
+            (None, _) => return Ok(None),
+        };
+        let Ok(parsed) = runtime.block_on(archive.header(&key)) else {
+            return Ok(None);
+        };
+        if parsed.header.dtype != npy_core::DType::Object {
+            return Ok(None);
+        }
+        allowed()?;
+        return Ok(Some(runtime.block_on(archive.load(&key))?));
+    }
+    let found = runtime.block_on(RemoteHeader::read(store.objects(), &path, &header_options))?;
+    if found.header.dtype != npy_core::DType::Object {
+        return Ok(None);
+    }
+    allowed()?;
+    Ok(Some(load_npy(url, options)?))
+}
+
+/// The whole `.npy` object at `url`, read as `np.load` reads it (an object
+/// array decoded when `options` allow pickles).
+pub fn load_npy(url: &str, options: &ReadOptions) -> anyhow::Result<npy_core::NpyArray> {
+    let (store, path) = store(url)?;
+    let bytes = runtime()?
+        .block_on(async {
+            use npy_remote::object_store::ObjectStoreExt;
+            store.objects().get(&path).await?.bytes().await
+        })
+        .with_context(|| format!("cannot read {url}"))?;
+    npy_core::read_npy(&bytes[..], options).with_context(|| url.to_string())
+}
+
 /// `npy cp SRC DST`.
 pub fn cp(args: &CpArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let part_size = args.part_mib.max(1) << 20;
     let concurrency = args.concurrency.max(1);
     match (url_of(&args.source), url_of(&args.destination)) {
-        (None, Some(url)) => upload(&args.source, url, part_size, concurrency)?,
+        (None, Some(url)) => match file_url_path(url) {
+            Some(destination) => copy_to_file(&args.source, &destination)?,
+            None => upload(&args.source, url, part_size, concurrency)?,
+        },
         (Some(url), None) => {
             let destination = local_destination(url, &args.destination);
             download(url, &destination, part_size, concurrency)?;
@@ -198,7 +276,7 @@ fn local_content(path: &Path, locked: Locked) -> anyhow::Result<(Content, u64)> 
 
 /// The remote object's content and size, read back from the store.
 fn remote_content(url: &str, npz: bool) -> anyhow::Result<(Content, u64)> {
-    let (store, path) = Store::from_url(url)?;
+    let (store, path) = store(url)?;
     let runtime = runtime()?;
     if npz {
         let archive = runtime.block_on(RemoteNpz::open(
@@ -222,9 +300,54 @@ fn remote_content(url: &str, npz: bool) -> anyhow::Result<(Content, u64)> {
     }
 }
 
+/// The local path a `file://` URL names (`None` for other URLs).
+fn file_url_path(url: &str) -> Option<PathBuf> {
+    let parsed = url::Url::parse(url).ok()?;
+    (parsed.scheme() == "file")
+        .then(|| parsed.to_file_path().ok())
+        .flatten()
+}
+
+/// `npy cp` to a `file://` URL: the destination is replaced like every file
+/// the CLI writes (a temporary beside it, verified, renamed over it, keeping
+/// the old file's mode), not written anew by object_store's local store
+/// (which reset a 0640 file to 0644).
+fn copy_to_file(local: &Path, destination: &Path) -> anyhow::Result<()> {
+    let (content, size) = local_content(local, Locked::Take)?;
+    if let Some(parent) = destination.parent() {
+        // As object_store's local store does for an object's path.
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let mut source = npy_mmap::open_regular(local, false)?;
+    let mut file = npy_mmap::AtomicFile::create(destination)
+        .with_context(|| format!("cannot write {}", destination.display()))?;
+    let written = std::io::copy(&mut source, &mut file)
+        .and_then(|written| std::io::Write::flush(&mut file).map(|()| written))
+        .with_context(|| {
+            format!(
+                "cannot copy {} to {}",
+                local.display(),
+                destination.display()
+            )
+        })?;
+    let (copied, copied_size) = local_content(file.temp_path(), Locked::Ours)
+        .with_context(|| format!("cannot verify the copy to {}", destination.display()))?;
+    if (written, copied_size, &copied) != (size, size, &content) {
+        bail!(
+            "the copy to {} does not match {} ({copied_size} bytes, {size} expected)",
+            destination.display(),
+            local.display()
+        );
+    }
+    file.commit()
+        .with_context(|| format!("cannot write {}", destination.display()))?;
+    Ok(())
+}
+
 fn upload(local: &Path, url: &str, part_size: usize, concurrency: usize) -> anyhow::Result<()> {
     let (content, size) = local_content(local, Locked::Take)?;
-    let (store, path) = Store::from_url(url)?;
+    let (store, path) = store(url)?;
     let mut file = npy_mmap::open_regular(local, false)?;
     let mut progress = Progress::bytes(size, "uploading", false);
     let mut reported = 0;
@@ -259,7 +382,7 @@ fn upload(local: &Path, url: &str, part_size: usize, concurrency: usize) -> anyh
 
 fn download(url: &str, local: &Path, part_size: usize, concurrency: usize) -> anyhow::Result<()> {
     let (content, size) = remote_content(url, kind(url) == Kind::Npz)?;
-    let (store, path) = Store::from_url(url)?;
+    let (store, path) = store(url)?;
     // Replaced like every save: a temporary beside the destination, renamed
     // over it once the copy is verified.
     let mut file = npy_mmap::AtomicFile::create(local)

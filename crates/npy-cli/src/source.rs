@@ -30,7 +30,7 @@ pub fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == STDIN
 }
 
-/// Looks at the first bytes: a zip local header or empty-zip end record is an npz.
+/// Looks at the first bytes, by the one rule ([`npy_core::npz::is_zip_start`]).
 pub fn sniff(path: &Path) -> anyhow::Result<Kind> {
     if is_stdin(path) {
         return Ok(Kind::Npy);
@@ -51,9 +51,10 @@ pub fn sniff(path: &Path) -> anyhow::Result<Kind> {
         }
         filled += n;
     }
-    Ok(match &start[..filled] {
-        b"PK\x03\x04" | b"PK\x05\x06" => Kind::Npz,
-        _ => Kind::Npy,
+    Ok(if npy_core::npz::is_zip_start(&start[..filled]) {
+        Kind::Npz
+    } else {
+        Kind::Npy
     })
 }
 

@@ -156,7 +156,11 @@ fn replacing_on_a_full_disk_leaves_the_old_file() {
         writer.add("a", &big[..])?;
         writer.finish()
     });
-    assert!(npz_error.is_err());
+    let npz_error = npz_error.unwrap_err();
+    assert!(
+        npz_error.to_string().contains("No space left"),
+        "{npz_error}"
+    );
     let error = CreateOptions::new(f8.clone(), [1 << 18])
         .overwrite(true)
         .reserve(true)
@@ -173,7 +177,8 @@ fn replacing_on_a_full_disk_leaves_the_old_file() {
         });
     // The stream may start (the temporary file takes no page until written),
     // but it cannot finish, and the path keeps the old file.
-    assert!(streamed.is_err());
+    let streamed = streamed.unwrap_err();
+    assert!(streamed.to_string().contains("No space left"), "{streamed}");
 
     assert_eq!(std::fs::read(&npy_path).unwrap(), old_npy);
     assert_eq!(std::fs::read(&npz_path).unwrap(), old_npz);

@@ -330,3 +330,98 @@ fn show_prints_what_numpy_prints_for_fresh_object_arrays() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The two's-complement little-endian bytes of `10^exponent + delta`
+/// (`delta` is -1, 0 or 1), built limb by limb.
+fn power_of_ten_bytes(exponent: usize, delta: i64) -> Vec<u8> {
+    let mut limbs = vec![1u32];
+    for _ in 0..exponent {
+        let mut carry = 0u64;
+        for limb in &mut limbs {
+            let product = u64::from(*limb) * 10 + carry;
+            *limb = product as u32;
+            carry = product >> 32;
+        }
+        if carry > 0 {
+            limbs.push(carry as u32);
+        }
+    }
+    if delta < 0 {
+        // 10^k ends in a nonzero limb only at the top: borrow through zeros.
+        for limb in &mut limbs {
+            let (value, borrow) = limb.overflowing_sub(1);
+            *limb = value;
+            if !borrow {
+                break;
+            }
+        }
+    } else {
+        limbs[0] += delta as u32;
+    }
+    let mut bytes: Vec<u8> = limbs.iter().flat_map(|l| l.to_le_bytes()).collect();
+    bytes.push(0);
+    bytes
+}
+
+/// Python refuses to turn an int of more than 4300 digits into text
+/// ("Exceeds the limit (4300 digits) for integer string conversion"): the
+/// conversion is quadratic, and a 400 KB int made `show` run for a minute.
+/// `show` prints such ints as `<int of N bits: exceeds the limit ...>`, at a
+/// cost linear in the bytes, and prints every int Python would print.
+#[test]
+fn show_prints_ints_beyond_pythons_digit_limit_briefly() {
+    use npy_core::pickle::PyValue;
+    use npy_core::{DType, Header, NpyArray, Order};
+
+    let dir = scratch("huge-ints");
+    // 400,000 bytes of 0x55: 3,199,999 bits, about 963,000 digits.
+    let mut huge = vec![0x55u8; 400_000];
+    let mut negative_huge = huge.clone();
+    negative_huge.push(0xaa);
+    huge.push(0x00);
+    let values = vec![
+        PyValue::int_from_le_bytes(&power_of_ten_bytes(4300, -1)),
+        PyValue::int_from_le_bytes(&power_of_ten_bytes(4300, 0)),
+        PyValue::int_from_le_bytes(&huge),
+        PyValue::int_from_le_bytes(&negative_huge),
+    ];
+    let header = Header {
+        dtype: DType::Object,
+        order: Order::C,
+        shape: vec![values.len()],
+    };
+    let array = NpyArray::from_objects(header, values).unwrap();
+    let path = dir.join("huge.npy");
+    let mut file = std::fs::File::create(&path).unwrap();
+    npy_core::write_npy(&mut file, &array).unwrap();
+    drop(file);
+    let output = npy([
+        OsStr::new("show"),
+        OsStr::new("--allow-pickle"),
+        path.as_os_str(),
+    ]);
+    assert_exit(&output, 0);
+    let text = stdout(&output);
+    // 10^4300 - 1 has 4300 digits: Python prints it, and so do we.
+    assert!(
+        text.contains(&"9".repeat(4300)),
+        "{}",
+        &text[..200.min(text.len())]
+    );
+    let limit = "exceeds the limit (4300 digits) for integer string conversion>";
+    // 10^4300 has 4301 digits and 14,285 bits.
+    assert!(
+        text.contains(&format!("<int of 14285 bits: {limit}")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("<int of 3199999 bits: {limit}")),
+        "{text}"
+    );
+    // Top byte 0xaa of 400,001: |n| = !n + 1, whose top byte is 0x55: 3,200,007 bits.
+    assert!(
+        text.contains(&format!("<-int of 3200007 bits: {limit}")),
+        "{text}"
+    );
+    assert!(text.len() < 10_000, "{} bytes of output", text.len());
+}

@@ -128,6 +128,11 @@ fn cp_downloads_verify_and_refuse_what_numpy_cannot_load() {
     std::fs::write(&short, &bytes[..bytes.len() - 1]).unwrap();
     let output = npy(["cp", short.to_str().unwrap(), &url(&dir.join("up.npy"))]);
     assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("Failed to read all data"),
+        "{}",
+        stderr(&output)
+    );
     assert!(!dir.join("up.npy").exists());
     // Two URLs, two paths.
     let output = npy(["cp", &url(&object), &url(&dir.join("x.npy"))]);
@@ -135,6 +140,11 @@ fn cp_downloads_verify_and_refuse_what_numpy_cannot_load() {
     assert!(stderr(&output).contains("are URLs"), "{}", stderr(&output));
     let output = npy(["cp", source.to_str().unwrap(), "x.npy"]);
     assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("nor x.npy is a URL"),
+        "{}",
+        stderr(&output)
+    );
     // A missing object is named with the operation that failed.
     let output = npy(["info", &url(&dir.join("missing.npy"))]);
     assert_exit(&output, 1);
@@ -142,6 +152,37 @@ fn cp_downloads_verify_and_refuse_what_numpy_cannot_load() {
         stderr(&output).contains("cannot be read: open"),
         "{}",
         stderr(&output)
+    );
+}
+
+/// `npy cp x.npy file:///dst.npy` replaces dst.npy like every other
+/// replacing command: its mode stays (object_store's local store wrote a
+/// new file, resetting 0640 to 0644).
+#[test]
+fn cp_to_a_file_url_keeps_the_destinations_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("remote_cp_mode");
+    let source = fixtures().join("i4_le.npy");
+    let destination = dir.join("dst.npy");
+    std::fs::write(&destination, b"old").unwrap();
+    std::fs::set_permissions(&destination, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let output = npy(["cp", source.to_str().unwrap(), &url(&destination)]);
+    assert_exit(&output, 0);
+    assert_eq!(
+        std::fs::read(&destination).unwrap(),
+        std::fs::read(&source).unwrap()
+    );
+    let mode = std::fs::metadata(&destination)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o640, "{mode:o}");
+    // A new file in a new folder, as object_store's local store made it.
+    let fresh = dir.join("new/folder/fresh.npy");
+    assert_exit(&npy(["cp", source.to_str().unwrap(), &url(&fresh)]), 0);
+    assert_eq!(
+        std::fs::read(&fresh).unwrap(),
+        std::fs::read(&source).unwrap()
     );
 }
 
@@ -172,4 +213,79 @@ fn cp_and_reading_commands_over_s3() {
             std::fs::read(&local).unwrap()
         );
     }
+}
+
+/// `--allow-pickle` applies to URLs as to paths: object arrays decode (and
+/// print what the local file prints), and without it are refused in
+/// numpy's words (a URL used to take the array path whatever the flag).
+#[test]
+fn allow_pickle_applies_to_urls() {
+    let dir = scratch("remote_pickle");
+    let local = fixtures().join("object/obj_issue_example.npy");
+    let copy = dir.join("objects.npy");
+    std::fs::copy(&local, &copy).unwrap();
+    same_answers(
+        &local,
+        &url(&copy),
+        &[&["show", "--allow-pickle"], &["validate", "--allow-pickle"]],
+    );
+    let output = npy(["show", &url(&copy)]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("Object arrays cannot be loaded when allow_pickle=False"),
+        "{}",
+        stderr(&output)
+    );
+    // An archive's object member, through its URL.
+    let archive = fixtures().join("npz/objects.npz");
+    let copy = dir.join("objects.npz");
+    std::fs::copy(&archive, &copy).unwrap();
+    same_answers(
+        &archive,
+        &url(&copy),
+        &[
+            &["show", "--allow-pickle", "--member", "obj"],
+            &["validate", "--allow-pickle"],
+        ],
+    );
+    let output = npy(["show", &url(&copy), "--member", "obj"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("allow_pickle=False"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// A server that accepts and never answers: with `--timeout 0.5` the
+/// command gives up with the store's "timed out" instead of waiting the
+/// 3 minutes of object_store's retries (the server holds on for a minute,
+/// so only the timeout can end the command before it).
+#[test]
+fn a_silent_server_is_abandoned_after_the_timeout() {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let _ = BufReader::new(&stream).read_line(&mut line);
+                std::thread::sleep(std::time::Duration::from_secs(60));
+            });
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/a.npy");
+    let output = npy(["info", &url, "--timeout", "0.5"]);
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains("timed out"), "{}", stderr(&output));
+    // The option is checked like any other.
+    let output = npy(["info", &url, "--timeout", "0"]);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).contains("the timeout must be a positive number of seconds"),
+        "{}",
+        stderr(&output)
+    );
 }

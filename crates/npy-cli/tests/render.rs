@@ -477,36 +477,21 @@ fn show_image_prints_half_blocks_of_the_same_colours() {
     assert_eq!(stdout(&output), "[[ True False]\n [False  True]]\n");
 }
 
-/// Peak anonymous memory of a running process, polled from /proc (file-backed
-/// pages of the mapping are page cache, not the process's own memory).
+/// Runs `npy args` with its data limit (`RLIMIT_DATA`, set by the shell's
+/// `ulimit -d`) at `limit_mib`: the heap and every private writable mapping
+/// count, a read-only file mapping does not. An allocation beyond the limit
+/// fails and the process aborts, so a spike fails however short it is (a
+/// sampler of the resident size could miss it).
 #[cfg(target_os = "linux")]
-fn run_measuring_anon_kib(args: &[&std::ffi::OsStr]) -> (std::process::ExitStatus, u64) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_npy"))
+fn run_with_data_limit(limit_mib: u64, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -d \"$NPY_DATA_LIMIT_KIB\" && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_npy"))
         .args(args)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let status_path = format!("/proc/{}/status", child.id());
-    let mut peak = 0;
-    loop {
-        if let Ok(status) = std::fs::read_to_string(&status_path) {
-            for line in status.lines() {
-                if let Some(value) = line.strip_prefix("RssAnon:") {
-                    let kib: u64 = value
-                        .trim()
-                        .trim_end_matches("kB")
-                        .trim()
-                        .parse()
-                        .unwrap_or(0);
-                    peak = peak.max(kib);
-                }
-            }
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            return (status, peak);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+        .env("NPY_DATA_LIMIT_KIB", (limit_mib * 1024).to_string())
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -526,18 +511,27 @@ fn a_big_sparse_array_renders_in_bounded_memory() {
     ]);
     assert_exit(&created, 0);
     let out = dir.join("big.png");
-    let (status, peak_kib) =
-        run_measuring_anon_kib(&["render".as_ref(), input.as_os_str(), out.as_os_str()]);
-    assert!(status.success());
-    assert!(
-        peak_kib < 100 * 1024,
-        "peak anonymous memory {peak_kib} KiB"
-    );
+    let args = ["render".as_ref(), input.as_os_str(), out.as_os_str()];
+    let output = run_with_data_limit(LIMIT_MIB, &args);
+    assert_exit(&output, 0);
     // Zeros everywhere: one colour (vmin == vmax gives the first).
     let png = decode(&out);
     assert_eq!(png.pixel(png.width / 2, png.height / 2), VIRIDIS_FIRST);
+    // The limit bites: far below what the render needs, it fails.
+    std::fs::remove_file(&out).unwrap();
+    let output = run_with_data_limit(TOO_LITTLE_MIB, &args);
+    assert!(!output.status.success(), "{output:?}");
+    assert!(!out.exists());
     std::fs::remove_file(&input).unwrap();
 }
+
+/// The memory `npy render` of a big array may use besides the mapping.
+#[cfg(target_os = "linux")]
+const LIMIT_MIB: u64 = 100;
+
+/// Too little for any render (the control of the limit).
+#[cfg(target_os = "linux")]
+const TOO_LITTLE_MIB: u64 = 4;
 
 #[test]
 fn npz_members_render_like_files() {

@@ -274,3 +274,59 @@ for name in ["viridis", "magma", "inferno", "plasma", "gray", "RdBu"]:
         "a committed colormap differs from matplotlib's (rerun scripts/gen_colormaps.py)"
     );
 }
+
+/// What matplotlib and numpy say when a colour or histogram range is
+/// refused, next to what `npy render` says for the same range: ours must
+/// contain theirs word for word.
+const REFUSALS: &str = r#"
+import json, sys
+import numpy as np
+from matplotlib.colors import Normalize
+out = sys.argv[1]
+np.save(f"{out}/a.npy", np.arange(6.0).reshape(2, 3))
+words = {}
+try:
+    Normalize(vmin=2, vmax=1)(np.array([1.5]))
+except ValueError as e:
+    words["colour_order"] = str(e)
+try:
+    np.histogram(np.arange(6.0), range=(2, 1))
+except ValueError as e:
+    words["hist_order"] = str(e)
+try:
+    np.histogram(np.arange(6.0), range=(0.0, np.inf))
+except ValueError as e:
+    words["hist_finite"] = str(e)
+json.dump(words, open(f"{out}/words.json", "w"))
+"#;
+
+#[test]
+#[ignore = "needs numpy and matplotlib: run with NPY_PYTHON set (.ci/run)"]
+fn range_refusals_use_matplotlibs_and_numpys_words() {
+    let dir = scratch("range_refusals_use_matplotlibs_and_numpys_words");
+    let words = common::numpy_answers(REFUSALS, &dir, "words.json");
+    let input = dir.join("a.npy");
+    let out = dir.join("a.png");
+    for (key, args) in [
+        ("colour_order", vec!["--vmin", "2", "--vmax", "1"]),
+        ("hist_order", vec!["--hist", "--vmin", "2", "--vmax", "1"]),
+        (
+            "hist_finite",
+            vec!["--hist", "--vmin", "0", "--vmax", "inf"],
+        ),
+    ] {
+        let theirs = words[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{key}: {words}"));
+        let mut all: Vec<&std::ffi::OsStr> =
+            vec!["render".as_ref(), input.as_os_str(), out.as_os_str()];
+        all.extend(args.iter().map(std::ffi::OsStr::new));
+        let output = npy(&all);
+        assert_eq!(output.status.code(), Some(1), "{key}");
+        let ours = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            ours.contains(theirs),
+            "{key}: ours {ours:?}, theirs {theirs:?}"
+        );
+    }
+}

@@ -35,19 +35,44 @@ fn every_subcommand_help_has_examples() {
 
 #[test]
 fn usage_errors_exit_2() {
-    for args in [
-        vec!["frobnicate"],
-        vec!["info"],
-        vec!["validate"],
-        vec!["create", "x.npy", "--dtype", "<f8", "--shape", "2,-1"],
-        vec!["convert", "a.npy", "b.npy", "--version", "4"],
-        vec!["convert", "a.npy", "b.npy", "--byte-order", "middle"],
-        vec!["show", "a.npy", "--rows", "3"],
+    // Each bad command line, and the words that say what is wrong with it.
+    for (args, words) in [
+        (vec!["frobnicate"], "unrecognized subcommand 'frobnicate'"),
+        (
+            vec!["info"],
+            "the following required arguments were not provided:\n  <PATH>",
+        ),
+        (
+            vec!["validate"],
+            "the following required arguments were not provided:\n  <PATHS>...",
+        ),
+        (
+            vec!["create", "x.npy", "--dtype", "<f8", "--shape", "2,-1"],
+            "invalid value '2,-1' for '--shape <DIMS>': '-1' is not a dimension",
+        ),
+        (
+            vec!["convert", "a.npy", "b.npy", "--version", "4"],
+            "invalid value '4' for '--version <1|2|3>': 4 is not in 1..=3",
+        ),
+        (
+            vec!["convert", "a.npy", "b.npy", "--byte-order", "middle"],
+            "invalid value 'middle' for '--byte-order <ORDER>'",
+        ),
+        (
+            vec!["show", "a.npy", "--rows", "3"],
+            "invalid value '3' for '--rows <A:B>': '3' is not a range A:B",
+        ),
+        (
+            vec!["info", "a.npy", "--timeout", "0"],
+            "the timeout must be a positive number of seconds",
+        ),
     ] {
         let output = npy(&args);
         assert_exit(&output, 2);
         assert!(stdout(&output).is_empty(), "{args:?}");
-        assert!(stderr(&output).contains("error"), "{args:?}");
+        let message = stderr(&output);
+        assert!(message.starts_with("error: "), "{args:?}: {message}");
+        assert!(message.contains(words), "{args:?}: {message}");
     }
 }
 

@@ -63,3 +63,22 @@ pub fn key_for(name: &str) -> &str {
 pub fn member_name(key: &str) -> String {
     format!("{key}.npy")
 }
+
+/// Whether a file starting with `start` is a zip archive (an `.npz`), by
+/// `np.load`'s test: a local file header (`PK\x03\x04`) or, for an empty
+/// archive, the end-of-central-directory record (`PK\x05\x06`) at its very
+/// start. The one rule of what a file is: a zip after a prefix (a
+/// self-extracting archive) is not an `.npz`, and an `.npy` file with a zip
+/// appended is an `.npy` file (with trailing bytes).
+///
+/// ```
+/// use npy_core::npz::is_zip_start;
+///
+/// assert!(is_zip_start(b"PK\x03\x04\x14\x00"));
+/// assert!(is_zip_start(b"PK\x05\x06"));
+/// assert!(!is_zip_start(b"\x93NUMPY\x01\x00"));
+/// assert!(!is_zip_start(b"#!/bin/sh\nPK\x03\x04"));
+/// ```
+pub fn is_zip_start(start: &[u8]) -> bool {
+    start.starts_with(b"PK\x03\x04") || start.starts_with(b"PK\x05\x06")
+}

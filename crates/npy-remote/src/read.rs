@@ -667,7 +667,9 @@ pub(crate) async fn checked_bytes(
 
 /// Bytes `range` of the object, checked to be exactly that many; with an
 /// ETag, only from that version of the object (`If-Match`), so that reads
-/// after an open never mix two versions ([`Error::Changed`]).
+/// after an open never mix two versions ([`Error::Changed`]). The response's
+/// own ETag is checked too: a server that ignores `If-Match` must not hand
+/// over another version's bytes unnoticed.
 pub(crate) async fn fetch(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
@@ -683,6 +685,14 @@ pub(crate) async fn fetch(
         .get_opts(path, options)
         .await
         .map_err(|e| Error::store(Operation::Read, path, e))?;
+    if let Some(pinned) = e_tag
+        && result.meta.e_tag.as_deref() != Some(pinned)
+    {
+        return Err(Error::Changed {
+            operation: Operation::Read,
+            path: path.to_string(),
+        });
+    }
     let (bytes, got) =
         checked_bytes(result, path, Operation::Read, range.end - range.start).await?;
     if got != range {

@@ -1,13 +1,41 @@
 //! How a URL becomes a store: one place.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use object_store::multipart::MultipartStore;
 use object_store::path::Path;
+use object_store::{ClientConfigKey, RetryConfig};
 use object_store::{ObjectStore, ObjectStoreScheme};
 use url::Url;
 
 use crate::error::{Error, Result};
+
+/// How the requests of a store made from a URL behave
+/// ([`Store::from_url_with`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// How long one request may take, from connecting to its last byte,
+    /// before it is abandoned (a silent or dripping server); a failed
+    /// request is retried only while the operation is younger than this,
+    /// so an operation gives up within about twice the timeout. Default:
+    /// [`StoreOptions::DEFAULT_TIMEOUT`] (object_store's own retries would
+    /// wait up to 3 minutes). Local files ignore it.
+    pub timeout: Duration,
+}
+
+impl StoreOptions {
+    /// The default [`timeout`](Self::timeout): 30 seconds.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            timeout: Self::DEFAULT_TIMEOUT,
+        }
+    }
+}
 
 /// A store and, where it has one, its multipart API with explicit part
 /// numbers ([`MultipartStore`]: S3, GCS, Azure, in-memory), which the
@@ -73,6 +101,11 @@ impl Store {
     ///
     /// Errors: [`Error::Url`] for a URL that does not parse or names no store.
     pub fn from_url(url: &str) -> Result<(Store, Path)> {
+        Store::from_url_with(url, &StoreOptions::default())
+    }
+
+    /// [`from_url`](Self::from_url) with options (the request timeout).
+    pub fn from_url_with(url: &str, options: &StoreOptions) -> Result<(Store, Path)> {
         let bad = |reason: String| Error::Url {
             url: url.to_string(),
             reason,
@@ -85,24 +118,71 @@ impl Store {
         ) -> object_store::Result<Store> {
             built.map(|store| Store::with_multipart(Arc::new(store)))
         }
+        // The timeout: each request's (set like a configuration key, so
+        // the environment's other client settings stay), and the retries'.
+        let timeout = format!("{}ms", options.timeout.as_millis().max(1));
+        let retry = RetryConfig {
+            retry_timeout: options.timeout,
+            ..RetryConfig::default()
+        };
         let built = match scheme {
             ObjectStoreScheme::AmazonS3 => numbered(
                 object_store::aws::AmazonS3Builder::from_env()
                     .with_url(url)
+                    .with_config(
+                        object_store::aws::AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
+                        timeout,
+                    )
+                    .with_retry(retry)
                     .build(),
             ),
             ObjectStoreScheme::GoogleCloudStorage => numbered(
                 object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(url)
+                    .with_config(
+                        object_store::gcp::GoogleConfigKey::Client(ClientConfigKey::Timeout),
+                        timeout,
+                    )
+                    .with_retry(retry)
                     .build(),
             ),
             ObjectStoreScheme::MicrosoftAzure => numbered(
                 object_store::azure::MicrosoftAzureBuilder::from_env()
                     .with_url(url)
+                    .with_config(
+                        object_store::azure::AzureConfigKey::Client(ClientConfigKey::Timeout),
+                        timeout,
+                    )
+                    .with_retry(retry)
                     .build(),
             ),
             ObjectStoreScheme::Memory => numbered(Ok(object_store::memory::InMemory::new())),
-            // HTTP and local files: object_store's own URL parsing, with the environment.
+            // HTTP: the server's base URL (the object's path is `path`),
+            // the client settings the environment names (as object_store's
+            // URL parsing reads them), then the timeout. An `http://` URL
+            // asks for plain HTTP: it is allowed (object_store's client
+            // refuses it unless told, with a bare "builder error").
+            ObjectStoreScheme::Http => std::env::vars()
+                .filter_map(|(key, value)| {
+                    Some((
+                        key.to_ascii_lowercase().parse::<ClientConfigKey>().ok()?,
+                        value,
+                    ))
+                })
+                .fold(
+                    object_store::http::HttpBuilder::new()
+                        .with_url(&parsed[..url::Position::BeforePath])
+                        .with_config(
+                            ClientConfigKey::AllowHttp,
+                            (parsed.scheme() == "http").to_string(),
+                        ),
+                    |builder, (key, value)| builder.with_config(key, value),
+                )
+                .with_config(ClientConfigKey::Timeout, timeout)
+                .with_retry(retry)
+                .build()
+                .map(|store| Store::new(Arc::new(store))),
+            // Local files: object_store's own URL parsing.
             _ => object_store::parse_url_opts(&parsed, std::env::vars())
                 .map(|(store, _)| Store::new(Arc::from(store))),
         };

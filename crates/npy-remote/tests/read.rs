@@ -216,7 +216,11 @@ async fn out_of_bounds_rows_are_refused() {
         err.to_string(),
         "data/a.npy: range 5..11 is out of bounds for axis 0 with size 10"
     );
-    assert!(array.read_rows_at(&[3, 10]).await.is_err());
+    let err = array.read_rows_at(&[3, 10]).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "data/a.npy: range 10..11 is out of bounds for axis 0 with size 10"
+    );
 }
 
 #[tokio::test]

@@ -102,12 +102,14 @@ async fn a_small_array_is_one_put_and_a_wrong_length_is_refused() {
             .await
             .unwrap_err();
         assert!(err.to_string().contains(&len.to_string()), "{err}");
+        let missing = store
+            .objects()
+            .head(&Path::from("lying.npy"))
+            .await
+            .unwrap_err();
         assert!(
-            store
-                .objects()
-                .head(&Path::from("lying.npy"))
-                .await
-                .is_err()
+            matches!(missing, npy_remote::object_store::Error::NotFound { .. }),
+            "{missing:?}"
         );
     }
     assert_eq!(counting.puts(), 1);

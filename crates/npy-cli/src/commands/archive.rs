@@ -316,7 +316,12 @@ mod tests {
             "..",
             "a/..",
         ] {
-            assert!(extract_path(bad).is_err(), "{bad}");
+            assert_eq!(
+                extract_path(bad).unwrap_err().to_string(),
+                format!(
+                    "refusing to extract member '{bad}': its name leads outside the target directory"
+                )
+            );
         }
     }
 }

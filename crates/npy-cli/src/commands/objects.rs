@@ -101,12 +101,11 @@ fn load(
     member: Option<&str>,
     pickle: &PickleArgs,
 ) -> anyhow::Result<Option<NpyArray>> {
-    // Object arrays are decoded from local files and stdin; a URL takes the
-    // array path, which reads its header remotely and refuses objects.
-    if crate::remote::url_of(path).is_some() {
-        return Ok(None);
-    }
     let options = read_options(pickle, header_options());
+    if let Some(url) = crate::remote::url_of(path) {
+        let allowed = || refuse_unless_allowed(pickle, path);
+        return crate::remote::load_objects(url, member, &options, allowed);
+    }
     match source::sniff(path)? {
         Kind::Npy => {
             let file = NpyFile::open(path, &header_options())?;
@@ -186,18 +185,15 @@ fn select_rows(array: NpyArray, args: &ShowArgs) -> anyhow::Result<NpyArray> {
 /// `npy validate --allow-pickle` of an object array: the pickle decodes in
 /// full; bytes after it are trailing bytes, as after any array's data.
 pub fn check_pickle(path: &Path, file: &NpyFile, options: &ReadOptions) -> Verdict {
+    if let Some(url) = crate::remote::url_of(path) {
+        // An object is read whole, as `show --allow-pickle` reads it.
+        return match crate::remote::load_npy(url, options) {
+            Ok(array) => pickle_verdict(&array, file),
+            Err(err) => Verdict::invalid(crate::error_text(&err)),
+        };
+    }
     match npy_mmap::OpenOptions::from(*options).load(path) {
-        Ok(array) => {
-            let end = array.layout().data_end() as u64;
-            let mut verdict = Verdict::default();
-            if let Some(surplus) = file.file_size.checked_sub(end).filter(|&n| n > 0) {
-                verdict.trailing.push(format!(
-                    "{surplus} trailing bytes after the {} bytes of pickled data",
-                    array.layout().data_len
-                ));
-            }
-            verdict
-        }
+        Ok(array) => pickle_verdict(&array, file),
         Err(err) => {
             let text = match err.kind() {
                 npy_mmap::ErrorKind::Format(source) => source.to_string(),
@@ -206,4 +202,17 @@ pub fn check_pickle(path: &Path, file: &NpyFile, options: &ReadOptions) -> Verdi
             Verdict::invalid(crate::one_line(&text))
         }
     }
+}
+
+/// A decoded object array's verdict: bytes after its pickle are trailing.
+fn pickle_verdict(array: &NpyArray, file: &NpyFile) -> Verdict {
+    let end = array.layout().data_end() as u64;
+    let mut verdict = Verdict::default();
+    if let Some(surplus) = file.file_size.checked_sub(end).filter(|&n| n > 0) {
+        verdict.trailing.push(format!(
+            "{surplus} trailing bytes after the {} bytes of pickled data",
+            array.layout().data_len
+        ));
+    }
+    verdict
 }

@@ -73,7 +73,7 @@ impl Colormap {
         let t = if vmin == vmax {
             0.0
         } else {
-            (value - vmin) / (vmax - vmin)
+            super::reduce::fraction(value, vmin, vmax)
         };
         let scaled = t * 256.0;
         let index = if scaled.is_nan() || scaled < 0.0 {

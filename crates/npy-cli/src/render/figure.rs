@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 
 use super::colormap::{Colormap, NAN_COLOUR, NEG_INF_COLOUR, POS_INF_COLOUR, Rgb};
-use super::reduce::{Envelope, Grid, Histogram, Specials};
+use super::reduce::{Envelope, Grid, Histogram, Specials, fraction, lerp};
 use super::{Picture, channel_byte};
 use crate::print::{FloatWidth, scalar_float};
 
@@ -49,15 +49,35 @@ fn drawing_error(err: impl std::fmt::Display) -> anyhow::Error {
 /// 0.30000000000000004), whole numbers without a point, others as numpy
 /// prints a float.
 pub fn tick_text(value: f64, span: f64) -> String {
-    let decimals = if span > 0.0 && span.is_finite() {
-        (6 - span.log10().floor() as i64).clamp(0, 300) as usize
+    // An axis wider than f64::MAX (from -1.7e308 to 1.7e308) spans MAX.
+    let span = if span == f64::INFINITY {
+        f64::MAX
     } else {
-        12
+        span
     };
-    let rounded = format!("{value:.decimals$}")
-        .parse::<f64>()
-        .unwrap_or(value)
-        + 0.0;
+    let rounded = if span >= 1e6 && span.is_finite() && value.is_finite() {
+        // Spans of a million and more: the same millionth of the span, in
+        // significant digits (ticks of huge axes carry noise such as
+        // 1.5999999999999998e308, which whole numbers would keep).
+        let unit = span.log10().floor() as i32 - 6;
+        let magnitude = value.abs().log10().floor() as i32;
+        if value == 0.0 || magnitude < unit {
+            0.0
+        } else {
+            let digits = (magnitude - unit) as usize;
+            format!("{value:.digits$e}").parse::<f64>().unwrap_or(value) + 0.0
+        }
+    } else {
+        let decimals = if span > 0.0 && span.is_finite() {
+            (6 - span.log10().floor() as i64).clamp(0, 300) as usize
+        } else {
+            12
+        };
+        format!("{value:.decimals$}")
+            .parse::<f64>()
+            .unwrap_or(value)
+            + 0.0
+    };
     if rounded.fract() == 0.0 && rounded.abs() < 1e15 {
         return format!("{rounded:.0}");
     }
@@ -205,16 +225,17 @@ pub fn heat(heat: &Heat) -> anyhow::Result<Picture> {
                     .map_err(drawing_error)?;
             }
         }
+        let scale = axis_scale(low, high);
         let mut bar = ChartBuilder::on(&bar_area)
             .set_label_area_size(LabelAreaPosition::Right, BAR_LABELS as u32)
-            .build_cartesian_2d(0f64..1f64, low..high)
+            .build_cartesian_2d(0f64..1f64, low / scale..high / scale)
             .map_err(drawing_error)?;
         let bool_text = |v: &f64| match *v {
             0.0 => "0 (False)".to_string(),
             1.0 => "1 (True)".to_string(),
             _ => String::new(),
         };
-        let number_text = |v: &f64| tick_text(*v, high - low);
+        let number_text = |v: &f64| tick_text(*v * scale, high - low);
         let mut mesh = bar.configure_mesh();
         mesh.disable_mesh().disable_x_axis();
         if heat.two_colours {
@@ -250,7 +271,7 @@ pub fn heat(heat: &Heat) -> anyhow::Result<Picture> {
         let value = if heat.two_colours {
             if y < bar_h / 2 { 1.0 } else { 0.0 }
         } else {
-            heat.vmin + (heat.vmax - heat.vmin) * t / bar_h as f64
+            lerp(heat.vmin, heat.vmax, t, bar_h as f64)
         };
         let colour = heat.cmap.colour(value, heat.vmin, heat.vmax);
         for x in bar_x..bar_x + BAR_WIDTH {
@@ -312,8 +333,8 @@ type Span = (i32, i32, i32);
 fn plot(
     title: &str,
     (width, height): (usize, usize),
-    x_range: std::ops::Range<f64>,
-    y_range: std::ops::Range<f64>,
+    (x_range, y_range): (std::ops::Range<f64>, std::ops::Range<f64>),
+    (x_scale, y_scale): (f64, f64),
     note: &str,
     draw: impl FnOnce(
         &mut ChartContext<
@@ -337,7 +358,10 @@ fn plot(
             (LEFT_LABELS as i32, 10),
         )
         .map_err(drawing_error)?;
-        let (x_span, y_span) = (x_range.end - x_range.start, y_range.end - y_range.start);
+        let (x_span, y_span) = (
+            (x_range.end - x_range.start) * x_scale,
+            (y_range.end - y_range.start) * y_scale,
+        );
         let mut chart = ChartBuilder::on(&root)
             .margin_top(TITLE_HEIGHT as u32)
             .margin_right(RIGHT_MARGIN as u32)
@@ -350,8 +374,8 @@ fn plot(
             .light_line_style(RGBColor(235, 235, 235))
             .bold_line_style(RGBColor(215, 215, 215))
             .label_style(text.clone())
-            .x_label_formatter(&|v| tick_text(*v, x_span))
-            .y_label_formatter(&|v| tick_text(*v, y_span))
+            .x_label_formatter(&|v| tick_text(*v * x_scale, x_span))
+            .y_label_formatter(&|v| tick_text(*v * y_scale, y_span))
             .draw()
             .map_err(drawing_error)?;
         if !note.is_empty() {
@@ -377,6 +401,18 @@ fn plot(
         channels: 3,
         pixels,
     })
+}
+
+/// plotters' tick search never ends on an axis beyond about 1e300 (its
+/// arithmetic overflows to NaN, and a NaN count of ticks is never too many):
+/// such an axis is drawn in units of 1e10 (chart coordinates are values
+/// divided by the scale returned) and labelled in the values' own units.
+fn axis_scale(low: f64, high: f64) -> f64 {
+    if low.abs().max(high.abs()) > 1e300 {
+        1e10
+    } else {
+        1.0
+    }
 }
 
 /// A range with room around it (5 % each side), never empty.
@@ -408,36 +444,47 @@ pub fn line(
     } else {
         -0.5..0.5
     };
-    plot(title, size, x_range, padded(low, high), &note, |chart| {
-        let samples_per_column = envelope.edges.windows(2).all(|w| w[1] - w[0] == 1);
-        if samples_per_column {
-            // One sample per column: join them, breaking at NaN and inf.
-            let mut run = Vec::new();
-            for (i, column) in envelope.columns.iter().enumerate() {
-                match column {
-                    Some(c) => run.push((i as f64, c.first)),
-                    None => {
-                        if !run.is_empty() {
-                            draw_run(chart, std::mem::take(&mut run))?;
+    // The y axis in chart units (values / y_scale): 5 % beyond f64::MAX is
+    // infinite, 5 % beyond f64::MAX / 1e10 is not.
+    let y_scale = axis_scale(low, high);
+    let y_range = padded(low / y_scale, high / y_scale);
+    plot(
+        title,
+        size,
+        (x_range, y_range),
+        (1.0, y_scale),
+        &note,
+        |chart| {
+            let samples_per_column = envelope.edges.windows(2).all(|w| w[1] - w[0] == 1);
+            if samples_per_column {
+                // One sample per column: join them, breaking at NaN and inf.
+                let mut run = Vec::new();
+                for (i, column) in envelope.columns.iter().enumerate() {
+                    match column {
+                        Some(c) => run.push((i as f64, c.first / y_scale)),
+                        None => {
+                            if !run.is_empty() {
+                                draw_run(chart, std::mem::take(&mut run))?;
+                            }
                         }
                     }
                 }
+                draw_run(chart, run)?;
+                return Ok(Vec::new());
             }
-            draw_run(chart, run)?;
-            return Ok(Vec::new());
-        }
-        // Many samples per column: one pixel column each, spanning its extremes
-        // and the step from the previous column's last sample.
-        let (x_pixels, _) = chart.plotting_area().get_pixel_range();
-        let columns = envelope.columns.len();
-        Ok(value_spans(envelope)
-            .map(|(i, top, bottom)| {
-                let x = x_pixels.start + (i * x_pixels.len() / columns) as i32;
-                let y = |value: f64| chart.backend_coord(&(0.0, value)).1;
-                (x, y(top), y(bottom))
-            })
-            .collect())
-    })
+            // Many samples per column: one pixel column each, spanning its extremes
+            // and the step from the previous column's last sample.
+            let (x_pixels, _) = chart.plotting_area().get_pixel_range();
+            let columns = envelope.columns.len();
+            Ok(value_spans(envelope)
+                .map(|(i, top, bottom)| {
+                    let x = x_pixels.start + (i * x_pixels.len() / columns) as i32;
+                    let y = |value: f64| chart.backend_coord(&(0.0, value / y_scale)).1;
+                    (x, y(top), y(bottom))
+                })
+                .collect())
+        },
+    )
 }
 
 /// Joins the samples of one finite run (a single sample becomes a dot).
@@ -496,7 +543,7 @@ pub fn line_spans(
         (low - 0.5, high + 0.5)
     };
     let row = |value: f64| -> usize {
-        let t = (high - value) / (high - low);
+        let t = fraction(value, high, low);
         ((t * (height - 1) as f64).round().max(0.0) as usize).min(height - 1)
     };
     value_spans(envelope)
@@ -555,17 +602,22 @@ pub fn histogram(
         note.push_str(" (not counted)");
     }
     let title = format!("{title}  histogram, {} bins", histogram.counts.len());
+    let (first, last) = (edges[0], edges[edges.len() - 1]);
+    let x_scale = axis_scale(first, last);
     plot(
         &title,
         size,
-        edges[0]..edges[edges.len() - 1],
-        0.0..most * 1.05,
+        (first / x_scale..last / x_scale, 0.0..most * 1.05),
+        (x_scale, 1.0),
         &note,
         |chart| {
             chart
                 .draw_series(histogram.counts.iter().enumerate().map(|(i, &count)| {
                     Rectangle::new(
-                        [(edges[i], 0.0), (edges[i + 1], count as f64)],
+                        [
+                            (edges[i] / x_scale, 0.0),
+                            (edges[i + 1] / x_scale, count as f64),
+                        ],
                         LINE_COLOUR.filled(),
                     )
                 }))
@@ -594,6 +646,18 @@ pub fn histogram_bars(histogram: &Histogram, width: usize, height: usize) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_tick_labels_lose_float_noise() {
+        assert_eq!(tick_text(1.5999999999999998e308, 1.7e308), "1.6e+308");
+        assert_eq!(tick_text(6.000000000000001e307, 1.7e308), "6e+307");
+        assert_eq!(
+            tick_text(-1.2000000000000002e308, f64::INFINITY),
+            "-1.2e+308"
+        );
+        assert_eq!(tick_text(1e-300, 1.7e308), "0");
+        assert_eq!(tick_text(12_345_678.0, 2e7), "12345680");
+    }
 
     #[test]
     fn tick_labels_lose_float_noise() {

@@ -291,36 +291,57 @@ fn fit(
     (out_rows, out_cols, magnify)
 }
 
+/// One end of a colour or axis range, and where it came from (`--vmin`, or
+/// the data's statistic that stood in for it), for the messages.
+type End = (f64, &'static str);
+
+/// `flag`'s value, else `default` (from the data) described as `what`.
+fn end(flag: Option<f64>, name: &'static str, default: f64, what: &'static str) -> End {
+    match flag {
+        Some(value) => (value, name),
+        None => (default, what),
+    }
+}
+
 /// The colour range: `--vmin`/`--vmax`, else the 2nd/98th percentile of the
 /// drawn values (bools: 0 and 1).
-fn colour_range(picture: &PictureArgs, is_bool: bool, drawn: &[f64]) -> (f64, f64) {
+fn colour_range(picture: &PictureArgs, is_bool: bool, drawn: &[f64]) -> (End, End) {
     if is_bool {
-        return (picture.vmin.unwrap_or(0.0), picture.vmax.unwrap_or(1.0));
+        return (
+            end(picture.vmin, "--vmin", 0.0, "False"),
+            end(picture.vmax, "--vmax", 1.0, "True"),
+        );
     }
     let sorted = if picture.vmin.is_none() || picture.vmax.is_none() {
         reduce::sorted_finite(drawn.iter().copied())
     } else {
         Vec::new()
     };
-    let vmin = picture
-        .vmin
-        .or_else(|| reduce::percentile(&sorted, 2.0))
-        .unwrap_or(0.0);
-    let vmax = picture
-        .vmax
-        .or_else(|| reduce::percentile(&sorted, 98.0))
-        .unwrap_or(1.0);
-    (vmin, vmax)
+    let (low, high) = match (
+        reduce::percentile(&sorted, 2.0),
+        reduce::percentile(&sorted, 98.0),
+    ) {
+        (Some(low), Some(high)) => ((low, "the 2nd percentile"), (high, "the 98th percentile")),
+        _ => ((0.0, "0 (nothing finite)"), (1.0, "1 (nothing finite)")),
+    };
+    (
+        end(picture.vmin, "--vmin", low.0, low.1),
+        end(picture.vmax, "--vmax", high.0, high.1),
+    )
 }
 
-/// matplotlib refuses a colour range that is not finite or runs backwards, and so do we.
-fn check_range(vmin: f64, vmax: f64) -> anyhow::Result<()> {
-    if !(vmin.is_finite() && vmax.is_finite()) {
-        bail!("--vmin and --vmax must be finite numbers, not {vmin} and {vmax}");
+/// matplotlib refuses a colour range that runs backwards, and so do we (in
+/// its words), and a range end that is not a finite number; the message
+/// names where each end came from.
+fn check_range((vmin, vmin_from): End, (vmax, vmax_from): End) -> anyhow::Result<()> {
+    for (value, from) in [(vmin, vmin_from), (vmax, vmax_from)] {
+        if !value.is_finite() {
+            bail!("{from} must be a finite number, not {value}");
+        }
     }
     if vmin > vmax {
         bail!(
-            "minvalue must be less than or equal to maxvalue (--vmin {vmin} is above --vmax {vmax})"
+            "minvalue must be less than or equal to maxvalue ({vmin_from} {vmin} is above {vmax_from} {vmax})"
         );
     }
     Ok(())
@@ -381,8 +402,9 @@ fn draw(
             if let Kind::Image { .. } = subject.kind {
                 return Ok(Drawing::Image { grid, magnify });
             }
-            let (vmin, vmax) = colour_range(picture, subject.decoder.is_bool, &grid.values);
-            check_range(vmin, vmax)?;
+            let (low, high) = colour_range(picture, subject.decoder.is_bool, &grid.values);
+            check_range(low, high)?;
+            let (vmin, vmax) = (low.0, high.0);
             let colours = grid
                 .values
                 .iter()
@@ -410,9 +432,17 @@ fn draw(
             let finite = envelope.columns.iter().flatten();
             let low = finite.clone().map(|c| c.min).fold(f64::INFINITY, f64::min);
             let high = finite.map(|c| c.max).fold(f64::NEG_INFINITY, f64::max);
-            let (low, high) = if low <= high { (low, high) } else { (0.0, 1.0) };
-            let range = (picture.vmin.unwrap_or(low), picture.vmax.unwrap_or(high));
-            check_range(range.0, range.1)?;
+            let (low, high) = if low <= high {
+                ((low, "the smallest value"), (high, "the largest value"))
+            } else {
+                ((0.0, "0 (nothing finite)"), (1.0, "1 (nothing finite)"))
+            };
+            let (low, high) = (
+                end(picture.vmin, "--vmin", low.0, low.1),
+                end(picture.vmax, "--vmax", high.0, high.1),
+            );
+            check_range(low, high)?;
+            let range = (low.0, high.0);
             Ok(Drawing::Line {
                 envelope,
                 len,
@@ -421,7 +451,7 @@ fn draw(
         }
         Kind::Hist => {
             let (lo, hi) = match (picture.vmin, picture.vmax) {
-                (Some(lo), Some(hi)) => (lo, hi),
+                (Some(lo), Some(hi)) => ((lo, "--vmin"), (hi, "--vmax")),
                 (vmin, vmax) => {
                     // numpy.histogram's default range: the data's (finite) extremes.
                     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -437,14 +467,31 @@ fn draw(
                             }
                         },
                     )?;
-                    if lo > hi {
-                        (lo, hi) = (0.0, 1.0);
-                    }
-                    (vmin.unwrap_or(lo), vmax.unwrap_or(hi))
+                    let (lo, hi) = if lo <= hi {
+                        ((lo, "the smallest value"), (hi, "the largest value"))
+                    } else {
+                        ((0.0, "0 (nothing finite)"), (1.0, "1 (nothing finite)"))
+                    };
+                    (
+                        end(vmin, "--vmin", lo.0, lo.1),
+                        end(vmax, "--vmax", hi.0, hi.1),
+                    )
                 }
             };
-            if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-                bail!("the histogram range must be finite with --vmin <= --vmax, not {lo}..{hi}");
+            // numpy.histogram's checks of its range, in its words.
+            let ((lo, lo_from), (hi, hi_from)) = (lo, hi);
+            if lo > hi {
+                bail!(
+                    "max must be larger than min in range parameter. ({lo_from} {lo} is above {hi_from} {hi})"
+                );
+            }
+            if !(lo.is_finite() && hi.is_finite()) {
+                let float = |v| crate::print::scalar_float(crate::print::FloatWidth::Double, v);
+                bail!(
+                    "supplied range of [{}, {}] is not finite ({lo_from}, {hi_from})",
+                    float(lo),
+                    float(hi)
+                );
             }
             let mut histogram = Histogram::new(lo, hi, picture.bins as usize);
             reduce::for_each_value(
@@ -764,9 +811,22 @@ mod tests {
 
     #[test]
     fn colour_ranges_are_checked_like_matplotlib() {
-        assert!(check_range(0.0, 1.0).is_ok());
-        assert!(check_range(1.0, 1.0).is_ok());
-        assert!(check_range(2.0, 1.0).is_err());
-        assert!(check_range(f64::NAN, 1.0).is_err());
+        let (vmin, vmax) = ("--vmin", "--vmax");
+        check_range((0.0, vmin), (1.0, vmax)).unwrap();
+        check_range((1.0, vmin), (1.0, vmax)).unwrap();
+        // matplotlib's words (Normalize), naming where each end came from.
+        assert_eq!(
+            check_range((2.0, vmin), (1.0, "the 98th percentile"))
+                .unwrap_err()
+                .to_string(),
+            "minvalue must be less than or equal to maxvalue \
+             (--vmin 2 is above the 98th percentile 1)"
+        );
+        assert_eq!(
+            check_range((f64::NAN, vmin), (1.0, vmax))
+                .unwrap_err()
+                .to_string(),
+            "--vmin must be a finite number, not NaN"
+        );
     }
 }

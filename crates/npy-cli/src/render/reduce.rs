@@ -341,9 +341,16 @@ impl Histogram {
         } else {
             (lo, hi)
         };
-        // numpy.linspace: start + i * step, the last edge exactly `hi`.
+        // numpy.linspace: start + i * step, the last edge exactly `hi` (where
+        // `hi - lo` overflows numpy's edges are infinite: ours are `lerp`'s).
         let step = (hi - lo) / bins as f64;
-        let mut edges: Vec<f64> = (0..=bins).map(|i| lo + i as f64 * step).collect();
+        let mut edges: Vec<f64> = if step.is_finite() {
+            (0..=bins).map(|i| lo + i as f64 * step).collect()
+        } else {
+            (0..=bins)
+                .map(|i| lerp(lo, hi, i as f64, bins as f64))
+                .collect()
+        };
         edges[bins] = hi;
         Histogram {
             edges,
@@ -366,7 +373,7 @@ impl Histogram {
             if value < lo || value > hi {
                 continue;
             }
-            let mut index = (((value - lo) / (hi - lo) * bins as f64) as usize).min(bins);
+            let mut index = ((fraction(value, lo, hi) * bins as f64) as usize).min(bins);
             if index == bins {
                 index -= 1;
             }
@@ -450,11 +457,45 @@ pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     let below = sorted[(previous as usize).min(n - 1)];
     let above = sorted[(previous as usize + 1).min(n - 1)];
     let diff = above - below;
+    if diff.is_infinite() {
+        // numpy's arithmetic overflows here (its percentile is ±inf or NaN).
+        return Some(lerp(below, above, gamma, 1.0));
+    }
     Some(if gamma >= 0.5 {
         above - diff * (1.0 - gamma)
     } else {
         below + diff * gamma
     })
+}
+
+/// `a + (b - a) * num / den` (the point `num / den` of the way from `a` to
+/// `b`, in that order of operations) for finite `a` and `b` and a fraction
+/// in 0..=1, finite even where `b - a`, or its product with `num`,
+/// overflows (values more than `f64::MAX` apart, or a colour bar's row
+/// number times 1.7e308): then computed on halves. The one home of
+/// this interpolation for every range a picture spans (percentiles, bin
+/// edges, colour bars).
+pub fn lerp(a: f64, b: f64, num: f64, den: f64) -> f64 {
+    let step = (b - a) * num / den;
+    if step.is_finite() {
+        a + step
+    } else {
+        // `b - a` or its product with `num` overflowed.
+        2.0 * (a / 2.0 + (b / 2.0 - a / 2.0) * (num / den))
+    }
+}
+
+/// `(v - a) / (b - a)`, where `v` lies in the range `a..b` (0 at `a`, 1 at
+/// `b`), finite for finite `v`, `a` and `b` where the differences overflow
+/// (then computed on halves): matplotlib's `Normalize` and numpy's
+/// histogram bin search, which give NaN or 0 there.
+pub fn fraction(v: f64, a: f64, b: f64) -> f64 {
+    let (num, den) = (v - a, b - a);
+    if num.is_finite() && den.is_finite() {
+        num / den
+    } else {
+        (v / 2.0 - a / 2.0) / (b / 2.0 - a / 2.0)
+    }
 }
 
 /// The finite values of `values`, sorted (for [`percentile`]).
@@ -467,6 +508,31 @@ pub fn sorted_finite(values: impl Iterator<Item = f64>) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_wider_than_f64_max_stay_finite() {
+        let max = f64::MAX;
+        // numpy's form where nothing overflows.
+        assert_eq!(lerp(1.0, 3.0, 1.0, 4.0), 1.5);
+        assert_eq!(percentile(&[1.0, 2.0, 3.0], 50.0), Some(2.0));
+        // A colour bar over [0, MAX] (row 499 of 500) and over [-MAX, MAX].
+        let row = lerp(0.0, max, 499.0, 500.0);
+        assert!((row / (max / 500.0 * 499.0) - 1.0).abs() < 1e-15, "{row}");
+        assert_eq!(lerp(-max, max, 250.0, 500.0), 0.0);
+        assert_eq!(lerp(-max, max, 1.0, 1.0), max);
+        // numpy's percentile is -inf here; ours lies between the two.
+        let p98 = percentile(&[-max, max], 98.0).unwrap();
+        assert!(p98.is_finite() && p98 > 0.9 * max, "{p98}");
+        assert_eq!(fraction(max, -max, max), 1.0);
+        assert_eq!(fraction(0.0, -max, max), 0.5);
+        assert_eq!(fraction(2.0, 1.0, 3.0), 0.5);
+        // Bin edges of a histogram over [-MAX, MAX] are finite and rising.
+        let histogram = Histogram::new(-max, max, 4);
+        let edges = &histogram.edges;
+        assert!(edges.windows(2).all(|w| w[0] < w[1]), "{edges:?}");
+        assert_eq!((edges[0], edges[2], edges[4]), (-max, 0.0, max));
+        assert!((edges[3] / (max / 2.0) - 1.0).abs() < 1e-15, "{edges:?}");
+    }
 
     #[test]
     fn edges_split_evenly_when_they_can() {

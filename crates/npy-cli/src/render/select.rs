@@ -166,7 +166,13 @@ mod tests {
             err.to_string(),
             "too many indices for array: array is 1-dimensional, but 2 were indexed"
         );
-        assert!("1,x".parse::<IndexSpec>().is_err());
-        assert!("".parse::<IndexSpec>().is_err());
+        assert_eq!(
+            "1,x".parse::<IndexSpec>().unwrap_err(),
+            "'x' is neither an integer nor ':' (write e.g. 3,:,:)"
+        );
+        assert_eq!(
+            "".parse::<IndexSpec>().unwrap_err(),
+            "'' is neither an integer nor ':' (write e.g. 3,:,:)"
+        );
     }
 }

@@ -6,6 +6,7 @@ use std::io::Write;
 
 use super::colormap::{NAN_COLOUR, NEG_INF_COLOUR, POS_INF_COLOUR, Rgb};
 use super::figure::{histogram_bars, line_spans, specials_text, tick_text};
+use super::reduce::lerp;
 use super::{Drawing, PictureArgs, channel_byte, specials_of};
 
 /// Line and bar colour (matplotlib's C0).
@@ -132,7 +133,7 @@ pub fn print(
             let span = vmax - vmin;
             let mut legend = format!("{} ", tick_text(*vmin, span));
             for cell in 0..SCALE_CELLS {
-                let value = vmin + (vmax - vmin) * (cell as f64 + 0.5) / SCALE_CELLS as f64;
+                let value = lerp(*vmin, *vmax, cell as f64 + 0.5, SCALE_CELLS as f64);
                 legend.push_str(&swatch(picture.cmap.colour(value, *vmin, *vmax)));
             }
             legend.push_str(&format!(" {}", tick_text(*vmax, span)));

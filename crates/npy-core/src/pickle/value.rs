@@ -280,9 +280,65 @@ fn trim_sign_bytes(bytes: &[u8]) -> &[u8] {
     &bytes[..len]
 }
 
-/// Appends the decimal digits of a little-endian two's-complement integer.
+/// Python's limit on the decimal digits of an int converted to text
+/// (`sys.get_int_max_str_digits()`, 4300 by default since Python 3.11): the
+/// conversion costs time quadratic in the digits, so Python refuses longer
+/// ones, and so does `PyValue::write_repr` (see [`push_big_decimal`]).
+const INT_MAX_STR_DIGITS: usize = 4300;
+
+/// Appends the decimal digits of a little-endian two's-complement integer,
+/// or, for more than [`INT_MAX_STR_DIGITS`] digits (where Python's `repr`
+/// raises "Exceeds the limit (4300 digits) for integer string conversion"),
+/// `<int of N bits: exceeds the limit (4300 digits) for integer string
+/// conversion>`, at a cost linear in the bytes. The digits are computed only
+/// below 14,300 bits (4305 digits at most), so the cost is bounded either way.
 fn push_big_decimal(out: &mut String, bytes: &[u8]) {
     let negative = bytes.last().is_some_and(|&b| b >= 0x80);
+    let bits = magnitude_bits(bytes, negative);
+    let too_long = |out: &mut String| {
+        let sign = if negative { "-" } else { "" };
+        let _ = write!(
+            out,
+            "<{sign}int of {bits} bits: exceeds the limit ({INT_MAX_STR_DIGITS} digits) \
+             for integer string conversion>"
+        );
+    };
+    // 10^4300 < 2^14284.4: 14,300 bits bounds every int Python would print.
+    if bits > 14_300 {
+        too_long(out);
+        return;
+    }
+    let start = out.len();
+    push_decimal_digits(out, bytes, negative);
+    let digits = out.len() - start - usize::from(negative);
+    if digits > INT_MAX_STR_DIGITS {
+        out.truncate(start);
+        too_long(out);
+    }
+}
+
+/// The bit length of the magnitude of a little-endian two's-complement
+/// integer (Python's `int.bit_length()`).
+fn magnitude_bits(bytes: &[u8], negative: bool) -> u64 {
+    // For negative n, |n| = m + 1 with m = !n >= 0: it has m's bit length,
+    // one more when m = 2^k - 1 (n = -2^k).
+    let fill = if negative { 0xff } else { 0 };
+    let Some(top) = bytes.iter().rposition(|&b| b != fill) else {
+        // 0, or -1 (all ones): |n| is 0 or 1.
+        return u64::from(negative);
+    };
+    let byte = if negative { !bytes[top] } else { bytes[top] };
+    let bits = top as u64 * 8 + u64::from(8 - byte.leading_zeros());
+    let all_ones_below = bytes[..top].iter().all(|&b| b == 0);
+    if negative && all_ones_below && (u16::from(byte) + 1).is_power_of_two() {
+        return bits + 1;
+    }
+    bits
+}
+
+/// Appends the decimal digits of a little-endian two's-complement integer
+/// (quadratic in its length: [`push_big_decimal`] bounds it).
+fn push_decimal_digits(out: &mut String, bytes: &[u8], negative: bool) {
     // Magnitude as little-endian u32 limbs.
     let mut limbs: Vec<u32> = bytes
         .chunks(4)

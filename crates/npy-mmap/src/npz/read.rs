@@ -8,7 +8,7 @@ use std::path::Path;
 use npy_core::element::Element;
 // Members that do not start with the `.npy` magic are raw bytes.
 use npy_core::header::MAGIC;
-use npy_core::npz::{MemberCompression, MemberInfo, key_for};
+use npy_core::npz::{MemberCompression, MemberInfo, is_zip_start, key_for};
 use npy_core::{ArrayView, Header, Layout, NpyArray, ParsedHeader, ReadOptions, read_npy};
 use zip::read::ZipFile;
 use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
@@ -87,11 +87,13 @@ impl<R: Read + Seek> NpzArchive<R> {
         let archive_len = reader
             .seek(io::SeekFrom::End(0))
             .map_err(stream_error("seek in"))?;
+        check_start(&mut reader)?;
         // The entries' places are checked before anything is inflated, on
         // the reader itself, then the (small) directory is parsed again.
         let spans = match ZipArchive::new(&mut reader) {
             Ok(zip) => entry_spans(&zip)?,
-            Err(error) => return Err(not_an_archive(&mut reader, error)),
+            // The first bytes were checked by `check_start`.
+            Err(error) => return Err(not_a_zip(error)),
         };
         check_entries(&mut reader, spans)?;
         let zip = ZipArchive::new(reader).map_err(not_a_zip)?;
@@ -317,6 +319,9 @@ struct EntrySpan {
     name: Vec<u8>,
     header_start: u64,
     compressed_size: u64,
+    /// The content's size, for a stored entry (which must equal
+    /// `compressed_size`); `None` for a compressed one.
+    stored_size: Option<u64>,
 }
 
 fn entry_spans<R: Read + Seek>(zip: &ZipArchive<R>) -> Result<(Vec<EntrySpan>, u64)> {
@@ -327,6 +332,7 @@ fn entry_spans<R: Read + Seek>(zip: &ZipArchive<R>) -> Result<(Vec<EntrySpan>, u
             name: entry.name_raw().to_vec(),
             header_start: entry.header_start(),
             compressed_size: entry.compressed_size(),
+            stored_size: (entry.compression() == CompressionMethod::Stored).then(|| entry.size()),
         });
     }
     Ok((spans, zip.central_directory_start()))
@@ -337,8 +343,9 @@ const LOCAL_HEADER_LEN: usize = 30;
 const LOCAL_HEADER_SIGNATURE: &[u8; 4] = b"PK\x03\x04";
 
 /// Refuses an archive whose entries overlap each other or the central
-/// directory, or whose local headers disagree with the central directory
-/// about the name (as Python's zipfile does). One compressed stream shared by
+/// directory, whose local headers disagree with the central directory
+/// about the name (as Python's zipfile does), or whose stored entries
+/// declare a size other than their bytes. One compressed stream shared by
 /// many entries is the overlapping zip bomb: each entry would inflate it again.
 fn check_entries<R: Read + Seek>(
     reader: &mut R,
@@ -406,6 +413,23 @@ fn check_entries<R: Read + Seek>(
                 &std::mem::take(&mut spans[after].name),
                 format!(
                     "it overlaps member '{other}' (entries sharing data: a zip bomb or a corrupt archive)"
+                ),
+            ));
+        }
+    }
+    // A stored member's two sizes must agree (Python's zipfile reads the
+    // compressed size and ignores the other; readers trusting the other
+    // would disagree about the member).
+    for span in &spans {
+        if let Some(size) = span
+            .stored_size
+            .filter(|&size| size != span.compressed_size)
+        {
+            return Err(corrupt(
+                &span.name,
+                format!(
+                    "stored member claims {size} bytes of content in {} bytes",
+                    span.compressed_size
                 ),
             ));
         }
@@ -495,14 +519,7 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
         let start = file
             .data_start()
             .ok_or_else(|| corrupt("the local header was not read".to_owned()))?;
-        // A stored member's two sizes must agree, and its data must lie inside the archive.
-        if file.size() != file.compressed_size() {
-            return Err(corrupt(format!(
-                "stored member claims {} bytes of content in {} bytes",
-                file.size(),
-                file.compressed_size()
-            )));
-        }
+        // Its data must lie inside the archive (the sizes agree: checked at open).
         let end = start
             .checked_add(file.compressed_size())
             .filter(|&end| end <= bytes.len() as u64)
@@ -670,18 +687,36 @@ fn unreachable_index<T>(index: usize) -> Result<T> {
     }))
 }
 
-/// Why a stream is not an archive: an `.npy` file is told so (numpy's
-/// `np.load` tells the two apart by the magic); anything else gets the zip
-/// reader's reason.
-fn not_an_archive<R: Read + Seek>(reader: &mut R, error: zip::result::ZipError) -> Error {
+/// Refuses a stream that does not start like a zip ([`is_zip_start`], the
+/// one rule of what a file is, `np.load`'s): an `.npy` file is told so
+/// (even with a zip appended), anything else (a zip after a prefix) is not
+/// a zip file. An empty stream is left to the zip reader's words.
+fn check_start<R: Read + Seek>(reader: &mut R) -> Result<()> {
     let mut start = [0u8; MAGIC.len()];
-    let is_npy = reader.seek(io::SeekFrom::Start(0)).is_ok()
-        && reader.read_exact(&mut start).is_ok()
-        && start == MAGIC;
-    if is_npy {
-        return Error::from(ErrorKind::IsNpy);
+    reader
+        .seek(io::SeekFrom::Start(0))
+        .map_err(stream_error("seek in"))?;
+    let mut filled = 0;
+    while filled < start.len() {
+        match reader.read(&mut start[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(stream_error("read")(error)),
+        }
     }
-    not_a_zip(error)
+    let start = &start[..filled];
+    if start.is_empty() || is_zip_start(start) {
+        return Ok(());
+    }
+    if start == MAGIC {
+        return Err(Error::from(ErrorKind::IsNpy));
+    }
+    Err(Error::from(ErrorKind::NotAZip {
+        detail: "it does not start with a zip header (np.load decides by the first bytes: \
+                 a zip after other bytes is not an .npz)"
+            .to_owned(),
+    }))
 }
 
 /// The zip reader's refusal of the archive as a whole. (Its error type
