@@ -59,7 +59,7 @@ pub use counting::CountingStore;
 pub use error::{Error, Operation, Result};
 pub use plan::{PlanOptions, PlannedPart, UploadedPart, WritePlan};
 pub use read::{OPEN_PREFIX, RemoteArray, RemoteHeader, RowBlocks, Transfer};
-pub use store::{Store, StoreOptions, is_url};
+pub use store::{Store, StoreOptions, install_tls, is_url};
 pub use write::{MAX_PART_SIZE, MAX_PARTS, MIN_PART_SIZE, StreamWriter, UploadOptions, upload};
 
 pub use object_store;

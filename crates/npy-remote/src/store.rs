@@ -106,6 +106,7 @@ impl Store {
 
     /// [`from_url`](Self::from_url) with options (the request timeout).
     pub fn from_url_with(url: &str, options: &StoreOptions) -> Result<(Store, Path)> {
+        install_tls();
         let bad = |reason: String| Error::Url {
             url: url.to_string(),
             reason,
@@ -192,6 +193,22 @@ impl Store {
         }
         Ok((store, path))
     }
+}
+
+/// Makes rustls's *ring* crypto provider the process's default, once (a
+/// provider installed before, by anyone, is kept).
+///
+/// npy-remote builds its HTTPS clients with rustls and ring rather than
+/// object_store's default aws-lc (a large C build); reqwest then needs a
+/// process-wide provider before it builds a client. [`Store::from_url`]
+/// calls this itself; call it before building an `object_store` client of
+/// your own that you hand to [`Store::new`].
+pub fn install_tls() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Err means a provider is installed already: that one stays.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 /// Whether `source` is a URL (has a scheme followed by `://`, or is a

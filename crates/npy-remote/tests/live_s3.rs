@@ -309,6 +309,8 @@ async fn bad_credentials_are_refused_with_the_path_and_operation() {
     )
     .await
     .unwrap();
+    // A client of our own: its TLS provider first (npy-remote's from_url does it).
+    npy_remote::install_tls();
     let bad = npy_remote::object_store::aws::AmazonS3Builder::from_env()
         .with_url(url("auth/a.npy"))
         .with_access_key_id("AKIANOTAKEY")

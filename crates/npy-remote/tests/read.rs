@@ -359,3 +359,17 @@ async fn reads_after_the_object_is_replaced_fail_instead_of_mixing_versions() {
         &file[128 + 594..]
     );
 }
+
+/// TLS comes from rustls with ring, the one crypto provider compiled in
+/// (no aws-lc): building an HTTPS client must find it. Nothing listens on
+/// the port, so the open fails with an I/O error, never a panic about a
+/// missing provider.
+#[tokio::test]
+async fn https_clients_find_their_crypto_provider() {
+    let error = RemoteArray::open_url("https://127.0.0.1:9/array.npy")
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(!text.contains("CryptoProvider"), "{text}");
+    assert!(text.contains("127.0.0.1:9"), "{text}");
+}
