@@ -85,7 +85,9 @@ fn main() -> Result<()> {
                 .into_iter()
                 .map(|(range, mut chunk)| {
                     scope.spawn(move || -> Result<()> {
-                        let slice = chunk.as_slice_mut().context("row chunks are contiguous")?;
+                        let slice = chunk
+                            .as_c_slice_mut()
+                            .context("rows of a C-order file are contiguous")?;
                         common::fill_rows(slice, range.start, COLS);
                         Ok(())
                     })

@@ -147,8 +147,8 @@ pub fn fill_window(path: &Path, rows: Range<usize>) -> Result<f64> {
     let start = Instant::now();
     window.fill_blocks::<f64>(block, |local, mut part| {
         let slice = part
-            .as_slice_mut()
-            .context("a C-order window is contiguous")?;
+            .as_c_slice_mut()
+            .context("rows of a Fortran-order file are not contiguous")?;
         fill_rows(slice, rows.start + local.start, cols);
         Ok(())
     })?;
@@ -242,7 +242,7 @@ pub fn verify_file(path: &Path) -> Result<f64> {
     let array = OpenOptions::new().advice(Advice::Sequential).open(path)?;
     let cols = array.row_bytes() / 8;
     let view = array.view::<f64>()?;
-    check_rows(view.as_slice().context("C order is contiguous")?, 0, cols)?;
+    check_rows(view.as_c_slice().context("C order is contiguous")?, 0, cols)?;
     Ok(start.elapsed().as_secs_f64())
 }
 

@@ -232,8 +232,30 @@ impl<'a, T> ArrayView<'a, T> {
 
     /// All elements as one slice *in memory order*, when the view is
     /// contiguous in C or Fortran order (see [`ArrayView::is_c_contiguous`]).
+    /// For work whose result does not depend on the order (a sum, a byte
+    /// copy); code that reads rows from the slice wants
+    /// [`as_c_slice`](Self::as_c_slice), which a Fortran-order view refuses.
     pub fn as_slice(&self) -> Option<&'a [T]> {
         (self.geometry.is_c_contiguous() || self.geometry.is_f_contiguous()).then_some(self.data)
+    }
+
+    /// All elements as one slice in logical (C) order, row after row: when
+    /// the view is C-contiguous, else `None` (a Fortran-order view of more
+    /// than one dimension lays its columns out one after another, so
+    /// `chunks(row_len)` of its memory would not be rows).
+    ///
+    /// ```
+    /// use npy_core::{ArrayView, DType, Order};
+    /// let data = [1u8, 2, 3, 4, 5, 6];
+    /// let c = ArrayView::<u8>::new(&data, &DType::parse("|u1")?, &[2, 3], Order::C)?;
+    /// assert_eq!(c.as_c_slice().unwrap().chunks(3).next(), Some(&[1, 2, 3][..]));
+    /// let f = ArrayView::<u8>::new(&data, &DType::parse("|u1")?, &[2, 3], Order::Fortran)?;
+    /// assert!(f.as_c_slice().is_none()); // its memory is [a00, a10, a01, ...]
+    /// assert!(f.as_slice().is_some());
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn as_c_slice(&self) -> Option<&'a [T]> {
+        self.geometry.is_c_contiguous().then_some(self.data)
     }
 
     /// The memory from the first element to the last (for integrations that
@@ -430,10 +452,20 @@ impl<'a, T> ArrayViewMut<'a, T> {
         })
     }
 
-    /// All elements as one mutable slice in memory order, when contiguous.
+    /// All elements as one mutable slice in memory order, when contiguous
+    /// (see [`ArrayView::as_slice`]; to fill rows, use
+    /// [`as_c_slice_mut`](Self::as_c_slice_mut)).
     pub fn as_slice_mut(&mut self) -> Option<&mut [T]> {
         (self.geometry.is_c_contiguous() || self.geometry.is_f_contiguous())
             .then_some(&mut *self.data)
+    }
+
+    /// All elements as one mutable slice in logical (C) order, row after
+    /// row, when the view is C-contiguous; `None` for a Fortran-order view
+    /// (see [`ArrayView::as_c_slice`]), so that a fill by rows never lays
+    /// its values across columns.
+    pub fn as_c_slice_mut(&mut self) -> Option<&mut [T]> {
+        self.geometry.is_c_contiguous().then_some(&mut *self.data)
     }
 
     /// Mutable form of [`ArrayView::memory`], reborrowed.

@@ -538,7 +538,8 @@ impl MappedArray<ReadWrite> {
     /// let mut part = OpenOptions::new().window(500..1000).open_rw(&path)?;
     /// let first_row = part.rows().start;
     /// part.fill_blocks::<f64>(128, |rows, mut block| {
-    ///     for (i, value) in block.as_slice_mut().unwrap().iter_mut().enumerate() {
+    ///     let values = block.as_c_slice_mut().ok_or("a Fortran-order file")?;
+    ///     for (i, value) in values.iter_mut().enumerate() {
     ///         *value = ((first_row + rows.start) * 4 + i) as f64;
     ///     }
     ///     Ok(())

@@ -454,3 +454,51 @@ fn flushes_clean_the_pages_they_name() {
     array.flush_async().unwrap();
     wait_clean(&array, 5, "flush_async");
 }
+
+/// Round 3 (first use): the fill pattern the README teaches read
+/// `as_slice_mut().chunks_mut(cols)` as rows, which on a Fortran-order file
+/// lays the values across columns without a word. Rows come from
+/// `as_c_slice_mut`, which a Fortran-order view refuses: the fill fails and
+/// the file keeps its zeros.
+#[test]
+fn the_taught_fill_refuses_a_fortran_order_file() {
+    let dir = TempDir::new("modes-fill-fortran");
+    let path = dir.join("f.npy");
+    let mut options = npy_mmap::CreateOptions::new(npy_core::DType::parse("<f8").unwrap(), [6, 4]);
+    options.order(Order::Fortran);
+    options.preallocate(&path).unwrap();
+    let mut array = npy_mmap::open_rw(&path).unwrap();
+    let error = array
+        .fill_blocks::<f64>(2, |_, mut view| {
+            let values = view
+                .as_c_slice_mut()
+                .ok_or("rows of a Fortran-order file are not contiguous")?;
+            values.fill(1.0);
+            Ok(())
+        })
+        .unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Fill { .. }), "{error:?}");
+    assert!(error.to_string().contains("not contiguous"), "{error}");
+    let view = array.view::<f64>().unwrap();
+    assert!(view.as_c_slice().is_none());
+    assert!(view.as_slice().is_some(), "memory order stays available");
+    assert!(view.as_slice().unwrap().iter().all(|&v| v == 0.0));
+    drop(view);
+    drop(array);
+    // A C-order file: the same fill writes rows.
+    let path = dir.join("c.npy");
+    npy_mmap::CreateOptions::new(npy_core::DType::parse("<f8").unwrap(), [6, 4])
+        .preallocate(&path)
+        .unwrap();
+    let mut array = npy_mmap::open_rw(&path).unwrap();
+    array
+        .fill_blocks::<f64>(2, |rows, mut view| {
+            let values = view.as_c_slice_mut().ok_or("not contiguous")?;
+            for (i, row) in values.chunks_mut(4).enumerate() {
+                row.fill((rows.start + i) as f64);
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(array.view::<f64>().unwrap()[[5, 3]], 5.0);
+}
