@@ -107,6 +107,72 @@ pub fn random_reads(h: &mut Harness, files: &BigFiles) -> Result<()> {
         ],
     )?;
     h.push(gather_row, report.as_ref());
+
+    // Whole rows: the file seen as rows of 64 float64 (512 bytes), 10,000
+    // of them at random. Ours: `gather_outer`; the crates: a loop copying
+    // each row; numpy: `a.reshape(-1, 64)[rows]`.
+    const ROW: usize = 64;
+    let row_count = files.big_len / ROW;
+    let rows: Vec<usize> = indices
+        .iter()
+        .take(10_000)
+        .map(|&i| i / ROW % row_count.max(1))
+        .collect();
+    let mut outer_row = Row::new(
+        "reads.gather_outer",
+        format!(
+            "random rows of 512 bytes, warm {} file (per row, {} rows)",
+            gib(h.args.big),
+            rows.len()
+        ),
+    );
+    let grid = npy_core::ArrayView::<f64>::new(
+        &ours.bytes()[..row_count * ROW * 8],
+        &npy_core::DType::parse("<f8")?,
+        &[row_count, ROW],
+        npy_core::Order::C,
+    )?;
+    let flat = theirs.as_slice().expect("contiguous");
+    let mut out = vec![0.0; rows.len() * ROW];
+    let mut out_theirs = vec![0.0; rows.len() * ROW];
+    let mut out_npyz = vec![0.0; rows.len() * ROW];
+    let per_row = |seconds: f64| seconds / rows.len().max(1) as f64;
+    grid.gather_outer(&rows, &mut out)?;
+    interleaved(
+        runs,
+        &mut outer_row,
+        vec![
+            (
+                Ours,
+                Box::new(|| Ok(per_row(timed(|| Ok(grid.gather_outer(&rows, &mut out)?))?))),
+            ),
+            (
+                NdarrayNpy,
+                Box::new(|| {
+                    Ok(per_row(timed(|| {
+                        for (slot, &r) in out_theirs.chunks_exact_mut(ROW).zip(&rows) {
+                            slot.copy_from_slice(&flat[r * ROW..(r + 1) * ROW]);
+                        }
+                        Ok(())
+                    })?))
+                }),
+            ),
+            (
+                Npyz,
+                Box::new(|| {
+                    Ok(per_row(timed(|| {
+                        for (slot, &r) in out_npyz.chunks_exact_mut(ROW).zip(&rows) {
+                            for (k, value) in slot.iter_mut().enumerate() {
+                                *value = npyz_reader.read_at((r * ROW + k) as u64)?;
+                            }
+                        }
+                        Ok(())
+                    })?))
+                }),
+            ),
+        ],
+    )?;
+    h.push(outer_row, report.as_ref());
     Ok(())
 }
 
