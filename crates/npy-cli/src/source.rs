@@ -353,6 +353,11 @@ pub trait ArraySource: Send {
     /// elements whole), until the data ends or `visit` breaks.
     fn for_each_chunk(&mut self, chunk_bytes: usize, visit: &mut Visit<'_>) -> anyhow::Result<()>;
 
+    /// Says that the byte `ranges` of the data will be read next (a mapped
+    /// file asks the kernel for them all at once). Only a hint: the default
+    /// does nothing.
+    fn prefetch(&self, _ranges: &[std::ops::Range<usize>]) {}
+
     /// The `width` bytes at each byte offset of the data in `offsets` (any
     /// order), one after another in the order of `offsets`. Reads only what
     /// is needed from memory or a mapping; otherwise one forward pass that
@@ -519,6 +524,13 @@ impl ArraySource for MappedNpy {
             let _ = read_chunks(self.array.bytes().len(), chunk_bytes, read, visit)?;
         }
         Ok(())
+    }
+
+    fn prefetch(&self, ranges: &[std::ops::Range<usize>]) {
+        // A hint: a refused range only means the reads fault one by one.
+        if !self.holes {
+            let _ = self.array.prefetch_bytes(ranges);
+        }
     }
 
     /// Through the mapping's planned gather: on a file that is not in

@@ -81,6 +81,23 @@ pub fn reduce_plane(
         };
         pixel * channels
     };
+    let inner_len = *inner_edges.last().expect("edges are never empty");
+    let line_at = |index: usize| Line {
+        base: plane.base + index * outer_stride,
+        stride: inner_stride,
+        channels,
+        channel_stride: plane.channel_stride,
+    };
+    if mode == Reduce::Nearest {
+        // Scattered lines of a big array: all asked for at once, so that a
+        // file not in memory is read at the disk's speed, not one page
+        // fault after another.
+        let picked: Vec<Line> = outer_edges
+            .windows(2)
+            .map(|lines| line_at(lines[0] + (lines[1] - lines[0]) / 2))
+            .collect();
+        reader.prefetch_lines(&picked, 0..inner_len);
+    }
     for (outer_bin, lines) in outer_edges.windows(2).enumerate() {
         let picked = lines[0] + (lines[1] - lines[0]) / 2;
         let lines = if mode == Reduce::Nearest {
@@ -89,13 +106,7 @@ pub fn reduce_plane(
             lines[0]..lines[1]
         };
         for index in lines {
-            let line = Line {
-                base: plane.base + index * outer_stride,
-                stride: inner_stride,
-                channels,
-                channel_stride: plane.channel_stride,
-            };
-            let inner_len = *inner_edges.last().expect("edges are never empty");
+            let line = line_at(index);
             let mut bin = 0;
             reader.read_line(&line, 0..inner_len, |first, chunk| {
                 let end = first + chunk.len() / channels;

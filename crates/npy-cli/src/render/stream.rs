@@ -36,10 +36,19 @@ pub trait DataSource {
         range: Range<usize>,
         scratch: &'a mut Vec<u8>,
     ) -> anyhow::Result<&'a [u8]>;
+
+    /// Says which byte ranges will be read next, so that a source whose
+    /// bytes are not in memory yet (a mapped file) can ask for them all at
+    /// once. Only a hint: the default does nothing.
+    fn prefetch(&mut self, _ranges: &[Range<usize>]) {}
 }
 
-/// Data bytes already addressable: a read-only mapping or an npz member in memory.
-pub struct InMemory<'d>(pub &'d [u8]);
+/// Data bytes already addressable: a read-only mapping or an npz member in
+/// memory, and the source they come from (for its prefetch hint).
+pub struct InMemory<'d> {
+    pub bytes: &'d [u8],
+    pub source: Option<&'d dyn crate::source::ArraySource>,
+}
 
 impl DataSource for InMemory<'_> {
     fn bytes<'a>(
@@ -47,10 +56,16 @@ impl DataSource for InMemory<'_> {
         range: Range<usize>,
         _scratch: &'a mut Vec<u8>,
     ) -> anyhow::Result<&'a [u8]> {
-        let len = self.0.len();
-        self.0
+        let len = self.bytes.len();
+        self.bytes
             .get(range.clone())
             .with_context(|| format!("bytes {range:?} are outside the {len}-byte data"))
+    }
+
+    fn prefetch(&mut self, ranges: &[Range<usize>]) {
+        if let Some(source) = self.source {
+            source.prefetch(ranges);
+        }
     }
 }
 
@@ -93,6 +108,27 @@ impl<'s> Reader<'s> {
             values: Vec::new(),
             progress,
         }
+    }
+
+    /// Tells the source that the `pixels` of each of `lines` will be read
+    /// next (see [`DataSource::prefetch`]).
+    pub fn prefetch_lines(&mut self, lines: &[Line], pixels: Range<usize>) {
+        if pixels.is_empty() {
+            return;
+        }
+        let size = self.decoder.itemsize();
+        let ranges: Vec<Range<usize>> = lines
+            .iter()
+            .map(|line| {
+                let channels = line.channels.max(1);
+                let lowest = line.base + pixels.start * line.stride;
+                let highest = line.base
+                    + (pixels.end - 1) * line.stride
+                    + (channels - 1) * line.channel_stride;
+                lowest * size..(highest + 1) * size
+            })
+            .collect();
+        self.source.prefetch(&ranges);
     }
 
     /// Calls `visit(first, values)` for consecutive chunks of the `pixels` of
@@ -151,7 +187,11 @@ pub fn with_source<T>(
     work: impl FnOnce(&mut dyn DataSource) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     if let Some(bytes) = opened.contiguous() {
-        return work(&mut InMemory(bytes));
+        let source = &*opened;
+        return work(&mut InMemory {
+            bytes,
+            source: Some(source),
+        });
     }
     // The trait object's lifetime shortened to the mutex's, which `Forward` names.
     let opened = Mutex::new(opened as &mut dyn ArraySource);
