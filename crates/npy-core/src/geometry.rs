@@ -4,6 +4,7 @@
 
 use std::ops::{Bound, RangeBounds};
 
+use crate::index::NdIndex;
 use crate::pyrepr::push_shape_repr;
 use crate::{DType, Error, Header, Order, Result};
 
@@ -363,6 +364,26 @@ pub(crate) fn check_range(range: std::ops::Range<usize>, axis: usize, len: usize
         });
     }
     Ok(())
+}
+
+impl Geometry {
+    /// Memory offset (in elements) of a logical index, if it is in bounds.
+    #[inline]
+    pub(crate) fn offset_of(&self, index: &impl NdIndex) -> Option<usize> {
+        index.offset_in(self.shape(), self.strides())
+    }
+
+    /// [`offset_of`](Self::offset_of) for a caller that then bounds-checks
+    /// the offset against data holding exactly the array (typed views):
+    /// for C-order strides that check covers axis 0, one compare less a read.
+    #[inline]
+    pub(crate) fn data_offset_of(&self, index: &impl NdIndex) -> Option<usize> {
+        if self.is_dense_c() {
+            index.dense_offset_in(self.shape(), self.strides())
+        } else {
+            self.offset_of(index)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -80,6 +80,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod access;
 pub mod dtype;
 pub mod element;
 pub mod error;

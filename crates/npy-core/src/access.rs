@@ -1,0 +1,195 @@
+//! What views do with indices: `view[[i, j]]` (`Index`, `IndexMut`) and the
+//! batched gathers, [`ArrayView::gather`] and [`ArrayView::gather_outer`]
+//! (documented in [`index`](crate::index)). Above the views in the stack:
+//! it knows `index`'s offsets, `geometry` and `view`, and none of them
+//! knows it.
+
+use std::ops::{Index, IndexMut};
+
+use crate::geometry::Geometry;
+use crate::index::{NdIndex, index_error};
+use crate::view::{ArrayView, ArrayViewMut};
+use crate::{Error, Result};
+
+/// Copies `data[offset(index)]` into `out` for every index, or fails on the
+/// first bad index writing nothing.
+fn gather<T: Copy, I: NdIndex>(
+    data: &[T],
+    geometry: &Geometry,
+    indices: &[I],
+    out: &mut [T],
+) -> Result<()> {
+    if indices.len() != out.len() {
+        return Err(Error::OutputLength {
+            expected: indices.len(),
+            actual: out.len(),
+        });
+    }
+    // Every index is checked before anything is written: the offsets are
+    // computed twice, which costs arithmetic on cached indices, not misses.
+    // The check is a branch-free fold (it vectorises); the first bad index
+    // is looked for only when there is one.
+    let in_bounds = |index: &I| {
+        geometry
+            .data_offset_of(index)
+            .is_some_and(|at| at < data.len())
+    };
+    if !indices
+        .iter()
+        .fold(true, |all, index| all & in_bounds(index))
+    {
+        let bad = indices.iter().find(|index| !in_bounds(index));
+        let bad = bad.map_or(&[][..], |index| index.entries());
+        return Err(index_error(bad, geometry.shape()));
+    }
+    // A plain loop: its reads are independent, so the processor already
+    // overlaps their misses; grouping them by hand, or sorting them by
+    // address, measured no faster (docs/BENCHMARKS.md, "Random access").
+    for (slot, index) in out.iter_mut().zip(indices) {
+        let offset = geometry.data_offset_of(index).unwrap_or(0);
+        if let Some(value) = data.get(offset) {
+            *slot = *value;
+        }
+    }
+    Ok(())
+}
+
+/// Copies the outer-axis slices `outer` (whole "rows" of axis 0, in logical
+/// order) into `out`, one after another.
+fn gather_outer<T: Copy>(
+    data: &[T],
+    geometry: &Geometry,
+    outer: &[usize],
+    out: &mut [T],
+) -> Result<()> {
+    let shape = geometry.shape();
+    let Some(&len) = shape.first() else {
+        return Err(Error::IndexRank { ndim: 0, given: 1 });
+    };
+    // Elements in one outer slice (len > 0 whenever an index is valid).
+    let inner = geometry.len().checked_div(len).unwrap_or(0);
+    let expected = outer.len().saturating_mul(inner);
+    if out.len() != expected {
+        return Err(Error::OutputLength {
+            expected,
+            actual: out.len(),
+        });
+    }
+    if let Some(&index) = outer.iter().find(|&&i| i >= len) {
+        return Err(Error::IndexOutOfBounds {
+            index,
+            axis: 0,
+            len,
+        });
+    }
+    if inner == 0 {
+        return Ok(());
+    }
+    let stride = geometry.strides()[0];
+    if geometry.is_c_contiguous() {
+        for (&index, out) in outer.iter().zip(out.chunks_exact_mut(inner)) {
+            let start = index * stride;
+            out.copy_from_slice(&data[start..start + inner]);
+        }
+        return Ok(());
+    }
+    // Strided slices: every slice has the same offsets from its first
+    // element, worked out once (one allocation per call, not per slice).
+    let (first_slice, _) = geometry.slice_outer(0..1)?;
+    let inner_offsets: Vec<usize> = first_slice.offsets().collect();
+    for (&index, out) in outer.iter().zip(out.chunks_exact_mut(inner)) {
+        let first = index * stride;
+        for (slot, offset) in out.iter_mut().zip(&inner_offsets) {
+            *slot = data[first + offset];
+        }
+    }
+    Ok(())
+}
+
+impl<T: Copy> ArrayView<'_, T> {
+    /// Copies the elements at `indices` into `out` (`out[k]` is the element
+    /// at `indices[k]`): a batched random read for any rank and element
+    /// type, as fast as the memory allows a loop of reads to go (see the
+    /// [module docs](crate::index)).
+    ///
+    /// Errors, before anything is written: [`Error::OutputLength`] when
+    /// `out` is not as long as `indices`; [`Error::IndexOutOfBounds`] or
+    /// [`Error::IndexRank`] for the first bad index. No memory is allocated.
+    pub fn gather<I: NdIndex>(&self, indices: &[I], out: &mut [T]) -> Result<()> {
+        gather(self.data(), self.geometry(), indices, out)
+    }
+
+    /// Copies whole slices of the outer axis (numpy's `a[outer]` for a list
+    /// of axis-0 indices) into `out`, one after another in logical (C)
+    /// order: `out` holds `outer.len()` times the elements of one slice.
+    ///
+    /// Errors, before anything is written: [`Error::OutputLength`],
+    /// [`Error::IndexOutOfBounds`] for an index past axis 0, and
+    /// [`Error::IndexRank`] for a 0-d array.
+    pub fn gather_outer(&self, outer: &[usize], out: &mut [T]) -> Result<()> {
+        gather_outer(self.data(), self.geometry(), outer, out)
+    }
+}
+
+impl<T: Copy> ArrayViewMut<'_, T> {
+    /// [`ArrayView::gather`] on this view's elements.
+    pub fn gather<I: NdIndex>(&self, indices: &[I], out: &mut [T]) -> Result<()> {
+        gather(self.data(), self.geometry(), indices, out)
+    }
+
+    /// [`ArrayView::gather_outer`] on this view's elements.
+    pub fn gather_outer(&self, outer: &[usize], out: &mut [T]) -> Result<()> {
+        gather_outer(self.data(), self.geometry(), outer, out)
+    }
+}
+
+/// `Index` for both typed views: `view[[i, j]]`, `view[i]` for a 1-d view,
+/// `view[&index[..]]`.
+macro_rules! index_views {
+    ($($view:ident),*) => {$(
+        /// `view[[i, j]]`, `view[i]` for a 1-d view, `view[&index[..]]`.
+        ///
+        /// # Panics
+        ///
+        /// When the index is out of bounds or has the wrong number of
+        /// entries (as a slice index panics); `get` returns `None` instead.
+        impl<T, I: NdIndex> Index<I> for $view<'_, T> {
+            type Output = T;
+
+            #[inline]
+            fn index(&self, index: I) -> &T {
+                let offset = checked_offset(self.geometry(), self.data().len(), index);
+                &self.data()[offset]
+            }
+        }
+    )*};
+}
+
+index_views!(ArrayView, ArrayViewMut);
+
+/// `view[[i, j]] = value` (panics like [`ArrayView`]'s `Index`).
+impl<T, I: NdIndex> IndexMut<I> for ArrayViewMut<'_, T> {
+    #[inline]
+    fn index_mut(&mut self, index: I) -> &mut T {
+        let offset = checked_offset(self.geometry(), self.data().len(), index);
+        &mut self.data_mut()[offset]
+    }
+}
+
+/// The offset of `index` in a typed view's data of `len` elements, or
+/// numpy's error as a panic.
+#[inline]
+#[track_caller]
+fn checked_offset<I: NdIndex>(geometry: &Geometry, len: usize, index: I) -> usize {
+    match geometry.data_offset_of(&index) {
+        Some(offset) if offset < len => offset,
+        _ => index_panic(index, geometry.shape()),
+    }
+}
+
+// By value: the index is spilled to memory only on this cold path.
+#[cold]
+#[track_caller]
+fn index_panic<I: NdIndex>(index: I, shape: &[usize]) -> ! {
+    panic!("{}", index_error(index.entries(), shape))
+}
