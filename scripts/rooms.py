@@ -46,16 +46,41 @@ def code_of(path):
     return text
 
 
-def resolve(path, mods):
-    """The deepest existing module that `path` (a list of names) starts with."""
+def reexports(mods):
+    """{name: module} for the crate root's `pub use module::{Name, ...}`:
+    `crate::MappedArray` is an import of the module that defines it."""
+    root = mods.get("")
+    found = {}
+    if root is None:
+        return found
+    code = code_of(root)
+    for match in re.finditer(r"\bpub use ((?:\w+::)*)(?:\{([^}]*)\}|(\w+))\s*;", code):
+        prefix = [p for p in match.group(1).split("::") if p]
+        names = match.group(2) or match.group(3)
+        module = resolve(prefix, mods, {})
+        if module is None:
+            continue
+        for item in names.split(","):
+            words = re.findall(r"\w+", item)
+            if words:
+                # `Name as Other` is reached as `crate::Other`.
+                found[words[-1]] = resolve(prefix + words[:1], mods, {}) or module
+    return found
+
+
+def resolve(path, mods, roots):
+    """The deepest existing module that `path` (a list of names) starts
+    with, or the module a root re-export names."""
     for end in range(len(path), 0, -1):
         candidate = "::".join(path[:end])
         if candidate in mods:
             return candidate
+    if path and path[0] in roots:
+        return roots[path[0]]
     return None
 
 
-def imports(module, path, mods):
+def imports(module, path, mods, roots):
     code = code_of(path)
     found = set()
     here = module.split("::") if module else []
@@ -64,7 +89,7 @@ def imports(module, path, mods):
         for item in match.group(1).split(","):
             names = [n for n in re.findall(r"\w+", item.split(" as ")[0])]
             if names:
-                target = resolve(names, mods)
+                target = resolve(names, mods, roots)
                 if target is not None:
                     found.add(target)
     for match in re.finditer(r"\b(crate|super(?:::super)*)::((?:\w+::)*\w+)", code):
@@ -75,7 +100,7 @@ def imports(module, path, mods):
             ups = head.count("super")
             # A file's own module is `here`; `super` is its parent.
             base = here[: max(0, len(here) - ups)]
-        target = resolve(base + rest, mods)
+        target = resolve(base + rest, mods, roots if head == "crate" else {})
         if target is not None:
             found.add(target)
     # A file does not depend on itself, nor on its own children's declarations.
@@ -122,7 +147,8 @@ def main():
     for crate in CRATES:
         src = os.path.join(ROOT, "crates", crate, "src")
         mods = modules(src)
-        graph = {m: imports(m, p, mods) for m, p in mods.items()}
+        roots = reexports(mods)
+        graph = {m: imports(m, p, mods, roots) for m, p in mods.items()}
         # A parent module's file may use its children (it declares them);
         # an edge from a child to an ancestor's file counts.
         edges = sum(len(v) for v in graph.values())

@@ -4,7 +4,7 @@
 
 use std::ops::{Bound, RangeBounds};
 
-use crate::index::NdIndex;
+use crate::index::{NdIndex, check_range};
 use crate::pyrepr::push_shape_repr;
 use crate::{DType, Error, Header, Order, Result};
 
@@ -345,26 +345,6 @@ macro_rules! geometry_accessors {
     };
 }
 pub(crate) use geometry_accessors;
-
-/// Checks `range` of an axis of length `len`: the one place of the rule
-/// (and its errors) for every slice of an axis, outer or growth.
-pub(crate) fn check_range(range: std::ops::Range<usize>, axis: usize, len: usize) -> Result<()> {
-    if range.start > range.end {
-        return Err(Error::ReversedRange {
-            start: range.start,
-            end: range.end,
-        });
-    }
-    if range.end > len {
-        return Err(Error::RangeOutOfBounds {
-            start: range.start,
-            end: range.end,
-            axis,
-            len,
-        });
-    }
-    Ok(())
-}
 
 impl Geometry {
     /// Memory offset (in elements) of a logical index, if it is in bounds.

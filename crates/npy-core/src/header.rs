@@ -575,7 +575,7 @@ impl Header {
     /// [`row_count`](Self::row_count)).
     pub fn check_rows(&self, rows: std::ops::Range<usize>) -> Result<()> {
         let axis = self.row_axis().unwrap_or(0);
-        crate::geometry::check_range(rows, axis, self.row_count())
+        crate::index::check_range(rows, axis, self.row_count())
     }
 
     /// Bytes of one row: the itemsize times every other dimension (the

@@ -231,3 +231,27 @@ pub(crate) fn index_error(index: &[usize], shape: &[usize]) -> Error {
         .expect("an index that has no offset is out of bounds on some axis");
     Error::IndexOutOfBounds { index, axis, len }
 }
+
+/// Checks `range` of an axis of length `len`: the one place of the rule
+/// (and its errors) for every slice of an axis, outer or growth.
+pub(crate) fn check_range(
+    range: std::ops::Range<usize>,
+    axis: usize,
+    len: usize,
+) -> crate::Result<()> {
+    if range.start > range.end {
+        return Err(Error::ReversedRange {
+            start: range.start,
+            end: range.end,
+        });
+    }
+    if range.end > len {
+        return Err(Error::RangeOutOfBounds {
+            start: range.start,
+            end: range.end,
+            axis,
+            len,
+        });
+    }
+    Ok(())
+}

@@ -8,9 +8,8 @@ use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, R
 
 use crate::Advice;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
-use crate::lock::{Access, DataLock};
+use crate::lock::{Access, DataLock, Locks};
 use crate::mode::{Mode, ReadWrite, Writable};
-use crate::open::MapRequest;
 use crate::sys::{self, Storage, StorageMut};
 
 mod gather;
@@ -62,6 +61,15 @@ fn row_geometry(header: &Header) -> (Option<usize>, usize, usize) {
         header.row_count(),
         header.row_bytes().unwrap_or(0),
     )
+}
+
+/// What a mapping is asked for beyond the file: the rows, the kernel hint,
+/// how to lock. Shared by opening and creating.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MapRequest {
+    pub(crate) window: Option<Range<usize>>,
+    pub(crate) advice: Option<Advice>,
+    pub(crate) locks: Locks,
 }
 
 /// What part of a file's data a mapping covers.
@@ -163,8 +171,8 @@ impl<M: Mode> MappedArray<M> {
         request: &MapRequest,
     ) -> Result<MappedArray<M>> {
         let (window, lock) = Window::lock(&file, path, &header, &layout, request, M::ACCESS)?;
-        let file_len = lock.file_len();
-        let map = sys::map_data::<M::Map>(&file, &lock).map_err(io_error("map", path))?;
+        let file_len = lock.grant().file_len();
+        let map = sys::map_data::<M::Map>(&file, lock.grant()).map_err(io_error("map", path))?;
         let array = MappedArray {
             map,
             file,

@@ -6,9 +6,10 @@ use std::path::Path;
 
 use npy_core::{DType, Header, Layout, Order, ParseOptions, ParsedHeader, Version};
 
+use crate::array::MapRequest;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
+use crate::file::read_header;
 use crate::lock::{Locking, Locks, downgrade, lock_exclusive};
-use crate::open::{MapRequest, read_header};
 use crate::{Advice, AtomicFile, MappedArray, ReadWrite};
 
 /// Options for creating an `.npy` file (numpy's `open_memmap(mode="w+")`).

@@ -62,8 +62,8 @@ use zerocopy::IntoBytes;
 
 use crate::CreateOptions;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
+use crate::file::{open_regular, read_header, still_at_path};
 use crate::lock::{Locking, Locks, StructureLock, Writer, WriterLock};
-use crate::open::{open_regular, read_header, still_at_path};
 
 /// The growth axis of `header` and the bytes of one row along it.
 fn growth_axis(header: &Header, path: &Path) -> Result<(usize, usize)> {
@@ -399,7 +399,7 @@ impl Drop for RowWriter {
         }
         // Never synced nor finished: remove the file, if the path still names
         // it (best effort; the error, if any, has nobody to go to).
-        if crate::open::still_at_path(self.file.get_ref(), &self.path).unwrap_or(false) {
+        if crate::file::still_at_path(self.file.get_ref(), &self.path).unwrap_or(false) {
             let _ = std::fs::remove_file(&self.path);
         }
     }

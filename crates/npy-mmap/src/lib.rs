@@ -10,7 +10,7 @@
 //! | `np.load(p, mmap_mode='r+')` | [`open_rw(p)`](open_rw) → [`MappedArray<ReadWrite>`] |
 //! | `np.load(p, mmap_mode='c')` | [`open_cow(p)`](open_cow) → [`MappedArray<CopyOnWrite>`] |
 //! | `open_memmap(p, 'w+', dtype, shape)` | [`CreateOptions::create`] → [`MappedArray<ReadWrite>`] |
-//! | `np.load(p)` (into memory) | [`load(p)`](load) → npy-core's [`NpyArray`](npy_core::io::NpyArray) |
+//! | `np.load(p)` (into memory) | [`load(p)`](load) → npy-core's [`NpyArray`] |
 //! | appending to a saved array (no numpy equivalent in place) | [`Appender`] appends rows in place; [`CreateOptions::stream`] → [`RowWriter`] for unknown lengths |
 //!
 //! The mode is part of the type: a read-only mapping has no method that
@@ -121,8 +121,10 @@
 mod advice;
 mod array;
 mod atomic;
+mod atomic_float;
 mod create;
 mod error;
+mod file;
 pub mod grow;
 pub mod live;
 mod load;
@@ -143,15 +145,61 @@ pub use array::{FillResult, MappedArray};
 pub use atomic::AtomicFile;
 pub use create::CreateOptions;
 pub use error::{Error, ErrorKind, Result};
+pub use file::open_regular;
 pub use grow::{Appender, RowWriter};
 pub use live::{AtomicF32, AtomicF64, LiveArray, LiveElement};
-pub use load::load;
 pub use lock::Locking;
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
-pub use open::{OpenOptions, open_regular};
+pub use open::OpenOptions;
 pub use save::save;
 
 use std::path::Path;
+
+use npy_core::NpyArray;
+
+/// Reads the array in `path` into memory that belongs to the array: no
+/// mapping of the file stays behind, so later changes to the file (even
+/// truncation) cannot affect it.
+///
+/// The file's length is checked against the header before any memory is
+/// allocated, so a truncated file is numpy's "Failed to read all data"
+/// error at once. The memory is fresh anonymous memory with transparent huge
+/// pages where the kernel allows (what numpy does too): on big arrays the
+/// page faults of 4 KiB pages would cost more than the copy. Like numpy,
+/// `NUMPY_MADVISE_HUGEPAGE=0` in the environment turns huge pages off: in
+/// VMs that return free memory to their host (virtio-balloon free page
+/// reporting), a fresh huge page can be several times slower to touch than
+/// 4 KiB pages (docs/BENCHMARKS.md has the figures). With
+/// [`OpenOptions::to_native`] the data is
+/// converted to native byte order piece by piece as it arrives, while each
+/// piece is in the cache.
+///
+/// For arrays that only need reading, [`open`] is cheaper
+/// still: nothing is copied, and only the pages touched are read.
+///
+/// Object arrays (`dtype=object`) load with
+/// [`OpenOptions::allow_pickle`], as in
+/// numpy, decoded by npy-core's restricted unpickler (which never runs
+/// code): the array's [`objects`](NpyArray::objects) are its values.
+///
+/// ```
+/// use npy_mmap::OpenOptions;
+/// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-load-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("a.npy");
+/// npy_mmap::save(&path, &[1.5f64, 2.5, 3.5][..])?;
+///
+/// let array = npy_mmap::load(&path)?;
+/// assert_eq!(array.view::<f64>()?.to_vec(), [1.5, 2.5, 3.5]);
+///
+/// let native = OpenOptions::new().to_native(true).load(&path)?;
+/// assert_eq!(native.view::<f64>()?.to_vec(), [1.5, 2.5, 3.5]);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
+    OpenOptions::new().load(path)
+}
 
 /// Maps `path` read-only (numpy's `mmap_mode='r'`), with default options:
 /// [`OpenOptions::open`].

@@ -49,95 +49,13 @@ use std::sync::atomic::{
 
 use npy_core::{ByteOrder, DType, Header, Layout, ScalarKind};
 
+use crate::array::MapRequest;
 use crate::array::Window;
 use crate::error::{Error, ErrorKind, Result, io_error};
 use crate::lock::{Access, DataLock};
-use crate::open::MapRequest;
 use crate::sys::{AtomicCell, LiveMap};
 
-macro_rules! atomic_float {
-    ($(#[$doc:meta])* $name:ident, $float:ty, $bits:ty) => {
-        $(#[$doc])*
-        #[derive(Debug, Default)]
-        #[repr(transparent)]
-        pub struct $name($bits);
-
-        impl $name {
-            /// A new cell holding `value`.
-            pub const fn new(value: $float) -> Self {
-                $name(<$bits>::new(value.to_bits()))
-            }
-
-            /// Loads the value.
-            pub fn load(&self, order: Ordering) -> $float {
-                <$float>::from_bits(self.0.load(order))
-            }
-
-            /// Stores `value`.
-            pub fn store(&self, value: $float, order: Ordering) {
-                self.0.store(value.to_bits(), order);
-            }
-
-            /// Stores `value`, returning the previous value.
-            pub fn swap(&self, value: $float, order: Ordering) -> $float {
-                <$float>::from_bits(self.0.swap(value.to_bits(), order))
-            }
-
-            /// Stores `new` if the value is bit-for-bit `current`; returns
-            /// the previous value, `Ok` if it was replaced.
-            pub fn compare_exchange(
-                &self,
-                current: $float,
-                new: $float,
-                success: Ordering,
-                failure: Ordering,
-            ) -> std::result::Result<$float, $float> {
-                self.0
-                    .compare_exchange(current.to_bits(), new.to_bits(), success, failure)
-                    .map(<$float>::from_bits)
-                    .map_err(<$float>::from_bits)
-            }
-
-            /// Adds `value` (a compare-and-swap loop), returning the
-            /// previous value.
-            pub fn fetch_add(&self, value: $float, order: Ordering) -> $float {
-                self.fetch_update(order, |old| old + value)
-            }
-
-            /// Replaces the value with `f(value)` (a compare-and-swap loop),
-            /// returning the previous value.
-            pub fn fetch_update(&self, order: Ordering, mut f: impl FnMut($float) -> $float) -> $float {
-                let load = match order {
-                    Ordering::Release => Ordering::Relaxed,
-                    Ordering::AcqRel => Ordering::Acquire,
-                    order => order,
-                };
-                let previous = self.0.fetch_update(order, load, |bits| {
-                    Some(f(<$float>::from_bits(bits)).to_bits())
-                });
-                // The closure always returns `Some`: the update never gives up.
-                <$float>::from_bits(previous.unwrap_or_else(|bits| bits))
-            }
-        }
-    };
-}
-
-atomic_float!(
-    /// An `f32` that can be shared between threads and processes: the bits
-    /// in an [`AtomicU32`] (`#[repr(transparent)]`), the way live mappings
-    /// view float32 data.
-    AtomicF32,
-    f32,
-    AtomicU32
-);
-atomic_float!(
-    /// An `f64` that can be shared between threads and processes: the bits
-    /// in an [`AtomicU64`] (`#[repr(transparent)]`), the way live mappings
-    /// view float64 data.
-    AtomicF64,
-    f64,
-    AtomicU64
-);
+pub use crate::atomic_float::{AtomicF32, AtomicF64};
 
 mod sealed {
     pub trait Sealed {}
@@ -215,7 +133,7 @@ impl LiveArray {
         request: &MapRequest,
     ) -> Result<LiveArray> {
         let (window, lock) = Window::lock(&file, path, &header, &layout, request, Access::Live)?;
-        let map = LiveMap::map(&file, &lock).map_err(io_error("map", path))?;
+        let map = LiveMap::map(&file, lock.grant()).map_err(io_error("map", path))?;
         Ok(LiveArray {
             map,
             _file: file,

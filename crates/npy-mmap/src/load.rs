@@ -8,58 +8,14 @@ use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, read_data, read_objects}
 use npy_core::{ByteOrder, DType, Header, Layout};
 
 use crate::error::{Result, format_error, io_error};
+use crate::file::read_header;
 use crate::lock::{Locks, lock_shared};
-use crate::open::read_header;
 use crate::sys::AnonymousMemory;
 
-/// Reads the array in `path` into memory that belongs to the array: no
-/// mapping of the file stays behind, so later changes to the file (even
-/// truncation) cannot affect it.
-///
-/// The file's length is checked against the header before any memory is
-/// allocated, so a truncated file is numpy's "Failed to read all data"
-/// error at once. The memory is fresh anonymous memory with transparent huge
-/// pages where the kernel allows (what numpy does too): on big arrays the
-/// page faults of 4 KiB pages would cost more than the copy. Like numpy,
-/// `NUMPY_MADVISE_HUGEPAGE=0` in the environment turns huge pages off: in
-/// VMs that return free memory to their host (virtio-balloon free page
-/// reporting), a fresh huge page can be several times slower to touch than
-/// 4 KiB pages (docs/BENCHMARKS.md has the figures). With
-/// [`OpenOptions::to_native`](crate::OpenOptions::to_native) the data is
-/// converted to native byte order piece by piece as it arrives, while each
-/// piece is in the cache.
-///
-/// For arrays that only need reading, [`open`](crate::open) is cheaper
-/// still: nothing is copied, and only the pages touched are read.
-///
-/// Object arrays (`dtype=object`) load with
-/// [`OpenOptions::allow_pickle`](crate::OpenOptions::allow_pickle), as in
-/// numpy, decoded by npy-core's restricted unpickler (which never runs
-/// code): the array's [`objects`](NpyArray::objects) are its values.
-///
-/// ```
-/// use npy_mmap::OpenOptions;
-/// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-load-{}", std::process::id()));
-/// # std::fs::create_dir_all(&dir).unwrap();
-/// let path = dir.join("a.npy");
-/// npy_mmap::save(&path, &[1.5f64, 2.5, 3.5][..])?;
-///
-/// let array = npy_mmap::load(&path)?;
-/// assert_eq!(array.view::<f64>()?.to_vec(), [1.5, 2.5, 3.5]);
-///
-/// let native = OpenOptions::new().to_native(true).load(&path)?;
-/// assert_eq!(native.view::<f64>()?.to_vec(), [1.5, 2.5, 3.5]);
-/// # std::fs::remove_dir_all(&dir).unwrap();
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn load(path: impl AsRef<Path>) -> Result<NpyArray> {
-    crate::OpenOptions::new().load(path)
-}
-
-/// [`load`] with options (from [`OpenOptions::load`](crate::OpenOptions::load)).
+/// [`load`](crate::load) with options (from [`OpenOptions::load`](crate::OpenOptions::load)).
 pub(crate) fn load_file(path: &Path, options: &ReadOptions, locks: Locks) -> Result<NpyArray> {
     let file_error = |source| format_error("read", path)(source);
-    let mut file = crate::open::open_regular(path, false)?;
+    let mut file = crate::file::open_regular(path, false)?;
     // Held while reading: no process following the locking rule changes
     // the file's structure under the read.
     lock_shared(&file, path, locks)?;

@@ -40,6 +40,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Result, io_error};
+use crate::sys::Grant;
 
 /// How to take a lock that another process holds in a conflicting way
 /// (a read-write or live mapping of the same bytes, an append, a stream
@@ -286,7 +287,7 @@ fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
     a.start < b.end && b.start < a.end
 }
 
-/// The data lock of one mapping: proof (for the `sys` module) that the
+/// The data lock of one mapping: its [`Grant`] is proof (for the `sys` module) that the
 /// bytes `range` of the file may be mapped with the access it was taken
 /// for. Dropping it forgets the range in this process; the lock held across
 /// processes goes with the file's descriptor, which its owner closes first.
@@ -294,10 +295,9 @@ fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
 pub(crate) struct DataLock {
     /// `None` for ignored locks: nothing to forget.
     id: Option<u64>,
-    range: Range<u64>,
-    /// The file's length when the lock was taken (under the structure
-    /// lock, which keeps cooperating processes from shrinking it).
-    file_len: u64,
+    /// The range, and the file's length when the lock was taken (under the
+    /// structure lock, which keeps cooperating processes from shrinking it).
+    grant: Grant,
 }
 
 impl DataLock {
@@ -315,8 +315,7 @@ impl DataLock {
         let file_len = meta.len();
         let unlocked = DataLock {
             id: None,
-            range: range.clone(),
-            file_len,
+            grant: Grant::new(range.clone(), file_len),
         };
         // A caller who promised (unsafely) to need no lock.
         let Locks::Take(locking) = locks else {
@@ -333,26 +332,21 @@ impl DataLock {
         )?;
         let lock = DataLock {
             id: Some(id),
-            range,
-            file_len,
+            grant: Grant::new(range, file_len),
         };
         // An empty range conflicts with nothing, but is registered all the
         // same: it says that this process uses the file (see `lock_shared`).
         // On error `lock` drops and leaves the registry.
-        if !lock.range.is_empty() {
-            cross_process::acquire(file, path, &lock.range, access, locking)?;
+        let range = lock.grant.range();
+        if !range.is_empty() {
+            cross_process::acquire(file, path, &range, access, locking)?;
         }
         Ok(lock)
     }
 
-    /// The bytes of the file this lock covers.
-    pub(crate) fn range(&self) -> Range<u64> {
-        self.range.clone()
-    }
-
-    /// The file's length when the lock was taken.
-    pub(crate) fn file_len(&self) -> u64 {
-        self.file_len
+    /// What the lock allows to be mapped (`sys::map_data` takes it).
+    pub(crate) fn grant(&self) -> &Grant {
+        &self.grant
     }
 }
 

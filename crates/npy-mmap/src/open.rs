@@ -8,9 +8,11 @@ use std::path::Path;
 use std::io::{BufReader, Read, Seek};
 
 use npy_core::pickle::Encoding;
-use npy_core::{Header, Layout, NpyArray, ParseOptions, ReadOptions};
+use npy_core::{Header, Layout, NpyArray, ReadOptions};
 
-use crate::error::{Error, ErrorKind, Result, format_error, io_error};
+use crate::array::MapRequest;
+use crate::error::{Error, ErrorKind, Result};
+use crate::file::{open_regular, read_header};
 use crate::lock::{Locking, Locks, lock_shared};
 #[cfg(feature = "npz")]
 use crate::npz::{MappedNpz, NpzArchive};
@@ -242,100 +244,6 @@ impl OpenOptions {
             locks: self.locks,
         }
     }
-}
-
-/// What a mapping is asked for beyond the file: the rows, the kernel hint,
-/// how to lock. Shared by opening and creating.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct MapRequest {
-    pub(crate) window: Option<Range<usize>>,
-    pub(crate) advice: Option<Advice>,
-    pub(crate) locks: Locks,
-}
-
-/// Opens an existing regular file for reading (and writing, if `write`),
-/// refusing anything else with [`ErrorKind::NotARegularFile`](crate::ErrorKind::NotARegularFile): what every opener
-/// of this crate does first, for callers that read files themselves.
-///
-/// The open itself does not block: opening a FIFO for reading would wait for
-/// a writer forever, so the file is opened with `O_NONBLOCK` and its type is
-/// checked before anything else. (For a regular file the flag changes
-/// nothing: reads and writes of regular files never return `EAGAIN`.)
-pub fn open_regular(path: &Path, write: bool) -> Result<File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true).write(write);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = options.open(path).map_err(io_error("open", path))?;
-    let file_type = file.metadata().map_err(io_error("stat", path))?.file_type();
-    if file_type.is_file() {
-        return Ok(file);
-    }
-    let kind = if file_type.is_dir() {
-        "a directory"
-    } else {
-        unix_kind(&file_type).unwrap_or("not a regular file")
-    };
-    Err(Error::at(path, ErrorKind::NotARegularFile { what: kind }))
-}
-
-#[cfg(unix)]
-fn unix_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt;
-    Some(if file_type.is_fifo() {
-        "a FIFO"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else if file_type.is_char_device() {
-        "a character device"
-    } else if file_type.is_block_device() {
-        "a block device"
-    } else {
-        return None;
-    })
-}
-
-#[cfg(not(unix))]
-fn unix_kind(_: &std::fs::FileType) -> Option<&'static str> {
-    None
-}
-
-/// Whether `path` still names the open `file` (not a file renamed over it,
-/// nor nothing at all).
-pub(crate) fn still_at_path(file: &File, path: &Path) -> Result<bool> {
-    let now = match std::fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(error) => return Err(io_error("stat", path)(error)),
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let open = file.metadata().map_err(io_error("stat", path))?;
-        Ok(open.dev() == now.dev() && open.ino() == now.ino())
-    }
-    #[cfg(not(unix))]
-    {
-        // Windows refuses to rename over or delete a file that is open
-        // without FILE_SHARE_DELETE, which std does not ask for.
-        let _ = (file, now);
-        Ok(true)
-    }
-}
-
-/// Reads and parses the header with two reads: the fixed-size preamble,
-/// then the rest of the header, whose length the preamble gives (bounded by
-/// `options.max_header_size` before anything is allocated).
-pub(crate) fn read_header(
-    file: &File,
-    path: &Path,
-    options: &ParseOptions,
-) -> Result<(Header, Layout)> {
-    // npy-core's stream reader: a few small reads, and a buffer that grows
-    // with the bytes that arrive, never with what the length field claims.
-    Header::read_from(&mut &*file, options)
-        .map(|parsed| (parsed.header, parsed.layout))
-        .map_err(format_error("read the header of", path))
 }
 
 /// Options with these read options (`max_header_size`, `allow_pickle`, the

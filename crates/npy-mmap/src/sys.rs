@@ -27,7 +27,6 @@ use std::ops::Range;
 use memmap2::{Mmap, MmapMut, MmapOptions, UncheckedAdvice};
 
 use crate::advice::Advice;
-use crate::lock::DataLock;
 
 /// What every mode's mapping provides.
 pub trait Storage: Send + Sync + Sized {
@@ -43,8 +42,8 @@ pub trait Storage: Send + Sync + Sized {
     /// The file holds `offset + len` bytes, and the caller holds the locks
     /// that keep every cooperating process from shrinking the file and from
     /// writing these bytes in a way this mode's views cannot see safely (a
-    /// [`DataLock`] for the range, the structure lock shared): [`map_data`]
-    /// is the one caller, and checks both.
+    /// data lock for the range, the structure lock shared; a [`Grant`]):
+    /// [`map_data`] is the one caller, and checks both.
     unsafe fn map(file: &File, offset: u64, len: usize) -> io::Result<Self>;
 
     /// The mapped bytes.
@@ -81,26 +80,56 @@ fn options(offset: u64, len: usize) -> MmapOptions {
     options
 }
 
-/// Maps the bytes `lock` covers of `file` (open on `path`) in mode `S`.
+/// What may be mapped: a byte range of a file, and the file's length as
+/// read under its structure lock. Only the `lock` module makes one, as part
+/// of a data lock (`DataLock::grant`), after taking the locks that keep
+/// every cooperating process from shrinking the file or writing these bytes
+/// in a way the mapping's views cannot see safely: holding a `Grant` is
+/// holding those locks. (It lives here, at the bottom, so that this module
+/// knows nothing of the ones above it.)
+#[derive(Debug)]
+pub struct Grant {
+    range: Range<u64>,
+    file_len: u64,
+}
+
+impl Grant {
+    /// For the `lock` module only (see the type's docs).
+    pub(crate) fn new(range: Range<u64>, file_len: u64) -> Grant {
+        Grant { range, file_len }
+    }
+
+    /// The bytes of the file granted.
+    pub fn range(&self) -> Range<u64> {
+        self.range.clone()
+    }
+
+    /// The file's length when the grant was made.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+}
+
+/// Maps the bytes `grant` covers of `file` in mode `S`.
 ///
 /// The one way to create a file mapping: it checks the preconditions of
-/// [`Storage::map`] that code can check. The lock is proof of the data lock
-/// and carries the file's length read under the structure lock (which
+/// [`Storage::map`] that code can check. The grant is proof of the data
+/// lock and carries the file's length read under the structure lock (which
 /// keeps cooperating processes from shrinking the file), so no byte of the
 /// mapping lies past its end.
-pub fn map_data<S: Storage>(file: &File, lock: &DataLock) -> io::Result<S> {
-    let (offset, len) = checked_range(lock)?;
+pub fn map_data<S: Storage>(file: &File, grant: &Grant) -> io::Result<S> {
+    let (offset, len) = checked_range(grant)?;
     // SAFETY: the range lies inside the file (`checked_range`, with the
     // structure lock held so no cooperating process can shrink it), and
-    // `lock` is the data lock for this range and this mode's access.
+    // `grant` comes with the data lock for this range and this mode's access.
     unsafe { S::map(file, offset, len) }
 }
 
-/// The offset and length of the bytes `lock` covers, checked to lie inside
+/// The offset and length of the bytes `grant` covers, checked to lie inside
 /// the file's length as read under the structure lock.
-fn checked_range(lock: &DataLock) -> io::Result<(u64, usize)> {
-    let range = lock.range();
-    let file_len = lock.file_len();
+fn checked_range(grant: &Grant) -> io::Result<(u64, usize)> {
+    let range = grant.range();
+    let file_len = grant.file_len();
     if range.end > file_len {
         return Err(io::Error::new(
             io::ErrorKind::UnexpectedEof,
@@ -502,9 +531,9 @@ pub struct LiveMap(Option<memmap2::MmapRaw>);
 pub unsafe trait AtomicCell: Sync + Sized {}
 
 impl LiveMap {
-    /// Maps the bytes `lock` covers of `file`, writable and shared.
-    pub fn map(file: &File, lock: &DataLock) -> io::Result<LiveMap> {
-        let (offset, len) = checked_range(lock)?;
+    /// Maps the bytes `grant` covers of `file`, writable and shared.
+    pub fn map(file: &File, grant: &Grant) -> io::Result<LiveMap> {
+        let (offset, len) = checked_range(grant)?;
         if len == 0 {
             return Ok(LiveMap(None));
         }
@@ -562,8 +591,8 @@ atomic_cells!(
     std::sync::atomic::AtomicU64,
     std::sync::atomic::AtomicI64,
     // `#[repr(transparent)]` wrappers of `AtomicU32` and `AtomicU64`.
-    crate::live::AtomicF32,
-    crate::live::AtomicF64
+    crate::atomic_float::AtomicF32,
+    crate::atomic_float::AtomicF64
 );
 
 /// Read-ahead for batched random reads (`array/gather.rs`): which pages are

@@ -59,12 +59,13 @@ impl MappedNpz {
     /// Maps the archive at `path` read-only, taking the shared lock (from
     /// [`OpenOptions::map_npz`](crate::OpenOptions::map_npz)).
     pub(crate) fn open(path: &Path, options: ReadOptions, locks: Locks) -> Result<Self> {
-        let file = crate::open::open_regular(path, false)?;
+        let file = crate::file::open_regular(path, false)?;
         lock_shared(&file, path, locks)?;
         let meta = file.metadata().map_err(io_error("stat", path))?;
         // The whole archive is viewed: read-locked like any read-only mapping.
         let lock = DataLock::acquire(&file, path, &meta, 0..meta.len(), Access::Read, locks)?;
-        let map = sys::map_data::<ReadOnlyMap>(&file, &lock).map_err(io_error("map", path))?;
+        let map =
+            sys::map_data::<ReadOnlyMap>(&file, lock.grant()).map_err(io_error("map", path))?;
         Ok(MappedNpz {
             map,
             path: path.to_path_buf(),

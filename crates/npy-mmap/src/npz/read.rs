@@ -64,7 +64,7 @@ impl<R> std::fmt::Debug for NpzArchive<R> {
 impl NpzArchive<BufReader<File>> {
     /// Opens the archive at `path` (from [`OpenOptions::open_npz`](crate::OpenOptions::open_npz)).
     pub(crate) fn open(path: &Path, options: ReadOptions, locks: Locks) -> Result<Self> {
-        let file = crate::open::open_regular(path, false)?;
+        let file = crate::file::open_regular(path, false)?;
         // Readers of an archive wait for its writers like readers of an array.
         lock_shared(&file, path, locks)?;
         let mut archive =
