@@ -179,11 +179,15 @@ pub fn cp(args: &CpArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let concurrency = args.concurrency.max(1);
     match (url_of(&args.source), url_of(&args.destination)) {
         (None, Some(url)) => match file_url_path(url) {
-            Some(destination) => copy_to_file(&args.source, &destination)?,
+            Some(destination) => {
+                source::refuse_to_replace(&destination, args.force)?;
+                copy_to_file(&args.source, &destination)?
+            }
             None => upload(&args.source, url, part_size, concurrency)?,
         },
         (Some(url), None) => {
             let destination = local_destination(url, &args.destination);
+            source::refuse_to_replace(&destination, args.force)?;
             download(url, &destination, part_size, concurrency)?;
             writeln!(out, "{}", destination.display())?;
             return Ok(());

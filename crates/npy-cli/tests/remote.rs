@@ -115,6 +115,7 @@ fn cp_downloads_verify_and_refuse_what_numpy_cannot_load() {
         "cp",
         &url(&object),
         into.join("object.npy").to_str().unwrap(),
+        "--force",
     ]);
     assert_exit(&output, 1);
     assert!(
@@ -166,7 +167,12 @@ fn cp_to_a_file_url_keeps_the_destinations_mode() {
     let destination = dir.join("dst.npy");
     std::fs::write(&destination, b"old").unwrap();
     std::fs::set_permissions(&destination, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let output = npy(["cp", source.to_str().unwrap(), &url(&destination)]);
+    let output = npy([
+        "cp",
+        source.to_str().unwrap(),
+        &url(&destination),
+        "--force",
+    ]);
     assert_exit(&output, 0);
     assert_eq!(
         std::fs::read(&destination).unwrap(),

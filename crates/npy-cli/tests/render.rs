@@ -541,7 +541,12 @@ fn npz_members_render_like_files() {
     let frame = array(&dir, "frame.npy", "|u1", &[h, w, 3], false, &bytes);
     let archive = dir.join("frames.npz");
     for compress in [false, true] {
-        let mut pack = vec!["pack".as_ref(), archive.as_os_str(), frame.as_os_str()];
+        let mut pack = vec![
+            "pack".as_ref(),
+            archive.as_os_str(),
+            frame.as_os_str(),
+            "--force".as_ref(),
+        ];
         if compress {
             pack.push("--compress".as_ref());
         }
