@@ -91,7 +91,7 @@ fn check(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
         return super::objects::check_stdin(options);
     }
     match source::sniff(path)? {
-        Kind::Npy => Ok(check_npy(path, options)),
+        Kind::Npy => check_npy(path, options),
         Kind::Npz => validate_archive(path, options),
     }
 }
@@ -185,25 +185,31 @@ fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptio
     verdict
 }
 
-fn check_npy(path: &Path, options: &ReadOptions) -> Verdict {
+fn check_npy(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
     // Under the shared lock, like every reader of the library: a file being
     // appended to or streamed is judged before or after a change, never
     // half-way through one.
     let file = match NpyFile::open(path, &headers_of_objects(options)) {
         Ok(file) => file,
+        // An object a URL names that is not there cannot be read at all.
+        Err(err) if crate::remote::not_found_text(&err).is_some() => return Err(err),
         // The path opened a moment ago, so a failure here is the header's.
-        Err(err) => return Verdict::invalid(header_problem(&err)),
+        Err(err) => return Ok(Verdict::invalid(header_problem(&err))),
     };
     if file.header.dtype.has_object() && !options.parse.allow_pickle {
-        return Verdict {
+        return Ok(Verdict {
             notes: vec![NOT_DECODED.to_string()],
             ..Verdict::default()
-        };
+        });
     }
     if file.header.dtype == DType::Object {
-        return super::objects::check_pickle(path, &file, options);
+        return Ok(super::objects::check_pickle(path, &file, options));
     }
-    data_length_verdict(&file.header, file.layout.data_len, file.surplus())
+    Ok(data_length_verdict(
+        &file.header,
+        file.layout.data_len,
+        file.surplus(),
+    ))
 }
 
 /// Header parsing that accepts object dtypes: a header describing Python
