@@ -351,8 +351,12 @@ What is drawn depends on the array (after --index and --part):
   --hist                 histogram of any numeric array, NaN and inf counts noted
 Big arrays are never loaded: one pass over the mapping reduces them to the
 picture's size (--reduce). The colour range is --vmin/--vmax, or the 2nd and
-98th percentiles of the drawn values. NaN, +inf and -inf get their own colours
-(magenta, lime, cyan), listed under the colour bar.
+98th percentiles of the drawn values: values beyond are drawn in the end
+colours, and a range the data chose is named in the title ('colours: 2nd–98th
+percentile, beyond clipped'; --vmin/--vmax of the data's own min and max show
+everything). NaN, +inf and -inf get their own colours (magenta, lime, cyan),
+listed under the colour bar. A heat map's sides differ at most 4 to 1: a tall,
+narrow array is widened (its pixels drawn as rectangles), not a thin strip.
 
 Examples:
   npy render field.npy field.png
