@@ -212,7 +212,8 @@ fn cp_and_reading_commands_over_s3() {
         let remote = format!("s3://{bucket}/cli-live/{}", name.replace('/', "_"));
         assert_exit(&npy(["cp", local.to_str().unwrap(), &remote]), 0);
         same_answers(&local, &remote, commands);
-        let back = dir.join("back");
+        // A fresh name each time: an existing file is not replaced without --force.
+        let back = dir.join(format!("back-{}", name.replace('/', "_")));
         assert_exit(&npy(["cp", &remote, back.to_str().unwrap()]), 0);
         assert_eq!(
             std::fs::read(&back).unwrap(),
