@@ -12,7 +12,7 @@ pub const NAN_POLICY: &str = "omit";
 
 /// What [`NAN_POLICY`] means, for the text output.
 pub const NAN_POLICY_TEXT: &str =
-    "left out of min, max, mean and std (numpy's nanmin, nanmax, nanmean, nanstd)";
+    "left out of min, max, mean and std, as by numpy's nanmin, nanmax, nanmean, nanstd";
 
 /// Values processed side by side in the inner loops.
 const LANES: usize = 8;

@@ -295,7 +295,7 @@ fn stats_leave_nan_out_of_every_statistic_and_say_so() {
     let text = stdout(&output);
     assert!(
         text.contains(
-            "nan:   1 (left out of min, max, mean and std (numpy's nanmin, nanmax, nanmean, nanstd))"
+            "nan:   1 (left out of min, max, mean and std, as by numpy's nanmin, nanmax, nanmean, nanstd)"
         ),
         "{text}"
     );
