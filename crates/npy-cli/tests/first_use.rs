@@ -424,8 +424,29 @@ fn archives_are_read_from_standard_input() {
         std::fs::read(out.join("a.npy")).unwrap(),
         std::fs::read(dir.join("a.npy")).unwrap()
     );
-    let validate = npy_with_stdin(&["validate".as_ref(), "-".as_ref()], &archive);
-    assert_exit(&validate, 0);
+    for pickle in [&[][..], &["--allow-pickle".as_ref()][..]] {
+        let mut args = vec!["validate".as_ref(), "-".as_ref()];
+        args.extend_from_slice(pickle);
+        let validate = npy_with_stdin(&args, &archive);
+        assert_exit(&validate, 0);
+    }
+    // Object members of an archive on a pipe are not decoded by show: said so.
+    let show = npy_with_stdin(
+        &[
+            "show".as_ref(),
+            "-".as_ref(),
+            "--allow-pickle".as_ref(),
+            "--member".as_ref(),
+            "a".as_ref(),
+        ],
+        &archive,
+    );
+    assert_exit(&show, 1);
+    assert!(
+        error_line(&show).contains("not an .npz archive: save the archive to a file"),
+        "{}",
+        stderr(&show)
+    );
     // .npy data still streams as before.
     let npy_file = dir.join("a.npy");
     let show = npy_with_stdin(&["show".as_ref(), "-".as_ref()], &npy_file);

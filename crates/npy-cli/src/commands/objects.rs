@@ -60,6 +60,12 @@ fn show_stdin(args: &ShowArgs) -> anyhow::Result<Option<String>> {
     if !args.pickle.allow_pickle {
         return Ok(None);
     }
+    if source::sniff(&args.path)? == Kind::Npz {
+        bail!(
+            "show --allow-pickle reads an .npy on standard input, not an .npz archive: \
+             save the archive to a file and give its path"
+        );
+    }
     let mut array = read_stdin(&read_options(&args.pickle, header_options()))?;
     if array.objects().is_none() {
         return crate::commands::show::render(&mut array, args).map(Some);

@@ -87,10 +87,11 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
 
 /// Checks one path; `Err` only when it cannot be read at all.
 fn check(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
-    if source::is_stdin(path) && options.parse.allow_pickle {
+    let kind = source::sniff(path)?;
+    if source::is_stdin(path) && options.parse.allow_pickle && kind == Kind::Npy {
         return super::objects::check_stdin(options);
     }
-    match source::sniff(path)? {
+    match kind {
         Kind::Npy => check_npy(path, options),
         Kind::Npz => validate_archive(path, options),
     }
