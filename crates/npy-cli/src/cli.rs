@@ -69,7 +69,7 @@ Examples:
   npy info --json data.npy | jq .shape
   npy info --json archive.npz | jq '.members[].name'")]
 pub struct InfoArgs {
-    /// The .npy or .npz file (`-`: .npy data on standard input).
+    /// The .npy or .npz file (`-`: standard input, .npy or .npz).
     pub path: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -87,7 +87,7 @@ Examples:
   npy validate data.npy
   npy validate --max-header-size 200000 *.npy *.npz")]
 pub struct ValidateArgs {
-    /// Files to check (`-`: .npy data on standard input).
+    /// Files to check (`-`: standard input, .npy or .npz).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Largest header accepted, in characters (numpy's default is 10000).
@@ -134,12 +134,14 @@ Examples:
   npy show archive.npz --member weights
   npy show data.npy --limit 10")]
 pub struct ShowArgs {
-    /// The .npy or .npz file (`-`: .npy data on standard input).
+    /// The .npy or .npz file (`-`: standard input, .npy or .npz).
     pub path: PathBuf,
     /// The member of an .npz to show (as numpy's `files` lists it, or with `.npy`).
     #[arg(long, value_name = "NAME")]
     pub member: Option<String>,
-    /// Only rows A to B (Python slice bounds, either may be omitted: `:10`, `5:`, `-3:`).
+    /// Only rows A to B (Python slice bounds, either may be omitted: `:10`,
+    /// `5:`, `-3:`). A range reaching past the last row, or reversed, is
+    /// refused rather than shown as an empty `[]`.
     #[arg(long, value_name = "A:B", allow_hyphen_values = true)]
     pub rows: Option<RowRange>,
     /// Show at most N rows (applied after --rows).
@@ -155,13 +157,23 @@ pub struct ShowArgs {
     pub pickle: PickleArgs,
 }
 
+/// The element types `npy stats` reads (its help and its refusal say so).
+macro_rules! stats_types {
+    () => {
+        "bool, integer, float16, float32, float64, complex64 and complex128"
+    };
+}
+pub(crate) use stats_types;
+
 /// Count, min, max, mean, std and NaN count of a numeric array, streaming.
 #[derive(Debug, Args)]
-#[command(after_help = "\
-NaNs are counted and left out of min, max, mean and std (like numpy's
-nanmin/nanmax/nanmean/nanstd); std is the population standard deviation
-(ddof=0). Works on bool, integer, float16, float32, float64, complex64 and
-complex128 arrays of either byte order, streaming in bounded memory. For
+#[command(after_help = concat!("\
+NaNs are counted and left out of min, max, mean and std, as numpy's
+nanmin/nanmax/nanmean/nanstd leave them out; the output says so (the nan
+line, and \"nan_policy\": \"omit\" in --json). An infinity makes the mean
+that infinity (nan with both signs) and std nan, as in numpy. std is the
+population standard deviation (ddof=0). Works on ", stats_types!(), "
+arrays of either byte order, streaming in bounded memory. For
 complex arrays the statistics are of one real value per element: the
 magnitude (numpy's np.abs), or with --part the real or imaginary part or the
 angle. mean and std are computed in float64. In --json, inf and nan are the
@@ -172,9 +184,9 @@ Examples:
   npy stats data.npy
   npy stats --json big.npy
   npy stats run.npz --member temps
-  npy stats spectrum.npy --part real")]
+  npy stats spectrum.npy --part real"))]
 pub struct StatsArgs {
-    /// The .npy file (or .npz with --member; `-`: .npy data on standard input).
+    /// The .npy file (or .npz with --member; `-`: standard input, .npy or .npz).
     pub path: PathBuf,
     /// The member of an .npz.
     #[arg(long, value_name = "NAME")]
@@ -192,7 +204,9 @@ pub struct StatsArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "\
 The output header is byte-identical to what np.save writes for the result.
-Without --version the version is chosen like numpy does.
+Without --version the version is chosen like numpy does. Object arrays
+(dtype=object) need --allow-pickle: they are decoded (without running code)
+and pickled again as np.save writes them, in C order or as they are.
 
 The output replaces OUTPUT whole (a temporary file beside it, synced to disk,
 renamed over it); --no-sync skips the sync for scratch files.
@@ -202,12 +216,18 @@ Examples:
   npy convert in.npy out.npy --order F
   npy convert in.npy out.npy --version 2
   npy convert data.npz weights.npy --member weights
-  npy convert big.npy /scratch/big_f.npy --order F --no-sync")]
+  npy convert big.npy /scratch/big_f.npy --order F --no-sync
+  npy convert objects.npy out.npy --allow-pickle --version 3")]
 pub struct ConvertArgs {
-    /// The input .npy file (or .npz with --member; `-`: .npy data on standard input).
+    /// The input .npy file (or .npz with --member; `-`: standard input, .npy or .npz).
     pub input: PathBuf,
-    /// The output .npy file (replaced if it exists).
+    /// The output .npy file (an existing file is refused unless --force).
     pub output: PathBuf,
+    /// Replace an existing file (without it, an existing OUTPUT is refused
+    /// and left as it is). The new file is written under a temporary name
+    /// and renamed over the old one, which stays on any failure.
+    #[arg(long)]
+    pub force: bool,
     /// The member of an .npz input.
     #[arg(long, value_name = "NAME")]
     pub member: Option<String>,
@@ -225,6 +245,8 @@ pub struct ConvertArgs {
     /// Format version of the output.
     #[arg(long, value_name = "1|2|3", value_parser = clap::value_parser!(u8).range(1..=3))]
     pub version: Option<u8>,
+    #[command(flatten)]
+    pub pickle: PickleArgs,
 }
 
 /// List the members of an .npz archive.
@@ -233,7 +255,8 @@ pub struct ConvertArgs {
 Examples:
   npy ls archive.npz")]
 pub struct LsArgs {
-    /// The .npz archive.
+    /// The .npz archive (`-`: read from standard input, copied to a
+    /// temporary file first: a zip is read from its end).
     pub archive: PathBuf,
 }
 
@@ -247,13 +270,19 @@ Examples:
   npy extract archive.npz
   npy extract archive.npz weights bias --dir out/")]
 pub struct ExtractArgs {
-    /// The .npz archive.
+    /// The .npz archive (`-`: read from standard input, copied to a
+    /// temporary file first: a zip is read from its end).
     pub archive: PathBuf,
     /// Members to extract (all when none are given).
     pub names: Vec<String>,
     /// Directory to write into.
     #[arg(long, value_name = "D", default_value = ".")]
     pub dir: PathBuf,
+    /// Replace existing files (without it, the command refuses before
+    /// writing anything if any destination exists). Each is written under a
+    /// temporary name and renamed over the old one.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Pack .npy files into an .npz archive, one member per file named after its stem.
@@ -263,8 +292,13 @@ Examples:
   npy pack out.npz weights.npy bias.npy
   npy pack --compress out.npz *.npy")]
 pub struct PackArgs {
-    /// The archive to write (replaced if it exists).
+    /// The archive to write (an existing file is refused unless --force).
     pub output: PathBuf,
+    /// Replace an existing file (without it, an existing OUTPUT is refused
+    /// and left as it is). The new file is written under a temporary name
+    /// and renamed over the old one, which stays on any failure.
+    #[arg(long)]
+    pub force: bool,
     /// The .npy files to pack.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
@@ -317,8 +351,12 @@ What is drawn depends on the array (after --index and --part):
   --hist                 histogram of any numeric array, NaN and inf counts noted
 Big arrays are never loaded: one pass over the mapping reduces them to the
 picture's size (--reduce). The colour range is --vmin/--vmax, or the 2nd and
-98th percentiles of the drawn values. NaN, +inf and -inf get their own colours
-(magenta, lime, cyan), listed under the colour bar.
+98th percentiles of the drawn values: values beyond are drawn in the end
+colours, and a range the data chose is named in the title ('colours: 2nd–98th
+percentile, beyond clipped'; --vmin/--vmax of the data's own min and max show
+everything). NaN, +inf and -inf get their own colours (magenta, lime, cyan),
+listed under the colour bar. A heat map's sides differ at most 4 to 1: a tall,
+narrow array is widened (its pixels drawn as rectangles), not a thin strip.
 
 Examples:
   npy render field.npy field.png
@@ -394,19 +432,62 @@ impl std::str::FromStr for RowRange {
     }
 }
 
+impl std::fmt::Display for RowRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(start) = self.start {
+            write!(f, "{start}")?;
+        }
+        f.write_str(":")?;
+        if let Some(end) = self.end {
+            write!(f, "{end}")?;
+        }
+        Ok(())
+    }
+}
+
 impl RowRange {
-    /// Resolves the bounds against `len` rows like a Python slice does.
-    pub fn resolve(&self, len: usize) -> std::ops::Range<usize> {
-        let clamp = |bound: i64| -> usize {
-            if bound < 0 {
-                len.saturating_sub(bound.unsigned_abs().try_into().unwrap_or(usize::MAX))
+    /// Resolves the bounds against `len` rows: a negative bound counts from
+    /// the end, as in Python. Where a Python slice would quietly shrink to
+    /// what exists (`5000:6000` of 1000 rows is empty), the range is refused
+    /// by the library's rule for row ranges ([`npy_core::Header::check_rows`]):
+    /// reversed, or ending past the rows.
+    pub fn resolve(&self, len: usize) -> Result<std::ops::Range<usize>, String> {
+        let bound = |bound: i64| -> Result<usize, String> {
+            let resolved = if bound < 0 {
+                usize::try_from(bound.unsigned_abs())
+                    .ok()
+                    .and_then(|back| len.checked_sub(back))
             } else {
-                usize::try_from(bound).unwrap_or(usize::MAX).min(len)
-            }
+                usize::try_from(bound).ok()
+            };
+            // numpy's IndexError wording for a single index.
+            resolved.ok_or_else(|| {
+                format!("index {bound} is out of bounds for axis 0 with size {len} (--rows {self})")
+            })
         };
-        let start = self.start.map_or(0, clamp);
-        let end = self.end.map_or(len, clamp);
-        start..end.max(start)
+        let start = self.start.map_or(Ok(0), bound)?;
+        let end = self.end.map_or(Ok(len), bound)?;
+        // The rows are axis 0 of what is shown, whatever the memory order.
+        let rows = npy_core::Header::new(npy_core::DType::Object, npy_core::Order::C, vec![len]);
+        rows.check_rows(start..end)
+            .map_err(|err| format!("{err} (--rows {self})"))?;
+        Ok(start..end)
+    }
+
+    /// The rows `--rows` and `--limit` select of `len` rows.
+    pub fn select(
+        rows: Option<RowRange>,
+        limit: Option<usize>,
+        len: usize,
+    ) -> Result<std::ops::Range<usize>, String> {
+        let mut range = match rows {
+            Some(rows) => rows.resolve(len)?,
+            None => 0..len,
+        };
+        if let Some(limit) = limit {
+            range.end = range.end.min(range.start.saturating_add(limit));
+        }
+        Ok(range)
     }
 }
 
@@ -446,15 +527,29 @@ mod tests {
     }
 
     #[test]
-    fn row_ranges_follow_python_slices() {
+    fn row_ranges_follow_python_slices_within_the_rows() {
         let r = |s: &str| s.parse::<RowRange>().unwrap();
-        assert_eq!(r("2:5").resolve(10), 2..5);
-        assert_eq!(r(":3").resolve(10), 0..3);
-        assert_eq!(r("-3:").resolve(10), 7..10);
-        assert_eq!(r("5:2").resolve(10), 5..5);
-        assert_eq!(r("0:100").resolve(10), 0..10);
-        assert_eq!(r("-100:").resolve(10), 0..10);
-        assert_eq!(r(":").resolve(4), 0..4);
+        assert_eq!(r("2:5").resolve(10), Ok(2..5));
+        assert_eq!(r(":3").resolve(10), Ok(0..3));
+        assert_eq!(r("-3:").resolve(10), Ok(7..10));
+        assert_eq!(r("0:10").resolve(10), Ok(0..10));
+        assert_eq!(r("3:3").resolve(10), Ok(3..3));
+        assert_eq!(r(":").resolve(4), Ok(0..4));
+        assert_eq!(r(":").resolve(0), Ok(0..0));
+        assert_eq!(
+            r("5:2").resolve(10),
+            Err("range 5..2 is reversed: its start is past its end (--rows 5:2)".into())
+        );
+        assert_eq!(
+            r("0:100").resolve(10),
+            Err("range 0..100 is out of bounds for axis 0 with size 10 (--rows 0:100)".into())
+        );
+        assert_eq!(
+            r("-100:").resolve(10),
+            Err("index -100 is out of bounds for axis 0 with size 10 (--rows -100:)".into())
+        );
+        assert_eq!(RowRange::select(Some(r("2:")), Some(3), 10), Ok(2..5));
+        assert_eq!(RowRange::select(None, Some(30), 10), Ok(0..10));
         assert_eq!(
             "5".parse::<RowRange>().unwrap_err(),
             "'5' is not a range A:B"
@@ -498,4 +593,9 @@ pub struct CpArgs {
     /// Parts in flight at once.
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
+    /// Replace an existing local destination (a download, or a file://
+    /// URL); without it an existing file is refused before anything is
+    /// fetched. Objects in a store are replaced as the store replaces them.
+    #[arg(long)]
+    pub force: bool,
 }

@@ -49,6 +49,9 @@ fn main() -> ExitCode {
 /// The error and its causes on one line, `outer: inner`, skipping a cause
 /// whose text the message before it already includes.
 pub fn error_text(err: &anyhow::Error) -> String {
+    if let Some(text) = remote::not_found_text(err) {
+        return text;
+    }
     let mut text = String::new();
     for cause in err.chain() {
         let part = one_line(&cause.to_string());

@@ -29,9 +29,33 @@ pub fn set_options(options: StoreOptions) {
     let _ = OPTIONS.set(options);
 }
 
+/// The URL of the store made last: what a "no such object" is about (the
+/// commands open one URL at a time).
+static LAST_URL: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
 /// The store a URL names, with the command line's options.
 fn store(url: &str) -> npy_remote::Result<(Store, object_store_path::Path)> {
+    *LAST_URL.lock().unwrap_or_else(|p| p.into_inner()) = Some(url.to_string());
     Store::from_url_with(url, OPTIONS.get().unwrap_or(&StoreOptions::default()))
+}
+
+/// A missing object, said in one line ("s3://bucket/key: no such object")
+/// instead of the store's response (an XML body over several lines).
+pub fn not_found_text(err: &anyhow::Error) -> Option<String> {
+    let missing = err.chain().any(|cause| {
+        cause
+            .downcast_ref::<npy_remote::Error>()
+            .is_some_and(npy_remote::Error::is_not_found)
+            || matches!(
+                cause.downcast_ref::<npy_remote::object_store::Error>(),
+                Some(npy_remote::object_store::Error::NotFound { .. })
+            )
+    });
+    if !missing {
+        return None;
+    }
+    let url = LAST_URL.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+    Some(format!("{url}: no such object"))
 }
 
 /// The runtime every remote request runs on (started on first use).
@@ -179,11 +203,15 @@ pub fn cp(args: &CpArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let concurrency = args.concurrency.max(1);
     match (url_of(&args.source), url_of(&args.destination)) {
         (None, Some(url)) => match file_url_path(url) {
-            Some(destination) => copy_to_file(&args.source, &destination)?,
+            Some(destination) => {
+                source::refuse_to_replace(&destination, args.force)?;
+                copy_to_file(&args.source, &destination)?
+            }
             None => upload(&args.source, url, part_size, concurrency)?,
         },
         (Some(url), None) => {
             let destination = local_destination(url, &args.destination);
+            source::refuse_to_replace(&destination, args.force)?;
             download(url, &destination, part_size, concurrency)?;
             writeln!(out, "{}", destination.display())?;
             return Ok(());

@@ -21,8 +21,9 @@ pub enum Kind {
     Npz,
 }
 
-/// The path that names standard input: `.npy` data can be piped in (an
-/// `.npz` cannot: a zip is read from its end, which a pipe does not have).
+/// The path that names standard input. `.npy` data is read as a stream;
+/// an `.npz` archive is read from its end, which a pipe does not have, so it
+/// is first copied to an unnamed temporary file ([`spool_stdin`]).
 pub const STDIN: &str = "-";
 
 /// Whether `path` names standard input.
@@ -33,13 +34,22 @@ pub fn is_stdin(path: &Path) -> bool {
 /// Looks at the first bytes, by the one rule ([`npy_core::npz::is_zip_start`]).
 pub fn sniff(path: &Path) -> anyhow::Result<Kind> {
     if is_stdin(path) {
-        return Ok(Kind::Npy);
+        // Peeked, not consumed: the bytes stay in stdin's buffer for
+        // whoever reads it next.
+        use std::io::BufRead;
+        let mut stdin = std::io::stdin().lock();
+        let start = stdin.fill_buf().context("cannot read standard input")?;
+        return Ok(if npy_core::npz::is_zip_start(start) {
+            Kind::Npz
+        } else {
+            Kind::Npy
+        });
     }
     if let Some(url) = crate::remote::url_of(path) {
         return Ok(crate::remote::kind(url));
     }
     // Never blocks: a FIFO is refused with a clear message, not waited on.
-    let mut file = npy_mmap::open_regular(path, false)?;
+    let mut file = npy_mmap::open_regular(path, false).map_err(|err| in_cli_words(err, path))?;
     let mut start = [0u8; 4];
     let mut filled = 0;
     while filled < start.len() {
@@ -85,12 +95,27 @@ pub fn open_archive(
 ) -> anyhow::Result<Result<Archive, npy_mmap::Error>> {
     let source: Box<dyn ArchiveSource> = match crate::remote::url_of(path) {
         Some(url) => Box::new(crate::remote::archive_reader(url)?),
+        None if is_stdin(path) => Box::new(BufReader::new(spool_stdin()?)),
         None => Box::new(BufReader::new(npy_mmap::open_regular(path, false)?)),
     };
     match npy_mmap::OpenOptions::from(options).read_npz(source) {
         Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Io { .. }) => Err(err.into()),
         archive => Ok(archive),
     }
+}
+
+/// Standard input copied to an unnamed temporary file (in `$TMPDIR`, gone
+/// once closed), rewound: an archive on a pipe needs seeking. Bounded by
+/// the disk, not by memory.
+fn spool_stdin() -> anyhow::Result<File> {
+    use std::io::Seek;
+    let mut file = tempfile::tempfile()
+        .context("cannot create a temporary file to hold the archive on standard input")?;
+    std::io::copy(&mut std::io::stdin().lock(), &mut file)
+        .context("cannot copy the archive on standard input to a temporary file")?;
+    file.rewind()
+        .context("cannot read back the archive copied from standard input")?;
+    Ok(file)
 }
 
 /// Parse options of the inspecting commands (see [`INSPECT_MAX_HEADER`]).
@@ -132,17 +157,19 @@ pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<Box<dyn 
         Some(key) => key.to_string(),
         None if archive.len() == 1 => archive.keys()[0].clone(),
         None => bail!(
-            "{} is an .npz archive of {} members; choose one with --member (members: {})",
+            "{} is an .npz archive of {} members; choose one with --member ({})",
             path.display(),
             archive.len(),
-            archive.keys().join(", ")
+            members_list(&archive)
         ),
     };
+    check_member(&archive, path, &key)?;
     if !archive.is_npy(&key)? {
         bail!("member '{key}' of {} is not an array", path.display());
     }
     let info = archive.info(&key)?;
-    if info.compression == MemberCompression::Stored && crate::remote::url_of(path).is_none() {
+    let local = crate::remote::url_of(path).is_none() && !is_stdin(path);
+    if info.compression == MemberCompression::Stored && local {
         drop(archive);
         return map_member(path, &info);
     }
@@ -155,12 +182,72 @@ pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<Box<dyn 
     }))
 }
 
+/// The library's error, with the advice it gives a Rust programmer (which
+/// function to call instead) replaced by what to type.
+pub fn in_cli_words(err: npy_mmap::Error, path: &Path) -> anyhow::Error {
+    match err.kind() {
+        npy_mmap::ErrorKind::ObjectsNotMappable => anyhow::anyhow!(
+            "{}: Array can't be memory-mapped: Python objects in dtype. It holds Python \
+             objects (dtype=object), not numbers: npy show, validate and convert read them \
+             with --allow-pickle",
+            path.display()
+        ),
+        npy_mmap::ErrorKind::NotARegularFile { what } => anyhow::anyhow!(
+            "{} is {what}, not a file: give .npy data on a pipe as standard input \
+             (`-`, e.g. `npy show - < data.npy`), or save it to a file first",
+            path.display()
+        ),
+        _ => err.into(),
+    }
+}
+
+/// The refusal of every command that would replace an existing file
+/// without `--force` (`create` gets it from the library, atomically).
+pub fn exists_error(path: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} exists; remove it first, or replace it with --force",
+        path.display()
+    )
+}
+
+/// Refuses to replace what is at `path` (a file, a link, anything) unless
+/// `force`. Checked before any work, so a refused command writes nothing;
+/// a file that appears at `path` while the command runs is replaced.
+pub fn refuse_to_replace(path: &Path, force: bool) -> anyhow::Result<()> {
+    if !force && path.symlink_metadata().is_ok() {
+        return Err(exists_error(path));
+    }
+    Ok(())
+}
+
+/// "members: a, b" of `archive` (numpy's `files`).
+pub fn members_list(archive: &Archive) -> String {
+    match archive.keys() {
+        [] => "it has no members".to_string(),
+        keys => format!("members: {}", keys.join(", ")),
+    }
+}
+
+/// Refuses a `key` that is not in `archive` (at `path`) with numpy's
+/// KeyError wording, the archive's path and what it does hold.
+pub fn check_member(archive: &Archive, path: &Path, key: &str) -> anyhow::Result<()> {
+    if !archive.contains(key) {
+        bail!(
+            "{key} is not a file in the archive {} ({})",
+            path.display(),
+            members_list(archive)
+        );
+    }
+    Ok(())
+}
+
 /// Maps the .npy file at `path` read-only (refusing files shorter than
 /// their header promises); `advice` tells the kernel how it will be read.
 pub fn map_npy(path: &Path, advice: npy_mmap::Advice) -> anyhow::Result<Box<dyn ArraySource>> {
     let mut options = npy_mmap::OpenOptions::new();
     options.max_header_size(INSPECT_MAX_HEADER).advice(advice);
-    let array = wait_saying_so(path, |locking| options.clone().locking(locking).open(path))?;
+    let array = wait_saying_so(path, |locking| options.clone().locking(locking).open(path))
+        .map_err(|err| in_cli_words(err, path))?;
     let holes = array.has_holes()?;
     Ok(Box::new(MappedNpy { array, holes }))
 }

@@ -5,6 +5,15 @@
 //! deviations from the chunk mean, and chunks are merged with Chan's formula.
 //! That keeps std accurate on large arrays without a second pass over the file.
 
+/// How NaNs count, as `npy stats` says in its output (scipy's name for the
+/// rule: `nan_policy='omit'`): left out of every statistic, as numpy's
+/// `nanmin`, `nanmax`, `nanmean` and `nanstd` leave them out.
+pub const NAN_POLICY: &str = "omit";
+
+/// What [`NAN_POLICY`] means, for the text output.
+pub const NAN_POLICY_TEXT: &str =
+    "left out of min, max, mean and std, as by numpy's nanmin, nanmax, nanmean, nanstd";
+
 /// Values processed side by side in the inner loops.
 const LANES: usize = 8;
 
@@ -200,20 +209,37 @@ impl<T: Sample> Accumulator<T> {
 
     pub fn finish(&self) -> Report {
         let count = self.moments.count;
+        let mut mean = (count > 0).then_some(self.moments.mean);
+        let mut std = (count > 0).then(|| (self.moments.m2 / count as f64).sqrt());
+        // Infinities (the extremes say whether there are any): numpy's
+        // nanmean is that infinity, NaN when both signs are there (their
+        // sum), and nanstd is NaN (a deviation from an infinite mean is
+        // inf - inf). Chan's merge of chunk means would say NaN for the mean
+        // too, as soon as a chunk without the infinity is merged.
+        let low = self.min.is_some_and(|v| v.to_f64() == f64::NEG_INFINITY);
+        let high = self.max.is_some_and(|v| v.to_f64() == f64::INFINITY);
+        if low || high {
+            mean = Some(match (low, high) {
+                (true, true) => f64::NAN,
+                (true, false) => f64::NEG_INFINITY,
+                _ => f64::INFINITY,
+            });
+            std = Some(f64::NAN);
+        }
         Report {
             count: count + self.nan,
             nan: self.nan,
             min: self.min.map(Sample::to_number),
             max: self.max.map(Sample::to_number),
-            mean: (count > 0).then_some(self.moments.mean),
-            std: (count > 0).then(|| (self.moments.m2 / count as f64).sqrt()),
+            mean,
+            std,
         }
     }
 }
 
 /// The statistics `npy stats` prints. min, max, mean and std leave NaNs out
-/// (like numpy's `nanmin`, `nanmean`, `nanstd` with ddof=0); `None` when
-/// there is no non-NaN value.
+/// (like numpy's `nanmin`, `nanmax`, `nanmean`, `nanstd` with ddof=0: the
+/// rule [`NAN_POLICY`] names); `None` when there is no non-NaN value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
     pub count: u64,
@@ -263,6 +289,27 @@ mod tests {
         assert_eq!(report.max, Some(Number::Float(3.0)));
         assert_eq!(report.mean, Some(2.0));
         assert_eq!(report.std, Some(1.0));
+    }
+
+    #[test]
+    fn infinities_make_the_mean_infinite_and_std_nan_as_numpys_nan_functions() {
+        // np.nanmean([1, inf, nan, 2]) == inf, np.nanstd(...) is nan; with
+        // -inf too the mean is nan (inf + -inf). Chunks without the
+        // infinity merged after it must not turn the mean into NaN.
+        let mut acc = Accumulator::new();
+        acc.add(&[1.0, f64::INFINITY, f64::NAN]);
+        acc.add(&[2.0, 3.0]);
+        let report = acc.finish();
+        assert_eq!(report.mean, Some(f64::INFINITY));
+        assert!(report.std.unwrap().is_nan());
+        assert_eq!(report.max, Some(Number::Float(f64::INFINITY)));
+        assert_eq!(report.min, Some(Number::Float(1.0)));
+        acc.add(&[f64::NEG_INFINITY]);
+        assert!(acc.finish().mean.unwrap().is_nan());
+        let mut low = Accumulator::new();
+        low.add(&[f32::NEG_INFINITY, 0.0]);
+        low.add(&[5.0]);
+        assert_eq!(low.finish().mean, Some(f64::NEG_INFINITY));
     }
 
     #[test]

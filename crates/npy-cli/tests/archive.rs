@@ -70,6 +70,14 @@ fn validate_passes_good_archives_and_names_bad_members() {
             for member in &members {
                 if member.get("error").is_some() {
                     let name = member["member"].as_str().unwrap();
+                    if member["error"]["message"]
+                        == "Object arrays cannot be loaded when allow_pickle=False"
+                    {
+                        // Valid, its pickle not decoded: a note, not a problem.
+                        assert!(!stdout(&output).contains(name), "{file}: {name}");
+                        assert!(stderr(&output).contains(name), "{file}: {name}");
+                        continue;
+                    }
                     assert!(
                         stdout(&output).contains(name),
                         "{file}: {name} not named in\n{}",

@@ -55,6 +55,7 @@ fn extract_never_follows_a_link_out_of_its_folder() {
         OsStr::new("a"),
         OsStr::new("--dir"),
         out.as_os_str(),
+        OsStr::new("--force"),
     ]);
     assert_exit(&output, 0);
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
@@ -100,6 +101,7 @@ fn extract_replaces_files_that_readers_have_mapped() {
         npz.as_os_str(),
         OsStr::new("--dir"),
         out.as_os_str(),
+        OsStr::new("--force"),
     ]);
     assert_exit(&output, 0);
     let seen = reader.view::<f64>().unwrap();
@@ -120,6 +122,7 @@ fn a_member_failing_its_crc_leaves_the_existing_file() {
         OsStr::new("a"),
         OsStr::new("--dir"),
         dir.as_os_str(),
+        OsStr::new("--force"),
     ]);
     assert_exit(&output, 1);
     assert!(
@@ -142,6 +145,7 @@ fn pack_and_convert_leave_no_temporary_on_failure() {
         OsStr::new("pack"),
         dir.join("out.npz").as_os_str(),
         input.as_os_str(),
+        OsStr::new("--force"),
     ]);
     assert_exit(&output, 1);
     let output = npy([
@@ -150,6 +154,7 @@ fn pack_and_convert_leave_no_temporary_on_failure() {
         dir.join("out.npy").as_os_str(),
         OsStr::new("--order"),
         OsStr::new("F"),
+        OsStr::new("--force"),
     ]);
     assert_exit(&output, 1);
     assert_eq!(names(&dir), ["in.npy", "out.npy", "out.npz"]);
@@ -169,6 +174,7 @@ fn convert_replaces_its_output_keeping_the_mode() {
         out.as_os_str(),
         OsStr::new("--byte-order"),
         OsStr::new("big"),
+        OsStr::new("--force"),
     ]);
     assert_exit(&output, 0);
     let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;

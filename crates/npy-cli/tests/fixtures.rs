@@ -78,6 +78,17 @@ fn validate_rejects_every_bad_fixture_with_numpys_wording() {
     for entry in entries(&manifest, "bad") {
         let file = entry["file"].as_str().unwrap();
         let output = npy([OsStr::new("validate"), fixtures().join(file).as_os_str()]);
+        // (Records with object fields are not decoded at all: still refused.)
+        if entry["errors"]["np.load"]["message"]
+            == "Object arrays cannot be loaded when allow_pickle=False"
+            && file != "bad/record_object_field.npy"
+        {
+            // Valid files numpy only declines to unpickle: valid, with a
+            // note that the pickle was not decoded (issue 24).
+            assert_exit(&output, 0);
+            assert!(stderr(&output).contains("were not decoded"), "{file}");
+            continue;
+        }
         assert_exit(&output, 1);
         let report = stdout(&output);
         assert_eq!(report.lines().count(), 1, "{file}: {report}");
@@ -188,7 +199,16 @@ fn show_selects_rows_like_a_python_slice() {
         show(&["--rows", "1:", "--limit", "1"]),
         "[[4.5 5.5 6.5 7.5]]\n"
     );
-    assert_eq!(show(&["--rows", "5:9"]), "[]\n");
+    assert_eq!(show(&["--rows", "1:1"]), "[]\n");
+    // Past the rows: refused (issue 24), where a Python slice prints [].
+    let output = npy([
+        OsStr::new("show"),
+        path.as_os_str(),
+        OsStr::new("--rows"),
+        OsStr::new("5:9"),
+    ]);
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains("range 5..9 is out of bounds for axis 0 with size 3"));
     // Fortran order is read element by element in logical order.
     let output = npy([
         OsStr::new("show"),

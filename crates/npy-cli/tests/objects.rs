@@ -165,14 +165,103 @@ fn info_describes_object_arrays_without_decoding_them() {
     assert!(text.contains("a pickle of"), "{text}");
 }
 
+/// Issue 24: `convert` of an object array said to call
+/// `OpenOptions::allow_pickle`; it takes `--allow-pickle` (and `--encoding`),
+/// and no command gives Rust API advice.
+#[test]
+fn convert_takes_allow_pickle_and_gives_cli_advice() {
+    let dir = scratch("convert_objects");
+    for file in ["obj_kinds.npy", "obj_f_2d.npy", "obj_nested_arrays.npy"] {
+        let input = fixtures().join("object").join(file);
+        let output_path = dir.join(file);
+        let refused = npy([
+            OsStr::new("convert"),
+            input.as_os_str(),
+            output_path.as_os_str(),
+        ]);
+        assert_exit(&refused, 1);
+        let message = stderr(&refused);
+        assert!(message.contains("--allow-pickle"), "{message}");
+        assert!(!message.contains("::"), "no Rust names: {message}");
+        assert!(!output_path.exists());
+        let converted = npy([
+            OsStr::new("convert"),
+            OsStr::new("--allow-pickle"),
+            input.as_os_str(),
+            output_path.as_os_str(),
+            OsStr::new("--version"),
+            OsStr::new("2"),
+        ]);
+        assert_exit(&converted, 0);
+        let show = |path: &std::path::Path| {
+            let output = npy([
+                OsStr::new("show"),
+                OsStr::new("--allow-pickle"),
+                path.as_os_str(),
+            ]);
+            assert_exit(&output, 0);
+            stdout(&output)
+        };
+        assert_eq!(show(&output_path), show(&input), "{file}");
+        let info = stdout(&npy([OsStr::new("info"), output_path.as_os_str()]));
+        assert!(info.starts_with("version:       2.0"), "{info}");
+    }
+    // The other commands that read numbers say what to type, not what to call.
+    let input = fixtures().join("object/obj_kinds.npy");
+    for command in ["stats", "render"] {
+        let png = dir.join("x.png");
+        let mut args = vec![OsStr::new(command), input.as_os_str()];
+        if command == "render" {
+            args.push(png.as_os_str());
+        }
+        let output = npy(&args);
+        assert_exit(&output, 1);
+        let message = stderr(&output);
+        assert!(message.contains("--allow-pickle"), "{command}: {message}");
+        assert!(!message.contains("::"), "{command}: {message}");
+    }
+}
+
+/// Issue 24: a valid object array is valid without `--allow-pickle` too;
+/// validate says its contents were not decoded (exit 0, a note on stderr).
+#[test]
+fn validate_without_allow_pickle_calls_object_arrays_valid_and_says_they_were_not_decoded() {
+    let note = "its header is valid; its contents (a Python pickle) were not decoded, \
+                --allow-pickle decodes and checks them";
+    let good = fixtures().join("object/obj_kinds.npy");
+    let output = npy([OsStr::new("validate"), good.as_os_str()]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "");
+    assert_eq!(
+        stderr(&output),
+        format!(
+            "npy: note: {}: an object array (dtype=object): {note}\n",
+            good.display()
+        )
+    );
+    // Every member of an archive: the object member is noted, the rest checked.
+    let archive = fixtures().join("npz/objects.npz");
+    let output = npy([OsStr::new("validate"), archive.as_os_str()]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "");
+    assert!(
+        stderr(&output).contains("member 'obj.npy': an object array (dtype=object): "),
+        "{}",
+        stderr(&output)
+    );
+    // A broken file is still invalid: a header cut short.
+    let bytes = std::fs::read(&good).unwrap();
+    let dir = scratch("validate_objects_unpickled");
+    let cut = dir.join("cut.npy");
+    std::fs::write(&cut, &bytes[..40]).unwrap();
+    let output = npy([OsStr::new("validate"), cut.as_os_str()]);
+    assert_exit(&output, 1);
+}
+
 #[test]
 fn validate_decodes_the_pickle_to_the_end_of_the_file() {
     let dir = fixtures().join("object");
     let good = dir.join("obj_kinds.npy");
-    // Without --allow-pickle an object array is invalid, in numpy's words.
-    let output = npy([OsStr::new("validate"), good.as_os_str()]);
-    assert_exit(&output, 1);
-    assert!(stdout(&output).contains("Object arrays cannot be loaded when allow_pickle=False"));
     let output = npy([
         OsStr::new("validate"),
         OsStr::new("--allow-pickle"),
@@ -248,8 +337,10 @@ fn validate_decodes_the_pickle_to_the_end_of_the_file() {
             path.as_os_str(),
         ]);
         assert_exit(&output, 0);
+        // Without it they are valid too, their pickles not decoded (a note).
         let output = npy([OsStr::new("validate"), path.as_os_str()]);
-        assert_exit(&output, 1);
+        assert_exit(&output, 0);
+        assert!(stderr(&output).contains("were not decoded"));
     }
 }
 

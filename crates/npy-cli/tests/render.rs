@@ -541,7 +541,12 @@ fn npz_members_render_like_files() {
     let frame = array(&dir, "frame.npy", "|u1", &[h, w, 3], false, &bytes);
     let archive = dir.join("frames.npz");
     for compress in [false, true] {
-        let mut pack = vec!["pack".as_ref(), archive.as_os_str(), frame.as_os_str()];
+        let mut pack = vec![
+            "pack".as_ref(),
+            archive.as_os_str(),
+            frame.as_os_str(),
+            "--force".as_ref(),
+        ];
         if compress {
             pack.push("--compress".as_ref());
         }
@@ -635,4 +640,132 @@ fn sparse_files_are_drawn_through_the_file() {
         let b = render(&dense, &dir.join("d.png"), args);
         assert_eq!(a.pixels, b.pixels, "{args:?}");
     }
+}
+
+/// Issue 24: a tall, narrow array kept its aspect down to a strip one pixel
+/// wide (its x ticks piled up on it); a heat map's sides now differ at
+/// most 4 to 1, every column shown.
+#[test]
+fn tall_narrow_arrays_are_widened_to_show_their_columns() {
+    let dir = scratch("tall_narrow_arrays_are_widened_to_show_their_columns");
+    let (rows, cols) = (200_000, 8);
+    let data: Vec<u8> = (0..rows * cols)
+        .flat_map(|i| ((i % cols) as f32 + (i / cols) as f32 * 1e-5).to_le_bytes())
+        .collect();
+    let input = array(&dir, "tall.npy", "<f4", &[rows, cols], false, &data);
+    let output = npy([
+        "render".as_ref(),
+        input.as_os_str(),
+        dir.join("tall.png").as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_exit(&output, 0);
+    let summary: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(summary["drawn"], serde_json::json!([1024, 8]), "{summary}");
+    assert_eq!(summary["pixel"], serde_json::json!([1, 32]), "{summary}");
+    // The bare picture is that size: 8 columns of 32 pixels.
+    let bare = render(&input, &dir.join("bare.png"), &["--bare"]);
+    assert_eq!((bare.width, bare.height), (256, 1024));
+    assert_eq!(bare.pixel(0, 0), bare.pixel(31, 0));
+    assert_ne!(bare.pixel(31, 0), bare.pixel(32, 0));
+    // And a wide, short one the other way.
+    let input = array(&dir, "wide.npy", "<f4", &[cols, rows], true, &data);
+    let bare = render(&input, &dir.join("wide.png"), &["--bare"]);
+    assert_eq!((bare.width, bare.height), (1024, 256));
+}
+
+/// Issue 24: the default colour range (2nd–98th percentile) was nowhere in
+/// the picture; its title says so (and --json), and a range given with
+/// --vmin/--vmax says nothing.
+#[test]
+fn the_percentile_colour_range_is_named_on_the_picture() {
+    let dir = scratch("the_percentile_colour_range_is_named_on_the_picture");
+    let data: Vec<u8> = (0..40 * 30)
+        .flat_map(|i| f64::from(i).to_le_bytes())
+        .collect();
+    let input = array(&dir, "a.npy", "<f8", &[30, 40], false, &data);
+    let json = |extra: &[&str]| {
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "render".into(),
+            input.clone().into_os_string(),
+            dir.join("a.png").into_os_string(),
+        ];
+        args.push("--json".into());
+        args.extend(extra.iter().map(std::ffi::OsString::from));
+        let output = npy(&args);
+        assert_exit(&output, 0);
+        serde_json::from_str::<serde_json::Value>(&stdout(&output)).unwrap()
+    };
+    assert_eq!(
+        json(&[])["range_note"],
+        "colours: 2nd–98th percentile, beyond clipped"
+    );
+    assert_eq!(
+        json(&["--vmin", "0"])["range_note"],
+        "colours: --vmin–98th percentile, beyond clipped"
+    );
+    assert_eq!(
+        json(&["--vmin", "0", "--vmax", "1199"])["range_note"],
+        serde_json::Value::Null
+    );
+    // The title band holds more text with the note than without it.
+    let dark = |png: &Png| {
+        (0..30)
+            .flat_map(|y| (0..png.width).map(move |x| (x, y)))
+            .filter(|&(x, y)| png.pixel(x, y).iter().all(|&c| c < 100))
+            .count()
+    };
+    let noted = render(&input, &dir.join("noted.png"), &[]);
+    let plain = render(
+        &input,
+        &dir.join("plain.png"),
+        &["--vmin", "0", "--vmax", "1199"],
+    );
+    assert!(dark(&noted) > dark(&plain) + 100, "no note in the title");
+    // And --help says it.
+    let help = stdout(&npy(["render", "--help"])).replace('\n', " ");
+    assert!(help.contains("named in the title"), "{help}");
+}
+
+/// Issue 24: the colour bar's tick labels touched the bar; tick marks now
+/// stand outside it and the labels start after them.
+#[test]
+fn colour_bar_labels_keep_clear_of_the_bar() {
+    let dir = scratch("colour_bar_labels_keep_clear_of_the_bar");
+    let data: Vec<u8> = (0..100 * 80)
+        .flat_map(|i| (f64::from(i % 80) - 40.0).to_le_bytes())
+        .collect();
+    let input = array(&dir, "a.npy", "<f8", &[100, 80], false, &data);
+    let png = render(
+        &input,
+        &dir.join("a.png"),
+        &["--vmin", "-50", "--vmax", "50"],
+    );
+    // The bar: the rightmost column holding the last colour, at its top.
+    let top = (0..png.height)
+        .find(|&y| (0..png.width).any(|x| png.pixel(x, y) == VIRIDIS_LAST))
+        .unwrap();
+    let bar_right = (0..png.width)
+        .rev()
+        .find(|&x| png.pixel(x, top) == VIRIDIS_LAST)
+        .unwrap();
+    let bottom = (top..png.height)
+        .take_while(|&y| png.pixel(bar_right, y) != [255, 255, 255])
+        .last()
+        .unwrap();
+    // Right of the bar: its axis line, then tick marks (black) or white
+    // for at least 5 columns; the labels' grey, anti-aliased glyphs after.
+    let grey = |x: usize, y: usize| {
+        let p = png.pixel(x, y);
+        p[0] == p[1] && p[1] == p[2] && p[0] > 0 && p[0] < 255
+    };
+    for y in top..=bottom {
+        for x in bar_right + 2..bar_right + 7 {
+            assert!(!grey(x, y), "label text at ({x}, {y}), touching the bar");
+        }
+    }
+    let text = (top..=bottom)
+        .filter(|&y| (bar_right + 7..png.width).any(|x| grey(x, y)))
+        .count();
+    assert!(text > 20, "no tick labels right of the bar");
 }

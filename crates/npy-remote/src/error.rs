@@ -181,11 +181,18 @@ impl Error {
                 path: path.to_string(),
             };
         }
+        let not_found = matches!(source, object_store::Error::NotFound { .. });
         Error::Store {
             operation,
             path: path.to_string(),
-            message: source.to_string(),
-            not_found: matches!(source, object_store::Error::NotFound { .. }),
+            // One line: the store's own message carries the response body
+            // (S3's is XML over several lines); it stays the source.
+            message: if not_found {
+                "no such object".to_string()
+            } else {
+                source.to_string()
+            },
+            not_found,
             source: Box::new(source),
         }
     }

@@ -10,6 +10,7 @@ use object_store::{ObjectStore, ObjectStoreScheme};
 use url::Url;
 
 use crate::error::{Error, Result};
+use crate::guard::Guarded;
 
 /// How the requests of a store made from a URL behave
 /// ([`Store::from_url_with`]).
@@ -122,17 +123,17 @@ impl Store {
         // The timeout: each request's (set like a configuration key, so
         // the environment's other client settings stay), and the retries'.
         let timeout = format!("{}ms", options.timeout.as_millis().max(1));
-        let retry = RetryConfig {
+        let retrying = RetryConfig {
             retry_timeout: options.timeout,
             ..RetryConfig::default()
         };
-        let built = match scheme {
+        let build = |retry: RetryConfig| match scheme {
             ObjectStoreScheme::AmazonS3 => numbered(
                 object_store::aws::AmazonS3Builder::from_env()
                     .with_url(url)
                     .with_config(
                         object_store::aws::AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
-                        timeout,
+                        &timeout,
                     )
                     .with_retry(retry)
                     .build(),
@@ -142,7 +143,7 @@ impl Store {
                     .with_url(url)
                     .with_config(
                         object_store::gcp::GoogleConfigKey::Client(ClientConfigKey::Timeout),
-                        timeout,
+                        &timeout,
                     )
                     .with_retry(retry)
                     .build(),
@@ -152,18 +153,17 @@ impl Store {
                     .with_url(url)
                     .with_config(
                         object_store::azure::AzureConfigKey::Client(ClientConfigKey::Timeout),
-                        timeout,
+                        &timeout,
                     )
                     .with_retry(retry)
                     .build(),
             ),
-            ObjectStoreScheme::Memory => numbered(Ok(object_store::memory::InMemory::new())),
             // HTTP: the server's base URL (the object's path is `path`),
             // the client settings the environment names (as object_store's
             // URL parsing reads them), then the timeout. An `http://` URL
             // asks for plain HTTP: it is allowed (object_store's client
             // refuses it unless told, with a bare "builder error").
-            ObjectStoreScheme::Http => std::env::vars()
+            _ => std::env::vars()
                 .filter_map(|(key, value)| {
                     Some((
                         key.to_ascii_lowercase().parse::<ClientConfigKey>().ok()?,
@@ -179,10 +179,34 @@ impl Store {
                         ),
                     |builder, (key, value)| builder.with_config(key, value),
                 )
-                .with_config(ClientConfigKey::Timeout, timeout)
+                .with_config(ClientConfigKey::Timeout, &timeout)
                 .with_retry(retry)
                 .build()
                 .map(|store| Store::new(Arc::new(store))),
+        };
+        let built = match scheme {
+            ObjectStoreScheme::Memory => numbered(Ok(object_store::memory::InMemory::new())),
+            ObjectStoreScheme::AmazonS3
+            | ObjectStoreScheme::GoogleCloudStorage
+            | ObjectStoreScheme::MicrosoftAzure
+            | ObjectStoreScheme::Http => {
+                // Stores over a network: the same store twice, without
+                // retries for the first request (a refused connection fails
+                // at once) and with them for the rest (guard.rs).
+                let first = build(RetryConfig {
+                    max_retries: 0,
+                    ..RetryConfig::default()
+                });
+                first.and_then(|first| {
+                    let retrying = build(retrying)?;
+                    let unranged = scheme == ObjectStoreScheme::Http;
+                    let objects = Guarded::new(first.objects, retrying.objects, unranged);
+                    Ok(Store {
+                        objects: Arc::new(objects),
+                        multipart: retrying.multipart,
+                    })
+                })
+            }
             // Local files: object_store's own URL parsing.
             _ => object_store::parse_url_opts(&parsed, std::env::vars())
                 .map(|(store, _)| Store::new(Arc::from(store))),

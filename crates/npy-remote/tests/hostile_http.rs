@@ -151,3 +151,125 @@ async fn a_silent_server_is_abandoned_after_the_timeout() {
     );
     assert_eq!(StoreOptions::default().timeout, Duration::from_secs(30));
 }
+
+/// Serves `file` at any path, always whole (status 200, no Range support),
+/// or, with `claimed_len`, announcing that length and sending only the
+/// first bytes. Returns the port and the number of requests seen.
+fn server_without_ranges(file: Vec<u8>, claimed_len: Option<usize>) -> (u16, Arc<Mutex<usize>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(0));
+    let count = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let _request = read_request(&stream);
+            *count.lock().unwrap() += 1;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n",
+                claimed_len.unwrap_or(file.len())
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&file);
+        }
+    });
+    (port, seen)
+}
+
+#[tokio::test]
+async fn a_small_object_on_a_server_without_ranges_is_read_with_one_plain_get() {
+    let file = object();
+    let (port, seen) = server_without_ranges(file.clone(), None);
+    let url = format!("http://127.0.0.1:{port}/a.npy");
+    let (store, path) = Store::from_url(&url).unwrap();
+    let array = RemoteArray::open(store.objects().clone(), path)
+        .await
+        .unwrap();
+    assert_eq!(array.header().shape, [100]);
+    let rows = array.read_rows(10..20).await.unwrap();
+    let expected: Vec<u8> = (10u32..20).flat_map(u32::to_le_bytes).collect();
+    assert_eq!(rows.bytes(), expected);
+    // The ranged GET that came back whole, then one plain GET; every
+    // later read is answered from the kept object.
+    assert_eq!(*seen.lock().unwrap(), 2);
+    array.read_rows(0..100).await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), 2);
+}
+
+#[tokio::test]
+async fn a_big_object_on_a_server_without_ranges_is_refused_saying_why() {
+    let claimed = usize::try_from(npy_remote::UNRANGED_READ_LIMIT).unwrap() + 1;
+    let (port, _) = server_without_ranges(object(), Some(claimed));
+    let url = format!("http://127.0.0.1:{port}/big.npy");
+    let (store, path) = Store::from_url(&url).unwrap();
+    let err = RemoteArray::open(store.objects().clone(), path)
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("the server does not support ranged reads")
+            && text.contains(&format!(
+                "the object is {claimed} bytes, more than the 64 MiB"
+            )),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_connection_fails_without_retries() {
+    // A port nothing listens on: bound, then closed.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/a.npy");
+    let (store, path) = Store::from_url(&url).unwrap();
+    let err = RemoteArray::open(store.objects().clone(), path)
+        .await
+        .unwrap_err();
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        text.push_str(&format!(" / {cause}"));
+        source = cause.source();
+    }
+    assert!(matches!(err, npy_remote::Error::Store { .. }), "{err:?}");
+    assert!(text.to_ascii_lowercase().contains("connect"), "{text}");
+    // object_store says how many times it retried, when it did.
+    assert!(!text.contains("retries"), "{text}");
+}
+
+/// Answers every request with 404 and an S3-style XML body over lines.
+fn server_of_nothing() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let _request = read_request(&stream);
+            let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>\n  \
+                        <Code>NoSuchKey</Code>\n  <Message>The specified key does not exist.\
+                        </Message>\n</Error>\n";
+            let head = format!(
+                "HTTP/1.1 404 Not Found\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body.as_bytes());
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn a_missing_object_is_one_line_not_the_servers_body() {
+    let port = server_of_nothing();
+    let url = format!("http://127.0.0.1:{port}/missing.npy");
+    let (store, path) = Store::from_url(&url).unwrap();
+    let err = RemoteArray::open(store.objects().clone(), path)
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err:?}");
+    assert_eq!(err.to_string(), "open missing.npy: no such object");
+}

@@ -208,9 +208,7 @@ pub fn extract(args: &ExtractArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let explicit = !args.names.is_empty();
     let wanted: Vec<String> = if explicit {
         for name in &args.names {
-            if !archive.contains(name) {
-                bail!("{name} is not a file in the archive");
-            }
+            source::check_member(&archive, &args.archive, name)?;
         }
         args.names.clone()
     } else {
@@ -221,6 +219,7 @@ pub fn extract(args: &ExtractArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     for name in &wanted {
         let info = archive.info(name)?;
         let relative = extract_path(&info.key)?;
+        source::refuse_to_replace(&args.dir.join(&relative), args.force)?;
         plan.push((info.name.clone(), relative));
     }
     std::fs::create_dir_all(&args.dir)
@@ -261,6 +260,7 @@ pub fn extract(args: &ExtractArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// `npy pack`: each input becomes the member named after its file stem.
 pub fn pack(args: &PackArgs) -> anyhow::Result<()> {
+    source::refuse_to_replace(&args.output, args.force)?;
     let mut inputs = Vec::with_capacity(args.inputs.len());
     let mut keys = std::collections::HashSet::new();
     for path in &args.inputs {

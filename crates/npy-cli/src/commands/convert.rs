@@ -16,17 +16,20 @@ const CHUNK_BYTES: usize = 4 << 20;
 
 pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let _ = out;
+    crate::source::refuse_to_replace(&args.output, args.force)?;
+    if !crate::source::is_stdin(&args.input)
+        && let Some(array) =
+            super::objects::load(&args.input, args.member.as_deref(), &args.pickle)?
+    {
+        return convert_objects(array, args);
+    }
     let mut input = crate::source::open_array(
         &args.input,
         args.member.as_deref(),
         npy_mmap::Advice::Sequential,
     )?;
     let target = target_header(input.header(), args);
-    let version = args.version.map(|v| match v {
-        1 => Version::V1,
-        2 => Version::V2,
-        _ => Version::V3,
-    });
+    let version = version(args);
     let header_bytes = target
         .to_bytes(version)
         .context("cannot write the requested header")?;
@@ -69,6 +72,20 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     // (exclusive, unpredictable name, removed on failure), synced, renamed.
     let mut output = AtomicFile::create(&args.output).with_context(cannot_create)?;
     write(&mut output, &mut progress)?;
+    commit(output, args, &mut progress)
+}
+
+/// `--version` as the library's version.
+fn version(args: &ConvertArgs) -> Option<Version> {
+    args.version.map(|v| match v {
+        1 => Version::V1,
+        2 => Version::V2,
+        _ => Version::V3,
+    })
+}
+
+/// Renames the written output over OUTPUT, synced unless `--no-sync`.
+fn commit(output: AtomicFile, args: &ConvertArgs, progress: &mut Progress) -> anyhow::Result<()> {
     if args.no_sync {
         output
             .commit_unsynced()
@@ -79,6 +96,43 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         output.commit()?;
     }
     Ok(())
+}
+
+/// An object array (decoded with `--allow-pickle`) written again as np.save
+/// writes it: its header, then its values pickled. Objects have no byte
+/// order (`'|O'`), so `--byte-order` changes nothing, as numpy's
+/// `newbyteorder` of an object dtype changes nothing.
+fn convert_objects(array: npy_core::NpyArray, args: &ConvertArgs) -> anyhow::Result<()> {
+    use npy_core::NpySource;
+    let array = match args.order {
+        Some(OrderArg::C) => array.into_c_order(),
+        Some(OrderArg::F) if array.header().order != Order::Fortran => anyhow::bail!(
+            "--order F: object arrays are written in C order or in the order they are in \
+             ({} is in C order)",
+            args.input.display()
+        ),
+        _ => array,
+    };
+    let header = array.npy_header();
+    let header_bytes = header
+        .to_bytes(version(args))
+        .context("cannot write the requested header")?;
+    let mut progress = Progress::bytes(0, "convert", true);
+    let mut output = AtomicFile::create(&args.output).with_context(|| {
+        format!(
+            "cannot create a temporary file for {}",
+            args.output.display()
+        )
+    })?;
+    let mut write = || -> anyhow::Result<()> {
+        output.write_all(&header_bytes)?;
+        for chunk in array.npy_data()? {
+            output.write_all(&chunk)?;
+        }
+        Ok(())
+    };
+    write().with_context(|| format!("cannot write {}", args.output.display()))?;
+    commit(output, args, &mut progress)
 }
 
 /// The header np.save would write for the converted array.

@@ -21,10 +21,7 @@ pub fn run(args: &CreateArgs) -> anyhow::Result<()> {
     match result {
         Ok(_) => Ok(()),
         Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::AlreadyExists) => {
-            anyhow::bail!(
-                "{} exists; remove it first, or replace it with --force",
-                args.output.display()
-            )
+            Err(crate::source::exists_error(&args.output))
         }
         Err(err) => Err(err.into()),
     }

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use npy_core::pickle::{Encoding, PickleOptions};
 use npy_core::{DType, Header, NpyArray, Order, ParseOptions, ReadOptions};
 
-use crate::cli::{PickleArgs, PickleEncoding, ShowArgs};
+use crate::cli::{PickleArgs, PickleEncoding, RowRange, ShowArgs};
 use crate::commands::Verdict;
 use crate::print;
 use crate::source::{self, Kind, NpyFile};
@@ -60,6 +60,12 @@ fn show_stdin(args: &ShowArgs) -> anyhow::Result<Option<String>> {
     if !args.pickle.allow_pickle {
         return Ok(None);
     }
+    if source::sniff(&args.path)? == Kind::Npz {
+        bail!(
+            "show --allow-pickle reads an .npy on standard input, not an .npz archive: \
+             save the archive to a file and give its path"
+        );
+    }
     let mut array = read_stdin(&read_options(&args.pickle, header_options()))?;
     if array.objects().is_none() {
         return crate::commands::show::render(&mut array, args).map(Some);
@@ -96,7 +102,7 @@ pub fn check_stdin(options: &ReadOptions) -> anyhow::Result<Verdict> {
 
 /// The object array at `path` (or its `member`), loaded if pickles are
 /// allowed; `None` if it is not an object array.
-fn load(
+pub fn load(
     path: &Path,
     member: Option<&str>,
     pickle: &PickleArgs,
@@ -167,10 +173,7 @@ fn select_rows(array: NpyArray, args: &ShowArgs) -> anyhow::Result<NpyArray> {
     let Some(&rows) = header.shape.first() else {
         bail!("--rows and --limit need an array with at least one dimension; this one is 0-d");
     };
-    let mut range = args.rows.map_or(0..rows, |r| r.resolve(rows));
-    if let Some(limit) = args.limit {
-        range.end = range.end.min(range.start.saturating_add(limit));
-    }
+    let range = RowRange::select(args.rows, args.limit, rows).map_err(anyhow::Error::msg)?;
     let per_row: usize = header.shape[1..].iter().product();
     let values = array.into_c_order().into_objects().unwrap_or_default();
     let selected = values[range.start * per_row..range.end * per_row].to_vec();

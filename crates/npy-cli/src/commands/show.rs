@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::{Context, bail};
 use npy_core::ElementLocator;
 
-use crate::cli::ShowArgs;
+use crate::cli::{RowRange, ShowArgs};
 use crate::print::{self, Selection};
 use crate::source::ArraySource;
 
@@ -40,10 +40,7 @@ pub fn render(opened: &mut dyn ArraySource, args: &ShowArgs) -> anyhow::Result<S
         let Some(rows) = shape.first_mut() else {
             bail!("--rows and --limit need an array with at least one dimension; this one is 0-d");
         };
-        let mut range = args.rows.map_or(0..*rows, |r| r.resolve(*rows));
-        if let Some(limit) = args.limit {
-            range.end = range.end.min(range.start.saturating_add(limit));
-        }
+        let range = RowRange::select(args.rows, args.limit, *rows).map_err(anyhow::Error::msg)?;
         first_row = range.start;
         *rows = range.len();
     }

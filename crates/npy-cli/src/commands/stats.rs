@@ -10,13 +10,13 @@ use npy_core::{ByteOrder, DType, ScalarKind};
 use serde_json::{Map, Value, json};
 use zerocopy::{FromBytes, IntoBytes};
 
-use crate::cli::StatsArgs;
+use crate::cli::{StatsArgs, stats_types};
 use crate::print::{FloatWidth, scalar_float};
 use crate::progress::Progress;
 use crate::render::Part;
 use crate::render::decode::Decoder;
 use crate::source::ArraySource;
-use crate::stats::{Accumulator, Number, Report, Sample};
+use crate::stats::{Accumulator, NAN_POLICY, NAN_POLICY_TEXT, Number, Report, Sample};
 
 /// Elements per chunk: 1 MiB of f64, small enough to stay in cache for the
 /// second (deviation) pass.
@@ -31,7 +31,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let header = &opened.header().clone();
     let DType::Scalar(scalar) = &header.dtype else {
         bail!(
-            "stats needs a numeric array (bool, integer or float), not a {} array",
+            concat!("stats supports ", stats_types!(), " arrays, not a {} array"),
             if matches!(header.dtype, DType::Structured(_)) {
                 "structured"
             } else {
@@ -85,7 +85,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             Some(FloatWidth::Double),
         ),
         _ => bail!(
-            "stats supports bool, integer, float32 and float64 arrays, not {}",
+            concat!("stats supports ", stats_types!(), " arrays, not {}"),
             header.dtype.header_repr()
         ),
     };
@@ -197,7 +197,7 @@ fn report_lines(report: &Report, width: FloatWidth) -> Vec<(&'static str, String
     let or_none = |text: Option<String>| text.unwrap_or_else(|| "-".to_string());
     vec![
         ("count", report.count.to_string()),
-        ("nan", report.nan.to_string()),
+        ("nan", format!("{} ({NAN_POLICY_TEXT})", report.nan)),
         ("min", or_none(report.min.map(|n| number_text(n, width)))),
         ("max", or_none(report.max.map(|n| number_text(n, width)))),
         (
@@ -233,6 +233,7 @@ fn report_json(report: &Report) -> Map<String, Value> {
     let mut object = Map::new();
     object.insert("count".into(), json!(report.count));
     object.insert("nan".into(), json!(report.nan));
+    object.insert("nan_policy".into(), json!(NAN_POLICY));
     object.insert("min".into(), number_json(report.min));
     object.insert("max".into(), number_json(report.max));
     object.insert("mean".into(), report.mean.map_or(Value::Null, float_json));

@@ -19,7 +19,16 @@ pub struct Verdict {
     /// interrupted append leaves them), so they are a note, or a problem
     /// with `--strict`.
     pub trailing: Vec<String>,
+    /// What was not checked (an object array's pickle without
+    /// `--allow-pickle`): said on stderr, never a problem.
+    pub notes: Vec<String>,
 }
+
+/// The note for an object array checked without `--allow-pickle`: valid as
+/// far as numpy's header rules go, its pickle not decoded (numpy's np.load
+/// would refuse to decode it too, with allow_pickle=False).
+const NOT_DECODED: &str = "an object array (dtype=object): its header is valid; its contents \
+     (a Python pickle) were not decoded, --allow-pickle decodes and checks them";
 
 impl Verdict {
     pub fn invalid(problem: String) -> Verdict {
@@ -43,6 +52,9 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
             Ok(mut verdict) => {
                 if args.strict {
                     verdict.problems.append(&mut verdict.trailing);
+                }
+                for note in &verdict.notes {
+                    writeln!(std::io::stderr(), "npy: note: {}: {note}", path.display())?;
                 }
                 for note in &verdict.trailing {
                     writeln!(
@@ -75,11 +87,12 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode>
 
 /// Checks one path; `Err` only when it cannot be read at all.
 fn check(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
-    if source::is_stdin(path) && options.parse.allow_pickle {
+    let kind = source::sniff(path)?;
+    if source::is_stdin(path) && options.parse.allow_pickle && kind == Kind::Npy {
         return super::objects::check_stdin(options);
     }
-    match source::sniff(path)? {
-        Kind::Npy => Ok(check_npy(path, options)),
+    match kind {
+        Kind::Npy => check_npy(path, options),
         Kind::Npz => validate_archive(path, options),
     }
 }
@@ -98,6 +111,7 @@ fn validate_archive(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdic
         let member = member_verdict(&mut archive, &name, options);
         verdict.problems.extend(member.problems);
         verdict.trailing.extend(member.trailing);
+        verdict.notes.extend(member.notes);
     }
     Ok(verdict)
 }
@@ -125,7 +139,7 @@ fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptio
         };
     }
     let mut stream = io::Cursor::new(magic).chain(&mut reader);
-    let (header, mut layout) = match Header::read_from(&mut stream, &options.parse) {
+    let (header, mut layout) = match Header::read_from(&mut stream, &headers_of_objects(options)) {
         Ok(parsed) => (parsed.header, parsed.layout),
         Err(err) => {
             return Verdict::invalid(format!(
@@ -134,6 +148,16 @@ fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptio
             ));
         }
     };
+    if header.dtype.has_object() && !options.parse.allow_pickle {
+        // Read for the CRC-32 only.
+        return match io::copy(&mut stream, &mut io::sink()) {
+            Ok(_) => Verdict {
+                notes: vec![format!("member '{name}': {NOT_DECODED}")],
+                ..Verdict::default()
+            },
+            Err(err) => Verdict::invalid(format!("member '{name}': {err}")),
+        };
+    }
     // An object array's data is its pickle, decoded to where it ends.
     if header.dtype == npy_core::DType::Object {
         match npy_core::io::read_objects(&mut stream, &header, layout, options) {
@@ -162,19 +186,40 @@ fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptio
     verdict
 }
 
-fn check_npy(path: &Path, options: &ReadOptions) -> Verdict {
+fn check_npy(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdict> {
     // Under the shared lock, like every reader of the library: a file being
     // appended to or streamed is judged before or after a change, never
     // half-way through one.
-    let file = match NpyFile::open(path, &options.parse) {
+    let file = match NpyFile::open(path, &headers_of_objects(options)) {
         Ok(file) => file,
+        // An object a URL names that is not there cannot be read at all.
+        Err(err) if crate::remote::not_found_text(&err).is_some() => return Err(err),
         // The path opened a moment ago, so a failure here is the header's.
-        Err(err) => return Verdict::invalid(header_problem(&err)),
+        Err(err) => return Ok(Verdict::invalid(header_problem(&err))),
     };
-    if file.header.dtype == DType::Object {
-        return super::objects::check_pickle(path, &file, options);
+    if file.header.dtype.has_object() && !options.parse.allow_pickle {
+        return Ok(Verdict {
+            notes: vec![NOT_DECODED.to_string()],
+            ..Verdict::default()
+        });
     }
-    data_length_verdict(&file.header, file.layout.data_len, file.surplus())
+    if file.header.dtype == DType::Object {
+        return Ok(super::objects::check_pickle(path, &file, options));
+    }
+    Ok(data_length_verdict(
+        &file.header,
+        file.layout.data_len,
+        file.surplus(),
+    ))
+}
+
+/// Header parsing that accepts object dtypes: a header describing Python
+/// objects is valid whether or not their pickle is decoded.
+fn headers_of_objects(options: &ReadOptions) -> ParseOptions {
+    ParseOptions {
+        allow_pickle: true,
+        ..options.parse
+    }
 }
 
 /// The library's own message for a header it refused (not our context

@@ -27,6 +27,8 @@ const RIGHT_MARGIN: usize = 24;
 const BAR_GAP: usize = 24;
 const BAR_WIDTH: usize = 22;
 const BAR_LABELS: usize = 80;
+/// Length of the colour bar's tick marks, between the bar and its labels.
+const BAR_TICK: i32 = 6;
 /// Lines are drawn in matplotlib's first colour (C0).
 const LINE_COLOUR: RGBColor = RGBColor(31, 119, 180);
 const TEXT_SIZE: f64 = 13.0;
@@ -105,8 +107,9 @@ pub struct Heat<'a> {
     pub colours: &'a [Rgb],
     pub rows: usize,
     pub cols: usize,
-    /// Each drawn pixel becomes `magnify × magnify` PNG pixels.
-    pub magnify: usize,
+    /// Each drawn pixel becomes `magnify.0` (high) × `magnify.1` (wide) PNG
+    /// pixels.
+    pub magnify: (usize, usize),
     /// The size of the array the axes are numbered by.
     pub array_rows: usize,
     pub array_cols: usize,
@@ -121,13 +124,13 @@ pub struct Heat<'a> {
 
 /// Copies `colours` (`cols` wide), each magnified, into an RGB buffer `stride` pixels wide at `(x, y)`.
 fn blit(buffer: &mut [u8], stride: usize, (x, y): (usize, usize), heat: &Heat) {
-    let m = heat.magnify;
+    let (my, mx) = heat.magnify;
     for (row, colours) in heat.colours.chunks_exact(heat.cols).enumerate() {
-        for dy in 0..m {
-            let start = ((y + row * m + dy) * stride + x) * 3;
-            let out = &mut buffer[start..start + heat.cols * m * 3];
+        for dy in 0..my {
+            let start = ((y + row * my + dy) * stride + x) * 3;
+            let out = &mut buffer[start..start + heat.cols * mx * 3];
             for (x, pixel) in out.chunks_exact_mut(3).enumerate() {
-                pixel.copy_from_slice(&colours[x / m]);
+                pixel.copy_from_slice(&colours[x / mx]);
             }
         }
     }
@@ -135,7 +138,7 @@ fn blit(buffer: &mut [u8], stride: usize, (x, y): (usize, usize), heat: &Heat) {
 
 /// Only the data pixels of a heat map.
 pub fn bare_heat(heat: &Heat) -> Picture {
-    let (width, height) = (heat.cols * heat.magnify, heat.rows * heat.magnify);
+    let (width, height) = (heat.cols * heat.magnify.1, heat.rows * heat.magnify.0);
     let mut pixels = vec![0; width * height * 3];
     blit(&mut pixels, width, (0, 0), heat);
     Picture {
@@ -162,7 +165,7 @@ fn legend(specials: &Specials) -> Vec<(Rgb, String)> {
 /// A heat map with its title, indexed axes and a labelled colour bar.
 pub fn heat(heat: &Heat) -> anyhow::Result<Picture> {
     register();
-    let (data_w, data_h) = (heat.cols * heat.magnify, heat.rows * heat.magnify);
+    let (data_w, data_h) = (heat.cols * heat.magnify.1, heat.rows * heat.magnify.0);
     let legend = legend(&heat.specials);
     let legend_h = legend.len() * 20;
     let body_h = data_h.max(160 + legend_h);
@@ -237,7 +240,11 @@ pub fn heat(heat: &Heat) -> anyhow::Result<Picture> {
         };
         let number_text = |v: &f64| tick_text(*v * scale, high - low);
         let mut mesh = bar.configure_mesh();
-        mesh.disable_mesh().disable_x_axis();
+        // Tick marks outside the bar, and the labels after them: clear of
+        // the bar, not touching it.
+        mesh.disable_mesh()
+            .disable_x_axis()
+            .set_tick_mark_size(LabelAreaPosition::Right, BAR_TICK);
         if heat.two_colours {
             mesh.disable_y_axis();
         }

@@ -291,6 +291,50 @@ fn fit(
     (out_rows, out_cols, magnify)
 }
 
+/// The most a heat map's sides may differ: 4 to 1. Keeping the array's
+/// aspect beyond that would draw a (8400000, 64) array as a strip one pixel
+/// wide; instead its short side is stretched to a quarter of the long side
+/// (each drawn pixel a rectangle, the columns, or rows, all shown when
+/// there are few enough). Images keep their aspect.
+const MAX_ASPECT: usize = 4;
+
+/// A heat map's size from [`fit`]'s: a side shorter than a quarter of the
+/// other is widened ([`MAX_ASPECT`]), with more columns (rows) of the
+/// array where it has them and wider pixels where it does not. Returns
+/// `(out_rows, out_cols, (pixel height, pixel width))`.
+fn widen(
+    (rows, cols): (usize, usize),
+    (out_rows, out_cols, magnify): (usize, usize, usize),
+) -> (usize, usize, (usize, usize)) {
+    let (height, width) = (out_rows * magnify, out_cols * magnify);
+    if height > MAX_ASPECT * width {
+        let want = height / MAX_ASPECT;
+        let out_cols = cols.min(want).max(out_cols);
+        return (out_rows, out_cols, (magnify, (want / out_cols).max(1)));
+    }
+    if width > MAX_ASPECT * height {
+        let want = width / MAX_ASPECT;
+        let out_rows = rows.min(want).max(out_rows);
+        return (out_rows, out_cols, ((want / out_rows).max(1), magnify));
+    }
+    (out_rows, out_cols, (magnify, magnify))
+}
+
+/// What the picture says about its colour range when the data chose an end
+/// (a percentile): values beyond it are drawn in the end colours.
+fn range_note((_, low_from): End, (_, high_from): End) -> Option<String> {
+    let percentile = |from: &'static str| {
+        from.strip_prefix("the ")
+            .filter(|f| f.ends_with("percentile"))
+    };
+    match (percentile(low_from), percentile(high_from)) {
+        (None, None) => None,
+        (Some(_), Some(_)) => Some("colours: 2nd–98th percentile, beyond clipped".to_string()),
+        (Some(low), None) => Some(format!("colours: {low}–{high_from}, beyond clipped")),
+        (None, Some(high)) => Some(format!("colours: {low_from}–{high}, beyond clipped")),
+    }
+}
+
 /// One end of a colour or axis range, and where it came from (`--vmin`, or
 /// the data's statistic that stood in for it), for the messages.
 type End = (f64, &'static str);
@@ -370,8 +414,11 @@ enum Drawing {
         colours: Vec<Rgb>,
         vmin: f64,
         vmax: f64,
-        magnify: usize,
+        /// PNG pixels per drawn pixel: (height, width).
+        magnify: (usize, usize),
         block: (usize, usize),
+        /// Where the colour range came from, when the data chose it.
+        range_note: Option<String>,
     },
     Image {
         grid: Grid,
@@ -397,13 +444,22 @@ fn draw(
     match subject.kind {
         Kind::Heat | Kind::Image { .. } => {
             let plane = subject.plane();
-            let (out_rows, out_cols, magnify) = fit(plane.rows, plane.cols, box_w, box_h, stretch);
-            let grid = reduce::reduce_plane(reader, &plane, (out_rows, out_cols), picture.reduce)?;
+            let fitted = fit(plane.rows, plane.cols, box_w, box_h, stretch);
             if let Kind::Image { .. } = subject.kind {
+                let (out_rows, out_cols, magnify) = fitted;
+                let grid =
+                    reduce::reduce_plane(reader, &plane, (out_rows, out_cols), picture.reduce)?;
                 return Ok(Drawing::Image { grid, magnify });
             }
+            let (out_rows, out_cols, magnify) = if stretch {
+                (fitted.0, fitted.1, (fitted.2, fitted.2))
+            } else {
+                widen((plane.rows, plane.cols), fitted)
+            };
+            let grid = reduce::reduce_plane(reader, &plane, (out_rows, out_cols), picture.reduce)?;
             let (low, high) = colour_range(picture, subject.decoder.is_bool, &grid.values);
             check_range(low, high)?;
+            let range_note = range_note(low, high);
             let (vmin, vmax) = (low.0, high.0);
             let colours = grid
                 .values
@@ -418,6 +474,7 @@ fn draw(
                 vmax,
                 magnify,
                 block,
+                range_note,
             })
         }
         Kind::Line => {
@@ -604,11 +661,14 @@ fn render_png(
             vmax,
             magnify,
             block,
+            range_note,
         } => {
             let specials = specials_of(&grid.values);
             summary.insert("kind".into(), json!("heatmap"));
             summary.insert("drawn".into(), json!([grid.rows, grid.cols]));
-            summary.insert("magnify".into(), json!(magnify));
+            summary.insert("magnify".into(), json!(magnify.0.min(magnify.1)));
+            summary.insert("pixel".into(), json!([magnify.0, magnify.1]));
+            summary.insert("range_note".into(), json!(range_note));
             summary.insert("vmin".into(), json!(vmin));
             summary.insert("vmax".into(), json!(vmax));
             insert_specials(&mut summary, &specials);
@@ -618,6 +678,9 @@ fn render_png(
                     &format!("  {:?} of {}×{} blocks", picture.reduce, block.0, block.1)
                         .to_lowercase(),
                 );
+            }
+            if let Some(note) = &range_note {
+                title.push_str(&format!("  {note}"));
             }
             let heat = figure::Heat {
                 title: &title,
@@ -807,6 +870,21 @@ mod tests {
         assert_eq!(fit(10_000, 10, 1024, 1024, false), (1024, 1, 1));
         // Both sides given: stretched.
         assert_eq!(fit(6000, 8000, 100, 300, true), (300, 100, 1));
+    }
+
+    #[test]
+    fn heat_maps_are_at_most_four_times_as_long_as_wide() {
+        let heat = |rows, cols| widen((rows, cols), fit(rows, cols, 1024, 1024, false));
+        // Few columns: all of them, each 32 pixels wide.
+        assert_eq!(heat(200_000, 8), (1024, 8, (1, 32)));
+        assert_eq!(heat(8_400_000, 64), (1024, 64, (1, 4)));
+        // Many: reduced to a quarter of the height.
+        assert_eq!(heat(100_000, 500), (1024, 256, (1, 1)));
+        // Wide and short, the same way round.
+        assert_eq!(heat(8, 200_000), (8, 1024, (32, 1)));
+        // Within 4:1 the aspect is kept.
+        assert_eq!(heat(300, 400), (300, 400, (2, 2)));
+        assert_eq!(heat(4096, 1024), (1024, 256, (1, 1)));
     }
 
     #[test]

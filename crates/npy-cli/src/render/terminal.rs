@@ -119,14 +119,14 @@ pub fn print(
             colours,
             vmin,
             vmax,
-            magnify,
+            magnify: (my, mx),
             block,
+            range_note,
         } => {
-            let m = *magnify;
-            let mut canvas = Canvas::new(grid.cols * m, grid.rows * m);
+            let mut canvas = Canvas::new(grid.cols * mx, grid.rows * my);
             for y in 0..canvas.height {
                 for x in 0..canvas.width {
-                    canvas.set(x, y, colours[(y / m) * grid.cols + x / m]);
+                    canvas.set(x, y, colours[(y / my) * grid.cols + x / mx]);
                 }
             }
             canvas.write(out)?;
@@ -140,6 +140,9 @@ pub fn print(
             if *block != (1, 1) {
                 let how = format!("{:?}", picture.reduce).to_lowercase();
                 legend.push_str(&format!("   {how} of {}×{} blocks", block.0, block.1));
+            }
+            if let Some(note) = range_note {
+                legend.push_str(&format!("   {note}"));
             }
             let specials = specials_of(&grid.values);
             for (colour, name, count) in [
