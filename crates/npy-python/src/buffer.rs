@@ -147,13 +147,21 @@ impl Buffer {
         .map(Some)
     }
 
-    /// Runs `f` on the backing (flush, advise), if still open.
-    pub(crate) fn with_backing<T>(&self, f: impl FnOnce(&Backing) -> PyResult<T>) -> PyResult<T> {
-        let guard = self.backing.read().unwrap_or_else(|e| e.into_inner());
-        match guard.as_ref() {
-            Some(backing) => f(backing),
-            None => Err(self.closed_error()),
-        }
+    /// Runs `f` on the backing (flush, advise), if still open, with the
+    /// GIL released (the lock is taken only once the GIL is given up, so a
+    /// thread holding the GIL never waits for one that needs it back).
+    pub(crate) fn with_backing<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Backing) -> npy_mmap::Result<T> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let guard = self.backing.read().unwrap_or_else(|e| e.into_inner());
+            match guard.as_ref() {
+                Some(backing) => f(backing).map_err(crate::errors::mmap_error),
+                None => Err(self.closed_error()),
+            }
+        })
     }
 
     fn closed_error(&self) -> PyErr {

@@ -489,8 +489,8 @@ fn take(
 /// Flushes a writable mapping to disk (`msync`); a no-op for others.
 #[pyfunction]
 fn flush(py: Python<'_>, source: &Bound<'_, Buffer>) -> PyResult<()> {
-    source.get().with_backing(|backing| match backing {
-        Backing::Write(array) => py.detach(|| array.flush()).map_err(mmap_error),
+    source.get().with_backing(py, |backing| match backing {
+        Backing::Write(array) => array.flush(),
         _ => Ok(()),
     })
 }
@@ -499,14 +499,11 @@ fn flush(py: Python<'_>, source: &Bound<'_, Buffer>) -> PyResult<()> {
 #[pyfunction]
 fn advise(py: Python<'_>, source: &Bound<'_, Buffer>, name: &str) -> PyResult<()> {
     let hint = advice(name)?;
-    source.get().with_backing(|backing| {
-        py.detach(|| match backing {
-            Backing::Read(array) => array.advise(hint),
-            Backing::Write(array) => array.advise(hint),
-            Backing::Cow(array) => array.advise(hint),
-            _ => Ok(()),
-        })
-        .map_err(mmap_error)
+    source.get().with_backing(py, |backing| match backing {
+        Backing::Read(array) => array.advise(hint),
+        Backing::Write(array) => array.advise(hint),
+        Backing::Cow(array) => array.advise(hint),
+        _ => Ok(()),
     })
 }
 

@@ -5,7 +5,7 @@
 //! mapping itself (plain numpy views of bytes others write would race).
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::RwLock;
 use std::sync::atomic::Ordering;
 
 use npy_core::dtype::ScalarKind;
@@ -54,19 +54,29 @@ macro_rules! with_live_type {
 /// An `.npy` file mapped live (`npy_mmap.open_live`).
 #[pyclass(module = "npy_mmap._native", frozen)]
 pub struct Live {
-    array: Mutex<Option<LiveArray>>,
+    /// Read-locked by every use (with the GIL released), write-locked by `close`.
+    array: RwLock<Option<LiveArray>>,
     descr: String,
     shape: Vec<usize>,
     fortran: bool,
 }
 
 impl Live {
-    fn with<T>(&self, f: impl FnOnce(&LiveArray) -> PyResult<T>) -> PyResult<T> {
-        let guard = self.array.lock().unwrap_or_else(|e| e.into_inner());
-        match guard.as_ref() {
-            Some(array) => f(array),
-            None => Err(value_error("the live array is closed")),
-        }
+    /// Runs `f` on the array with the GIL released; the lock is taken only
+    /// after the GIL is given up, so no thread holding the GIL waits for one
+    /// that needs it back.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&LiveArray) -> PyResult<T> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let guard = self.array.read().unwrap_or_else(|e| e.into_inner());
+            match guard.as_ref() {
+                Some(array) => f(array),
+                None => Err(value_error("the live array is closed")),
+            }
+        })
     }
 }
 
@@ -91,7 +101,7 @@ impl Live {
             descr: array.header().dtype.header_repr(),
             shape: array.shape().to_vec(),
             fortran: array.header().order == Order::Fortran,
-            array: Mutex::new(Some(array)),
+            array: RwLock::new(Some(array)),
         })
     }
 
@@ -117,7 +127,7 @@ impl Live {
     /// in memory order, native int64 bytes; values native bytes of the
     /// dtype), with the GIL released. Integers wrap, as in numpy.
     fn add(&self, py: Python<'_>, indices: Vec<u8>, values: Vec<u8>) -> PyResult<()> {
-        self.with(|array| {
+        self.with(py, |array| {
             let dtype = array.header().dtype.clone();
             with_live_type!(&dtype, T => {
                 let width = std::mem::size_of::<T>();
@@ -125,7 +135,7 @@ impl Live {
                     return Err(value_error("add: one value per index is needed"));
                 }
                 let cells = array.atomics::<T>().map_err(mmap_error)?;
-                py.detach(|| {
+                {
                     for (index, value) in indices.chunks_exact(8).zip(values.chunks_exact(width)) {
                         let raw = i64::from_ne_bytes(index.try_into().unwrap_or([0; 8]));
                         let position = if raw < 0 { (cells.len() as i64).checked_add(raw) } else { Some(raw) };
@@ -139,7 +149,7 @@ impl Live {
                         cell.fetch_add(value, Ordering::Relaxed);
                     }
                     Ok(())
-                })
+                }
             })
         })
     }
@@ -147,12 +157,12 @@ impl Live {
     /// A snapshot of every element (one atomic load each): bytes in memory
     /// order, for `numpy.frombuffer`.
     fn snapshot(&self, py: Python<'_>) -> PyResult<Py<Buffer>> {
-        let bytes = self.with(|array| {
+        let bytes = self.with(py, |array| {
             let dtype = array.header().dtype.clone();
             with_live_type!(&dtype, T => {
                 let count = array.atomics::<T>().map_err(mmap_error)?.len();
                 let mut out: Vec<T> = vec![T::default(); count];
-                py.detach(|| array.copy_to(&mut out)).map_err(mmap_error)?;
+                array.copy_to(&mut out).map_err(mmap_error)?;
                 let bytes: Vec<u8> = out.iter().flat_map(|v| v.to_ne_bytes()).collect();
                 Ok(AlignedBytes::from_owner(bytes).unwrap_or_else(|b| AlignedBytes::copy_from(&b)))
             })
@@ -162,12 +172,13 @@ impl Live {
 
     /// Writes the changes to disk and waits (`msync`).
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        self.with(|array| py.detach(|| array.flush()).map_err(mmap_error))
+        self.with(py, |array| array.flush().map_err(mmap_error))
     }
 
     /// Unmaps the file and releases its locks now.
-    fn close(&self) {
-        self.array.lock().unwrap_or_else(|e| e.into_inner()).take();
+    fn close(&self, py: Python<'_>) {
+        let taken = py.detach(|| self.array.write().unwrap_or_else(|e| e.into_inner()).take());
+        drop(taken);
     }
 }
 

@@ -678,7 +678,10 @@ class LiveArray:
         if isinstance(indices, tuple):
             arrays = [np.asarray(i, dtype=np.int64) for i in indices]
             arrays = [np.where(i < 0, i + n, i) for i, n in zip(arrays, self.shape, strict=True)]
-            flat = np.ravel_multi_index(arrays, self.shape, order=order)
+            try:
+                flat = np.ravel_multi_index(arrays, self.shape, order=order)
+            except ValueError as error:
+                raise IndexError(f"index out of bounds for shape {self.shape}: {error}") from None
         else:
             if len(self.shape) > 1:
                 raise TypeError("index a multi-dimensional live array with a tuple of index arrays")
