@@ -42,11 +42,31 @@ pub struct Remote {
 impl Remote {
     /// Opens the array `url` names: one ranged GET of at most 4 KiB.
     #[new]
-    fn new(py: Python<'_>, url: &str) -> PyResult<Self> {
+    #[pyo3(signature = (url, max_header_size=npy_core::header::DEFAULT_MAX_HEADER_SIZE, allow_pickle=false, encoding="ASCII"))]
+    fn new(
+        py: Python<'_>,
+        url: &str,
+        max_header_size: usize,
+        allow_pickle: bool,
+        encoding: &str,
+    ) -> PyResult<Self> {
+        let mut options = npy_core::io::ReadOptions::default();
+        options.parse.max_header_size = max_header_size;
+        options.parse.allow_pickle = allow_pickle;
+        options.pickle.encoding = crate::encoding(encoding)?;
         let runtime = runtime()?;
+        let (store, path) = Store::from_url(url).map_err(remote_error)?;
         let array = py
-            .detach(|| runtime.open_url(url))
+            .detach(|| {
+                runtime.block_on(npy_remote::RemoteArray::open_with(
+                    store.objects().clone(),
+                    path,
+                    options,
+                    npy_remote::Transfer::default(),
+                ))
+            })
             .map_err(remote_error)?;
+        let array = runtime.wrap(array);
         Ok(Remote {
             array,
             url: url.to_string(),
@@ -113,6 +133,26 @@ impl Remote {
             .map_err(remote_error)?;
         array_parts(py, array)
     }
+}
+
+/// The whole object at `url`, as bytes (an object array's pickle is
+/// decoded from it by `load_bytes`).
+#[pyfunction]
+fn download<'py>(py: Python<'py>, url: &str) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let runtime = runtime()?;
+    let (store, path) = Store::from_url(url).map_err(remote_error)?;
+    let mut out: Vec<u8> = Vec::new();
+    py.detach(|| {
+        runtime.block_on(npy_remote::download(
+            store.objects(),
+            &path,
+            &mut out,
+            npy_remote::Transfer::default(),
+            |_| {},
+        ))
+    })
+    .map_err(remote_error)?;
+    Ok(pyo3::types::PyBytes::new(py, &out))
 }
 
 /// Uploads an array's bytes as the `.npy` object `url` names (one PUT, or
@@ -262,6 +302,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Remote>()?;
     m.add_function(wrap_pyfunction!(is_url, m)?)?;
     m.add_function(wrap_pyfunction!(upload, m)?)?;
+    m.add_function(wrap_pyfunction!(download, m)?)?;
     m.add_function(wrap_pyfunction!(upload_objects, m)?)?;
     m.add_function(wrap_pyfunction!(plan_create, m)?)?;
     m.add_function(wrap_pyfunction!(plan_upload_part, m)?)?;

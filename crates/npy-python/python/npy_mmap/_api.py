@@ -143,8 +143,13 @@ def load(
         raise ValueError(f"mode must be one of ['r', 'c', 'r+', 'w+'] (got {mmap_mode!r})")
     if _is_url(file):
         if mmap_mode is not None:
-            return RemoteArray(file)
-        return _convert.from_parts(*_native.Remote(file).read_all())
+            return RemoteArray(file, max_header_size=max_header_size)
+        remote = _native.Remote(file, max_header_size, allow_pickle, encoding)
+        if remote.descr == "'|O'":
+            # A pickle has no rows to range over: fetch it whole, decode it.
+            parts, _used = _native.load_bytes(_native.download(file), max_header_size, allow_pickle, encoding)
+            return _convert.from_parts(*parts)
+        return _convert.from_parts(*remote.read_all())
     path = _path(file)
     if path is None:
         if mmap_mode is not None:
@@ -736,8 +741,8 @@ class RemoteArray:
     >>> a[1000:2000]  # one GET of exactly these rows  # doctest: +SKIP
     """
 
-    def __init__(self, url: str) -> None:
-        self._remote = _native.Remote(url)
+    def __init__(self, url: str, *, max_header_size: int = 10000) -> None:
+        self._remote = _native.Remote(url, max_header_size)
         self.url = url
         self.dtype = _convert.dtype_of(self._remote.descr)
         self.shape = tuple(self._remote.shape)
@@ -780,8 +785,9 @@ class RemoteArray:
             i = int(key) + n if key < 0 else int(key)
             if not 0 <= i < n:
                 raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
-            block = self.rows(i, i + 1)[0]
-        elif isinstance(key, slice):
+            row = self.rows(i, i + 1)[0]
+            return row[rest] if rest else row
+        if isinstance(key, slice):
             start, stop, step = key.indices(n)
             if step == 1:
                 block = self.rows(start, max(start, stop))
@@ -800,7 +806,7 @@ class RemoteArray:
             if rest:
                 return block[(slice(None),) * idx.ndim + rest]
             return block
-        return block[rest] if rest else block
+        return block[(slice(None),) + rest] if rest else block
 
     def __repr__(self) -> str:
         return f"<npy_mmap.RemoteArray {self.url!r} shape={self.shape} dtype={self.dtype}>"
