@@ -48,7 +48,12 @@ pub(crate) fn array_parts(py: Python<'_>, array: NpyArray) -> PyResult<Parts> {
         for value in values {
             list.append(objects::to_py(py, value)?)?;
         }
-        return Ok((list.into_any().unbind(), "'|O'".into(), header.shape, fortran));
+        return Ok((
+            list.into_any().unbind(),
+            "'|O'".into(),
+            header.shape,
+            fortran,
+        ));
     }
     let descr = header.dtype.header_repr();
     let (header, _, data) = array.into_parts();
@@ -79,7 +84,9 @@ fn encoding(name: &str) -> PyResult<Encoding> {
         "ASCII" => Ok(Encoding::Ascii),
         "latin1" => Ok(Encoding::Latin1),
         "bytes" => Ok(Encoding::Bytes),
-        _ => Err(value_error("encoding must be 'ASCII', 'latin1', or 'bytes'")),
+        _ => Err(value_error(
+            "encoding must be 'ASCII', 'latin1', or 'bytes'",
+        )),
     }
 }
 
@@ -101,7 +108,11 @@ fn locking(value: Option<&Bound<'_, PyAny>>) -> PyResult<Locking> {
     let seconds: f64 = value.extract()?;
     Duration::try_from_secs_f64(seconds)
         .map(Locking::Timeout)
-        .map_err(|_| value_error(format!("locking timeout must be >= 0 seconds, not {seconds}")))
+        .map_err(|_| {
+            value_error(format!(
+                "locking timeout must be >= 0 seconds, not {seconds}"
+            ))
+        })
 }
 
 /// `advice`: one of numpy-free names for `madvise`.
@@ -158,10 +169,13 @@ fn load(
     encoding: &str,
     locking: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Parts> {
-    let options = open_options(max_header_size, allow_pickle, encoding, self::locking(locking)?)?;
-    let array = py
-        .detach(|| options.load(&path))
-        .map_err(mmap_error)?;
+    let options = open_options(
+        max_header_size,
+        allow_pickle,
+        encoding,
+        self::locking(locking)?,
+    )?;
+    let array = py.detach(|| options.load(&path)).map_err(mmap_error)?;
     array_parts(py, array)
 }
 
@@ -291,7 +305,10 @@ fn create(
     }
     let array = py.detach(|| options.create(&path)).map_err(mmap_error)?;
     let meta = mapped(py, &array);
-    let buffer = Py::new(py, Buffer::new(Backing::Write(array), path.display().to_string()))?;
+    let buffer = Py::new(
+        py,
+        Buffer::new(Backing::Write(array), path.display().to_string()),
+    )?;
     Ok((buffer, meta.0, meta.1, meta.2, meta.3, meta.4))
 }
 
@@ -443,7 +460,9 @@ fn take(
     indices: Vec<u8>,
 ) -> PyResult<Option<Py<Buffer>>> {
     if width == 0 || !indices.len().is_multiple_of(8) {
-        return Err(value_error("take: item width must be > 0 and indices int64"));
+        return Err(value_error(
+            "take: item width must be > 0 and indices int64",
+        ));
     }
     let span = width
         .checked_mul(count)

@@ -31,16 +31,46 @@ macro_rules! with_live_type {
             }
         };
         match (kind, size) {
-            (ScalarKind::UInt, 1) => { type $t = u8; $body }
-            (ScalarKind::UInt, 2) => { type $t = u16; $body }
-            (ScalarKind::UInt, 4) => { type $t = u32; $body }
-            (ScalarKind::UInt, 8) => { type $t = u64; $body }
-            (ScalarKind::Int, 1) => { type $t = i8; $body }
-            (ScalarKind::Int, 2) => { type $t = i16; $body }
-            (ScalarKind::Int, 4) => { type $t = i32; $body }
-            (ScalarKind::Int, 8) => { type $t = i64; $body }
-            (ScalarKind::Float, 4) => { type $t = f32; $body }
-            (ScalarKind::Float, 8) => { type $t = f64; $body }
+            (ScalarKind::UInt, 1) => {
+                type $t = u8;
+                $body
+            }
+            (ScalarKind::UInt, 2) => {
+                type $t = u16;
+                $body
+            }
+            (ScalarKind::UInt, 4) => {
+                type $t = u32;
+                $body
+            }
+            (ScalarKind::UInt, 8) => {
+                type $t = u64;
+                $body
+            }
+            (ScalarKind::Int, 1) => {
+                type $t = i8;
+                $body
+            }
+            (ScalarKind::Int, 2) => {
+                type $t = i16;
+                $body
+            }
+            (ScalarKind::Int, 4) => {
+                type $t = i32;
+                $body
+            }
+            (ScalarKind::Int, 8) => {
+                type $t = i64;
+                $body
+            }
+            (ScalarKind::Float, 4) => {
+                type $t = f32;
+                $body
+            }
+            (ScalarKind::Float, 8) => {
+                type $t = f64;
+                $body
+            }
             _ => {
                 return Err(PyTypeError::new_err(format!(
                     "live arrays hold integers or floats of 1 to 8 bytes, not {}",
@@ -167,7 +197,10 @@ impl Live {
                 Ok(AlignedBytes::from_owner(bytes).unwrap_or_else(|b| AlignedBytes::copy_from(&b)))
             })
         })?;
-        Py::new(py, Buffer::new(Backing::Owned(bytes), "a live snapshot".into()))
+        Py::new(
+            py,
+            Buffer::new(Backing::Owned(bytes), "a live snapshot".into()),
+        )
     }
 
     /// Writes the changes to disk and waits (`msync`).

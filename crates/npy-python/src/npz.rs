@@ -25,7 +25,10 @@ fn member_result(py: Python<'_>, member: Member) -> PyResult<MemberResult> {
     Ok(match member {
         Member::Array(array) => (
             "array".into(),
-            array_parts(py, array)?.into_pyobject(py)?.into_any().unbind(),
+            array_parts(py, array)?
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
         ),
         Member::Raw(bytes) => ("raw".into(), PyBytes::new(py, &bytes).into_any().unbind()),
     })
@@ -205,10 +208,7 @@ impl MappedArchive {
                 let what = format!("{} member {key}", map.path().display());
                 let buffer = Py::new(py, Buffer::new(Backing::NpzMember(map, range), what))?;
                 let parts: Parts = (buffer.into_any(), descr, shape, fortran);
-                Ok((
-                    "array".into(),
-                    parts.into_pyobject(py)?.into_any().unbind(),
-                ))
+                Ok(("array".into(), parts.into_pyobject(py)?.into_any().unbind()))
             }
             // Compressed, not .npy, or an object array: read it as numpy does.
             Err(error)
@@ -245,10 +245,7 @@ pub struct ArchiveWriter {
 }
 
 impl ArchiveWriter {
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&mut Sink) -> npy_mmap::Result<T>,
-    ) -> PyResult<T> {
+    fn with<T>(&self, f: impl FnOnce(&mut Sink) -> npy_mmap::Result<T>) -> PyResult<T> {
         let mut guard = self.sink.lock().unwrap_or_else(|e| e.into_inner());
         let sink = guard.as_mut().ok_or_else(closed)?;
         f(sink).map_err(mmap_error)

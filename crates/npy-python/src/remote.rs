@@ -128,9 +128,7 @@ impl Remote {
 
     /// The whole array.
     fn read_all(&self, py: Python<'_>) -> PyResult<Parts> {
-        let array = py
-            .detach(|| self.array.read_all())
-            .map_err(remote_error)?;
+        let array = py.detach(|| self.array.read_all()).map_err(remote_error)?;
         array_parts(py, array)
     }
 }
