@@ -79,8 +79,12 @@ def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
     local[axis] = slice(0, rows.stop - rows.start)
     local = tuple(local)
     if source.kind == "file":
-        with _api.mapped(source.location, "r", rows=(rows.start, rows.stop), locking="blocking") as m:
-            chunk = np.array(m.array[local])
+        # No close(): the window (and its lock) goes with its last view,
+        # which may outlive this frame for a moment (distributed's sampling
+        # profiler holds frames), and close() would refuse then.
+        window = _api.mapped(source.location, "r", rows=(rows.start, rows.stop), locking="blocking").array
+        chunk = np.array(window[local])
+        del window
         return chunk
     if source.kind == "url":
         remote = _native.Remote(source.location)
@@ -96,8 +100,10 @@ def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
 
 def _read_file(path: str, index: tuple[slice, ...]) -> np.ndarray:
     """One task of a directory: one whole ``.npy`` file (mapped, then copied)."""
-    with _api.mapped(path, "r", locking="blocking") as m:
-        return np.array(m.array[index])
+    whole = _api.mapped(path, "r", locking="blocking").array
+    chunk = np.array(whole[index])
+    del whole
+    return chunk
 
 
 def _source(path_or_url: Any, member: str | None, max_header_size: int) -> Source:
@@ -216,15 +222,18 @@ class NpyTarget:
     def __setitem__(self, region: tuple[slice, ...], block: np.ndarray) -> None:
         if not isinstance(region, tuple):
             region = (region,)
+        # No close() (see _read_chunk): the window goes with its last view.
         if not self.shape:
-            with _api.mapped(self.partial, "r+", locking="blocking") as m:
-                m.array[...] = block
+            whole = _api.mapped(self.partial, "r+", locking="blocking").array
+            whole[...] = block
+            del whole
             return
         rows = region[0] if region else slice(None)
         start, stop, _ = rows.indices(self.shape[0])
         local = (slice(0, stop - start),) + tuple(region[1:])
-        with _api.mapped(self.partial, "r+", rows=(start, stop), locking="blocking") as m:
-            m.array[local] = block
+        window = _api.mapped(self.partial, "r+", rows=(start, stop), locking="blocking").array
+        window[local] = block
+        del window
 
     def commit(self) -> None:
         """Rename the finished file to its name (atomic on one file system)."""
