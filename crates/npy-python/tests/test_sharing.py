@@ -235,3 +235,26 @@ def test_long_calls_release_the_gil(tmp_path: pathlib.Path) -> None:
         ]
         assert inside, f"{name} was too quick to tell ({spans})"
         assert max(inside) >= 3, (name, inside, spans)
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def test_a_mapped_4_gib_array_adds_no_resident_memory_until_touched(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "huge.npy"
+    created = npy_mmap.open_memmap(path, mode="w+", dtype="<f8", shape=(1 << 19, 1024))  # 4 GiB, sparse
+    del created
+    gc.collect()
+    before = _rss()
+    array = npy_mmap.load(path, mmap_mode="r")
+    assert array.nbytes == 4 << 30
+    assert _rss() - before < 16 << 20
+    assert float(array[123_456, 7]) == 0.0  # one page touched
+    assert float(array[::4096, 0].sum()) == 0.0  # 128 rows: 128 pages
+    assert _rss() - before < 32 << 20
+    del array
