@@ -19,7 +19,10 @@ fn main() -> Result<()> {
     let [command, path, rest @ ..] = args.as_slice() else {
         bail!("usage: lock_probe try-rw|try-r|hold-rw|hold-r PATH [SECONDS]");
     };
-    let seconds: f64 = rest.first().map_or(Ok(1.0), |s| s.parse()).context("SECONDS")?;
+    let seconds: f64 = rest
+        .first()
+        .map_or(Ok(1.0), |s| s.parse())
+        .context("SECONDS")?;
     let mut options = OpenOptions::new();
     match command.as_str() {
         "try-rw" | "try-r" => {

@@ -142,6 +142,21 @@ pub(crate) fn header(descr: &str, shape: Vec<usize>, fortran: bool) -> PyResult<
     Ok(Header::new(dtype, order, shape))
 }
 
+/// Runs `f` on the array `data` holds (its bytes in the order of `descr`,
+/// `shape`, `fortran`) as an npy-core source, with the GIL released.
+pub(crate) fn with_source<T: Send>(
+    py: Python<'_>,
+    (descr, shape, fortran): (&str, Vec<usize>, bool),
+    data: &PyBuffer<u8>,
+    f: impl FnOnce(&NpyBytes<'_>) -> PyResult<T> + Send,
+) -> PyResult<T> {
+    let header = header(descr, shape, fortran)?;
+    buffer::with_py_bytes(py, data, |bytes| {
+        let source = NpyBytes::new(&header, bytes).map_err(core_error)?;
+        f(&source)
+    })?
+}
+
 /// Options of every reading call.
 fn open_options(
     max_header_size: usize,
@@ -323,11 +338,9 @@ fn save(
     fortran: bool,
     data: PyBuffer<u8>,
 ) -> PyResult<()> {
-    let header = header(descr, shape, fortran)?;
-    buffer::with_py_bytes(py, &data, |bytes| {
-        let source = NpyBytes::new(&header, bytes).map_err(core_error)?;
-        npy_mmap::save(&path, &source).map_err(mmap_error)
-    })?
+    with_source(py, (descr, shape, fortran), &data, |source| {
+        npy_mmap::save(&path, source).map_err(mmap_error)
+    })
 }
 
 /// Writes an object array (numpy's pickle, byte for byte) as an `.npy` file.

@@ -13,9 +13,9 @@ use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::buffer::{self, Backing, Buffer};
-use crate::errors::{core_error, mmap_error, value_error};
-use crate::{Parts, array_parts, header, open_options};
+use crate::buffer::{Backing, Buffer};
+use crate::errors::{mmap_error, value_error};
+use crate::{Parts, array_parts, open_options};
 
 /// A member as the Python side receives it: `("array", parts)` or
 /// `("raw", bytes)` for a member that is not `.npy` data.
@@ -32,6 +32,20 @@ fn member_result(py: Python<'_>, member: Member) -> PyResult<MemberResult> {
         ),
         Member::Raw(bytes) => ("raw".into(), PyBytes::new(py, &bytes).into_any().unbind()),
     })
+}
+
+/// The read options of an archive opened from Python.
+fn archive_options(
+    max_header_size: usize,
+    allow_pickle: bool,
+    encoding: &str,
+) -> PyResult<npy_mmap::OpenOptions> {
+    open_options(
+        max_header_size,
+        allow_pickle,
+        encoding,
+        npy_mmap::Locking::default(),
+    )
 }
 
 fn closed() -> PyErr {
@@ -64,12 +78,7 @@ impl NpzReader {
         allow_pickle: bool,
         encoding: &str,
     ) -> PyResult<Self> {
-        let options = open_options(
-            max_header_size,
-            allow_pickle,
-            encoding,
-            npy_mmap::Locking::default(),
-        )?;
+        let options = archive_options(max_header_size, allow_pickle, encoding)?;
         let archive = py.detach(|| options.open_npz(&path)).map_err(mmap_error)?;
         Ok(NpzReader {
             keys: archive.keys().to_vec(),
@@ -86,12 +95,7 @@ impl NpzReader {
         allow_pickle: bool,
         encoding: &str,
     ) -> PyResult<Self> {
-        let options = open_options(
-            max_header_size,
-            allow_pickle,
-            encoding,
-            npy_mmap::Locking::default(),
-        )?;
+        let options = archive_options(max_header_size, allow_pickle, encoding)?;
         let archive = options.read_npz(Cursor::new(data)).map_err(mmap_error)?;
         Ok(NpzReader {
             keys: archive.keys().to_vec(),
@@ -155,12 +159,7 @@ impl MappedArchive {
         allow_pickle: bool,
         encoding: &str,
     ) -> PyResult<Self> {
-        let options = open_options(
-            max_header_size,
-            allow_pickle,
-            encoding,
-            npy_mmap::Locking::default(),
-        )?;
+        let options = archive_options(max_header_size, allow_pickle, encoding)?;
         let map = py.detach(|| options.map_npz(&path)).map_err(mmap_error)?;
         let archive = map.archive().map_err(mmap_error)?;
         let (keys, names) = (archive.keys().to_vec(), archive.member_names().to_vec());
@@ -291,14 +290,12 @@ impl ArchiveWriter {
         fortran: bool,
         data: PyBuffer<u8>,
     ) -> PyResult<()> {
-        let header = header(descr, shape, fortran)?;
-        buffer::with_py_bytes(py, &data, |bytes| {
-            let source = npy_core::NpyBytes::new(&header, bytes).map_err(core_error)?;
+        crate::with_source(py, (descr, shape, fortran), &data, |source| {
             self.with(|sink| match sink {
-                Sink::File(writer) => writer.add(key, &source),
-                Sink::Memory(writer) => writer.add(key, &source),
+                Sink::File(writer) => writer.add(key, source),
+                Sink::Memory(writer) => writer.add(key, source),
             })
-        })?
+        })
     }
 
     /// Adds an object array (pickled as numpy pickles it).

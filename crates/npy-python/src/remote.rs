@@ -11,7 +11,7 @@ use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 
 use crate::buffer;
-use crate::errors::{core_error, remote_error};
+use crate::errors::remote_error;
 use crate::{Parts, array_parts, header};
 
 /// The one tokio runtime of the process (made on first use).
@@ -164,20 +164,18 @@ fn upload(
     fortran: bool,
     data: PyBuffer<u8>,
 ) -> PyResult<()> {
-    let header = header(descr, shape, fortran)?;
     let runtime = runtime()?;
     let (store, path) = Store::from_url(url).map_err(remote_error)?;
-    buffer::with_py_bytes(py, &data, |bytes| {
-        let source = npy_core::NpyBytes::new(&header, bytes).map_err(core_error)?;
+    crate::with_source(py, (descr, shape, fortran), &data, |source| {
         runtime
             .block_on(npy_remote::upload(
                 &store,
                 &path,
-                &source,
+                source,
                 UploadOptions::default(),
             ))
             .map_err(remote_error)
-    })?
+    })
 }
 
 /// Uploads an object array (numpy's pickle) as the `.npy` object at `url`.

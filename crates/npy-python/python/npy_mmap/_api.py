@@ -31,6 +31,7 @@ __all__ = [
     "open_live",
     "RemoteArray",
     "open_remote",
+    "read_header",
 ]
 
 _ZIP_PREFIX = b"PK\x03\x04"
@@ -51,6 +52,19 @@ def _path(file: Any) -> str | None:
         path = os.fspath(file)
         return os.fsdecode(path)
     return None
+
+
+class _Closing:
+    """``with`` support for objects with a ``close()``."""
+
+    def close(self) -> None:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class memmap(np.memmap):
@@ -320,7 +334,7 @@ def savez_compressed(file: Any, *args: Any, allow_pickle: bool = True, **kwds: A
     _savez(file, args, kwds, True, allow_pickle)
 
 
-class NpzFile(Mapping):
+class NpzFile(_Closing, Mapping):
     """A lazy ``.npz`` archive, as ``numpy.lib.npyio.NpzFile``: nothing is
     read until a member is asked for. Opened with ``mmap_mode='r'``, every
     stored ``.npy`` member is a read-only view of the archive's mapping
@@ -378,12 +392,6 @@ class NpzFile(Mapping):
     def close(self) -> None:
         """Close the archive (member arrays already returned stay valid)."""
         self._archive.close()
-
-    def __enter__(self) -> NpzFile:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         keys = ", ".join(self.files[:5]) + ("..." if len(self.files) > 5 else "")
@@ -465,7 +473,7 @@ def open_memmap(
     return _memmap(_native.open_mapped(path, mode, max_header_size, None, locking), mode, path)
 
 
-class MappedFile:
+class MappedFile(_Closing):
     """A mapped ``.npy`` file with an explicit lifetime (:func:`mapped`).
 
     ``array`` is a numpy view of the mapping. ``close()`` (or leaving a
@@ -526,12 +534,6 @@ class MappedFile:
         self._array = None
         self._buffer.close()
 
-    def __enter__(self) -> MappedFile:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"mode={self.mode!r}"
         return f"<npy_mmap.MappedFile {self.filename!r} {state}>"
@@ -579,11 +581,23 @@ def mapped(
     return MappedFile(_native.open_mapped(path, mode, max_header_size, window, locking, advice), mode, path)
 
 
-def _file_header(path: str) -> tuple[np.dtype, tuple[int, ...], bool]:
+def _file_header(path: str, max_header_size: int = 10000) -> tuple[np.dtype, tuple[int, ...], bool, int]:
     with open(path, "rb") as fid:
-        head = fid.read(65536 + 12)
-    descr, shape, fortran, _offset = _native.parse_header(head, 10000, False)
-    return _convert.dtype_of(descr), tuple(shape), fortran
+        head = fid.read(min(max_header_size, 1 << 24) + 12)
+    descr, shape, fortran, offset = _native.parse_header(head, max_header_size, True)
+    return _convert.dtype_of(descr), tuple(shape), fortran, offset
+
+
+def read_header(filename: Any, *, max_header_size: int = 10000) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+    """A ``.npy`` file's header without touching its data: ``(shape,
+    fortran_order, dtype, data_offset)``, as numpy's ``read_array_header_1_0``
+    plus where the data starts. One read of the file's first bytes.
+    """
+    path = _path(filename)
+    if path is None:
+        raise ValueError("read_header needs a path")
+    dtype, shape, fortran, offset = _file_header(path, max_header_size)
+    return shape, fortran, dtype, offset
 
 
 def append(file: Any, rows: Any, *, locking: Locking = None) -> int:
@@ -608,7 +622,7 @@ def append(file: Any, rows: Any, *, locking: Locking = None) -> int:
     path = _path(file)
     if path is None:
         raise ValueError("append needs a path")
-    dtype, shape, fortran = _file_header(path)
+    dtype, shape, fortran, _offset = _file_header(path)
     array = rows if isinstance(rows, np.ndarray) else np.asarray(rows, dtype=dtype)
     if array.ndim == len(shape) - 1:
         array = array[..., np.newaxis] if fortran else array[np.newaxis]
@@ -658,7 +672,7 @@ def take(a: np.ndarray, indices: Any, axis: int | None = None) -> np.ndarray:
     return _convert.view(out, a.dtype, shape, False)
 
 
-class LiveArray:
+class LiveArray(_Closing):
     """An ``.npy`` file of integers or floats mapped for sharing while it
     changes, between threads and processes (Python or Rust): updates are
     atomic, snapshots never tear an element. See :func:`open_live`."""
@@ -708,12 +722,6 @@ class LiveArray:
     def close(self) -> None:
         """Unmap the file and release its locks now."""
         self._live.close()
-
-    def __enter__(self) -> LiveArray:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def open_live(filename: Any, *, rows: tuple[int, int] | None = None, locking: Locking = None) -> LiveArray:
