@@ -39,11 +39,13 @@ def evict(path: pathlib.Path) -> None:
 
 
 def timed(fn, repeat: int, setup=None) -> float:
+    # One collection before, none between runs: a collection right before
+    # a microsecond call leaves the CPU caches cold and triples its time.
+    gc.collect()
     times = []
     for _ in range(repeat):
         if setup is not None:
             setup()
-        gc.collect()
         start = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - start)
@@ -86,7 +88,7 @@ def numpy_part(root: pathlib.Path, big_gib: float, repeat: int) -> None:
     def numpy_header(p=big):
         with open(p, "rb") as f:
             version = npformat.read_magic(f)
-            return npformat._read_array_header(f, version)
+            return npformat.read_array_header_1_0(f) if version == (1, 0) else npformat.read_array_header_2_0(f)
 
     row(
         "numpy",
@@ -169,7 +171,7 @@ def remote_part(repeat: int) -> None:
     def numpy_s3fs():
         with fs.open(url, "rb") as f:
             version = npformat.read_magic(f)
-            shape, fortran, dtype = npformat._read_array_header(f, version)
+            shape, fortran, dtype = npformat.read_array_header_1_0(f)
             row_bytes = dtype.itemsize * int(np.prod(shape[1:]))
             f.seek(f.tell() + start * row_bytes)
             raw = f.read((stop - start) * row_bytes)
@@ -196,75 +198,91 @@ def _worker_peak() -> int:
     return 0
 
 
-def dask_part(root: pathlib.Path, gib: float) -> None:
+def dask_part(root: pathlib.Path, gib: float, limit: float) -> None:
+    import contextlib
+
     import dask.array as da
     from distributed import Client, LocalCluster
 
     from npy_mmap.dask import from_npy, to_npy
 
-    path = root / "dask.npy"
-    rows = int(gib * (1 << 30)) // (1024 * 4)
-    created = npy_mmap.open_memmap(path, mode="w+", dtype="<f4", shape=(rows, 1024), reserve=True)
-    for start in range(0, rows, 1 << 14):
-        created[start : start + (1 << 14)] = 1
-    del created
-    chunks = (1 << 14, 1024)  # 64 MiB
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, memory_limit="4GiB") as cluster, Client(cluster) as client:
+    @contextlib.contextmanager
+    def fresh():
+        """A new 2-process cluster per measurement: a failing way must not
+        take the next one's workers down with it."""
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                          dashboard_address=None, memory_limit="4GiB") as cluster, Client(cluster) as client:
+            yield client
 
-        def measure(make):
-            client.restart()
+    def measure(make):
+        """(seconds, peak worker RSS, value or failure) of one computation; a
+        way that does not finish within `limit` seconds is reported as such."""
+        with fresh() as client:
             start = time.perf_counter()
             try:
-                value = make().compute()
+                value = client.compute(make()).result(timeout=limit)
             except Exception as error:  # the Dask way may fail outright: say so
-                return float("nan"), 0, f"failed: {type(error).__name__}"
+                return float("nan"), 0, f"{type(error).__name__}"
             elapsed = time.perf_counter() - start
-            peak = max(client.run(_worker_peak).values())
-            return elapsed, peak, value
+            return elapsed, max(client.run(_worker_peak).values()), value
 
-        ours = measure(lambda: from_npy(path, chunks=chunks).sum(dtype="f8"))
-        theirs = measure(lambda: da.from_array(np.load(path, mmap_mode="r"), chunks=chunks).sum(dtype="f8"))
-        row("dask", f"sum of a {gib:g} GiB float32 file, 2 process workers", theirs[0], ours[0],
-            f"peak worker RSS: Dask {theirs[1] >> 20} MiB, ours {ours[1] >> 20} MiB; from_array(np.load(mmap_mode='r'))")
+    def note(ours, theirs, how):
+        if theirs[0] != theirs[0]:  # NaN: it failed
+            return f"the Dask way failed ({theirs[2]} after ≤ {limit:g} s); ours: peak worker RSS {ours[1] >> 20} MiB; Dask: {how}"
+        return f"peak worker RSS: Dask {theirs[1] >> 20} MiB, ours {ours[1] >> 20} MiB; Dask: {how}"
 
-        out = root / "out.npy"
-        client.restart()
+    chunks = (1 << 14, 1024)  # 64 MiB
+    for size in sorted({1.0, gib}):
+        path = root / f"dask-{size:g}.npy"
+        rows = int(size * (1 << 30)) // (1024 * 4)
+        created = npy_mmap.open_memmap(path, mode="w+", dtype="<f4", shape=(rows, 1024), reserve=True)
+        for start in range(0, rows, 1 << 14):
+            created[start : start + (1 << 14)] = 1
+        del created
+        ours = measure(lambda p=path: from_npy(p, chunks=chunks).sum(dtype="f8"))
+        theirs = measure(lambda p=path: da.from_array(np.load(p, mmap_mode="r"), chunks=chunks).sum(dtype="f8"))
+        row("dask", f"sum of a {size:g} GiB float32 file, 2 process workers", theirs[0], ours[0],
+            note(ours, theirs, "da.from_array(np.load(path, mmap_mode='r'))"))
+
+    path = root / f"dask-{gib:g}.npy"
+    out, stack = root / "out.npy", root / "stack"
+    with fresh():
         start = time.perf_counter()
         to_npy(from_npy(path, chunks=chunks) + 1, out)
         ours_write = time.perf_counter() - start
-        stack = root / "stack"
-        client.restart()
+    with fresh():
         start = time.perf_counter()
-        da.to_npy_stack(stack, da.from_array(np.load(path, mmap_mode="r"), chunks=chunks) + 1)
-        joined = np.concatenate([np.load(stack / f"{i}.npy", mmap_mode="r") for i in range(len(os.listdir(stack)) - 1)])
-        np.save(root / "joined.npy", joined)
+        da.to_npy_stack(stack, from_npy(path, chunks=chunks) + 1)
+        parts = [np.load(stack / f"{i}.npy", mmap_mode="r") for i in range(len(os.listdir(stack)) - 1)]
+        np.save(root / "joined.npy", np.concatenate(parts))
         theirs_write = time.perf_counter() - start
-        row("dask", f"write {gib:g} GiB (x + 1) as one .npy", theirs_write, ours_write,
-            "Dask: to_npy_stack + np.concatenate + np.save")
-        del joined
+        del parts
+    row("dask", f"write {gib:g} GiB (x + 1) as one .npy", theirs_write, ours_write,
+        "the same computed array; Dask: to_npy_stack + np.concatenate + np.save")
 
-        bucket = os.environ.get("NPY_S3_BUCKET")
-        if bucket:
-            import s3fs
+    bucket = os.environ.get("NPY_S3_BUCKET")
+    if bucket:
+        import s3fs
 
-            url = f"s3://{bucket}/dask-bench-{uuid.uuid4().hex}.npy"
-            small_rows = min(rows, (256 << 20) // 4096)
-            npy_mmap.save(url, np.ones((small_rows, 1024), dtype="<f4"))
-            fs = s3fs.S3FileSystem(
-                key=os.environ["AWS_ACCESS_KEY_ID"], secret=os.environ["AWS_SECRET_ACCESS_KEY"],
-                client_kwargs={"endpoint_url": os.environ["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
-            )
+        url = f"s3://{bucket}/dask-bench-{uuid.uuid4().hex}.npy"
+        npy_mmap.save(url, np.ones(((256 << 20) // 4096, 1024), dtype="<f4"))
+        fs = s3fs.S3FileSystem(
+            key=os.environ["AWS_ACCESS_KEY_ID"], secret=os.environ["AWS_SECRET_ACCESS_KEY"],
+            client_kwargs={"endpoint_url": os.environ["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
+        )
 
-            def s3fs_array():
-                # Dask over an s3fs file: np.load reads it whole on the driver.
-                with fs.open(url, "rb") as f:
-                    return da.from_array(np.load(f), chunks=chunks).sum(dtype="f8")
+        def s3fs_array():
+            # Dask over an s3fs file: np.load reads it whole on the driver.
+            with fs.open(url, "rb") as f:
+                return da.from_array(np.load(f), chunks=chunks).sum(dtype="f8")
 
-            ours_s3 = measure(lambda: from_npy(url, chunks=chunks).sum(dtype="f8"))
-            theirs_s3 = measure(s3fs_array)
-            row("dask", f"sum of {small_rows * 4096 >> 20} MiB from the local S3 server", theirs_s3[0], ours_s3[0],
-                f"peak worker RSS: Dask {theirs_s3[1] >> 20} MiB, ours {ours_s3[1] >> 20} MiB; da.from_array(np.load(s3fs file))")
+        ours_s3 = measure(lambda: from_npy(url, chunks=chunks).sum(dtype="f8"))
+        theirs_s3 = measure(s3fs_array)
+        row("dask", "sum of 256 MiB from the local S3 server", theirs_s3[0], ours_s3[0],
+            note(ours_s3, theirs_s3, "da.from_array(np.load(s3fs file))"))
+    import shutil
+
+    shutil.rmtree(stack, ignore_errors=True)
     for p in root.glob("*.npy"):
         p.unlink()
 
@@ -274,6 +292,7 @@ def main() -> None:
     parser.add_argument("--dir", default="/tmp/npy-python-bench")
     parser.add_argument("--big-gib", type=float, default=4.0, help="size of the big file (GiB)")
     parser.add_argument("--dask-gib", type=float, default=4.0)
+    parser.add_argument("--dask-limit", type=float, default=120.0, help="seconds a Dask way may take")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", choices=["numpy", "remote", "dask"])
     args = parser.parse_args()
@@ -285,7 +304,7 @@ def main() -> None:
     if args.only in (None, "remote"):
         remote_part(args.repeat)
     if args.only in (None, "dask"):
-        dask_part(root, args.dask_gib)
+        dask_part(root, args.dask_gib, args.dask_limit)
     print("\n| what | numpy / Dask | npy_mmap | speed-up | note |\n| --- | ---: | ---: | ---: | --- |")
     for _part, what, theirs, ours, note in ROWS:
         ratio = theirs / ours if ours else float("inf")

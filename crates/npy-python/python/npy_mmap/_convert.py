@@ -50,9 +50,8 @@ def view(buffer: Any, dtype: np.dtype, shape: tuple[int, ...], fortran: bool) ->
 
 def objects(values: list, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
     """An object array of ``values`` (in the header's order)."""
-    flat = np.empty(len(values), dtype=object)
-    for i, value in enumerate(values):
-        flat[i] = value
+    # fromiter stores each value as it is (a list stays one element).
+    flat = np.fromiter(values, dtype=object, count=len(values))
     return flat.reshape(tuple(shape), order="F" if fortran else "C")
 
 
