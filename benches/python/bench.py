@@ -198,7 +198,7 @@ def _worker_peak() -> int:
     return 0
 
 
-def dask_part(root: pathlib.Path, gib: float, limit: float) -> None:
+def dask_part(root: pathlib.Path, gib: float, limit: float, s3_only: bool = False) -> None:
     import contextlib
 
     import dask.array as da
@@ -232,7 +232,7 @@ def dask_part(root: pathlib.Path, gib: float, limit: float) -> None:
         return f"peak worker RSS: Dask {theirs[1] >> 20} MiB, ours {ours[1] >> 20} MiB; Dask: {how}"
 
     chunks = (1 << 14, 1024)  # 64 MiB
-    for size in sorted({1.0, gib}):
+    for size in [] if s3_only else sorted({1.0, gib}):
         path = root / f"dask-{size:g}.npy"
         rows = int(size * (1 << 30)) // (1024 * 4)
         created = npy_mmap.open_memmap(path, mode="w+", dtype="<f4", shape=(rows, 1024), reserve=True)
@@ -244,21 +244,22 @@ def dask_part(root: pathlib.Path, gib: float, limit: float) -> None:
         row("dask", f"sum of a {size:g} GiB float32 file, 2 process workers", theirs[0], ours[0],
             note(ours, theirs, "da.from_array(np.load(path, mmap_mode='r'))"))
 
-    path = root / f"dask-{gib:g}.npy"
-    out, stack = root / "out.npy", root / "stack"
-    with fresh():
-        start = time.perf_counter()
-        to_npy(from_npy(path, chunks=chunks) + 1, out)
-        ours_write = time.perf_counter() - start
-    with fresh():
-        start = time.perf_counter()
-        da.to_npy_stack(stack, from_npy(path, chunks=chunks) + 1)
-        parts = [np.load(stack / f"{i}.npy", mmap_mode="r") for i in range(len(os.listdir(stack)) - 1)]
-        np.save(root / "joined.npy", np.concatenate(parts))
-        theirs_write = time.perf_counter() - start
-        del parts
-    row("dask", f"write {gib:g} GiB (x + 1) as one .npy", theirs_write, ours_write,
-        "the same computed array; Dask: to_npy_stack + np.concatenate + np.save")
+    stack = root / "stack"
+    if not s3_only:
+        path, out = root / f"dask-{gib:g}.npy", root / "out.npy"
+        with fresh():
+            start = time.perf_counter()
+            to_npy(from_npy(path, chunks=chunks) + 1, out)
+            ours_write = time.perf_counter() - start
+        with fresh():
+            start = time.perf_counter()
+            da.to_npy_stack(stack, from_npy(path, chunks=chunks) + 1)
+            parts = [np.load(stack / f"{i}.npy", mmap_mode="r") for i in range(len(os.listdir(stack)) - 1)]
+            np.save(root / "joined.npy", np.concatenate(parts))
+            theirs_write = time.perf_counter() - start
+            del parts
+        row("dask", f"write {gib:g} GiB (x + 1) as one .npy", theirs_write, ours_write,
+            "the same computed array; Dask: to_npy_stack + np.concatenate + np.save")
 
     bucket = os.environ.get("NPY_S3_BUCKET")
     if bucket:
@@ -294,7 +295,7 @@ def main() -> None:
     parser.add_argument("--dask-gib", type=float, default=4.0)
     parser.add_argument("--dask-limit", type=float, default=120.0, help="seconds a Dask way may take")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--only", choices=["numpy", "remote", "dask"])
+    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3"])
     args = parser.parse_args()
     root = pathlib.Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
@@ -303,8 +304,8 @@ def main() -> None:
         numpy_part(root, args.big_gib, args.repeat)
     if args.only in (None, "remote"):
         remote_part(args.repeat)
-    if args.only in (None, "dask"):
-        dask_part(root, args.dask_gib, args.dask_limit)
+    if args.only in (None, "dask", "dask-s3"):
+        dask_part(root, args.dask_gib, args.dask_limit, s3_only=args.only == "dask-s3")
     print("\n| what | numpy / Dask | npy_mmap | speed-up | note |\n| --- | ---: | ---: | ---: | --- |")
     for _part, what, theirs, ours, note in ROWS:
         ratio = theirs / ours if ours else float("inf")

@@ -41,15 +41,27 @@ pub struct Remote {
 #[pymethods]
 impl Remote {
     /// Opens the array `url` names: one ranged GET of at most 4 KiB.
+    /// `part_size` and `concurrency` split large reads into ranged GETs in
+    /// flight at once (default 8 MiB × 8); one stream (`concurrency=1`,
+    /// a large `part_size`) suits callers that are parallel themselves.
     #[new]
-    #[pyo3(signature = (url, max_header_size=npy_core::header::DEFAULT_MAX_HEADER_SIZE, allow_pickle=false, encoding="ASCII"))]
+    #[pyo3(signature = (url, max_header_size=npy_core::header::DEFAULT_MAX_HEADER_SIZE, allow_pickle=false, encoding="ASCII", part_size=None, concurrency=None))]
     fn new(
         py: Python<'_>,
         url: &str,
         max_header_size: usize,
         allow_pickle: bool,
         encoding: &str,
+        part_size: Option<usize>,
+        concurrency: Option<usize>,
     ) -> PyResult<Self> {
+        let mut transfer = npy_remote::Transfer::default();
+        if let Some(size) = part_size {
+            transfer.part_size = size;
+        }
+        if let Some(n) = concurrency {
+            transfer.concurrency = n;
+        }
         let mut options = npy_core::io::ReadOptions::default();
         options.parse.max_header_size = max_header_size;
         options.parse.allow_pickle = allow_pickle;
@@ -62,7 +74,7 @@ impl Remote {
                     store.objects().clone(),
                     path,
                     options,
-                    npy_remote::Transfer::default(),
+                    transfer,
                 ))
             })
             .map_err(remote_error)?;

@@ -171,6 +171,16 @@ def load(
                 "Filename must be a string or a path-like object.  Memmap cannot use existing file handles."
             )
         return _load_stream(file, allow_pickle, encoding, max_header_size)
+    if mmap_mode is not None:
+        # The common case first: an .npy mapped in one native call (its
+        # magic is checked there); other files are sniffed only on failure.
+        mode = {"readonly": "r", "readwrite": "r+", "copyonwrite": "c"}.get(mmap_mode, mmap_mode)
+        try:
+            return _memmap(_native.open_mapped(path, mode, max_header_size, None, locking), mode, path)
+        except ValueError:
+            with open(path, "rb") as fid:
+                if fid.read(len(_MAGIC)) == _MAGIC:
+                    raise
     with open(path, "rb") as fid:
         magic = fid.read(len(_MAGIC))
     if not magic:

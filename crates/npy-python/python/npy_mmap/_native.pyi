@@ -100,7 +100,13 @@ class Live:
 
 class Remote:
     def __init__(
-        self, url: str, max_header_size: int = 10000, allow_pickle: bool = False, encoding: str = "ASCII"
+        self,
+        url: str,
+        max_header_size: int = 10000,
+        allow_pickle: bool = False,
+        encoding: str = "ASCII",
+        part_size: int | None = None,
+        concurrency: int | None = None,
     ) -> None: ...
     @property
     def url(self) -> str: ...

@@ -87,7 +87,8 @@ def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
         del window
         return chunk
     if source.kind == "url":
-        remote = _native.Remote(source.location)
+        # One stream per task: the tasks are the parallelism.
+        remote = _native.Remote(source.location, 10000, False, "ASCII", 1 << 40, 1)
         if source.fortran:
             return np.array(_convert.from_parts(*remote.read_all())[index])
         return np.array(_convert.from_parts(*remote.read_rows(rows.start, rows.stop))[local])
