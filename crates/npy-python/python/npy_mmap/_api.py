@@ -262,12 +262,8 @@ def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None
     """
     array = np.asanyarray(arr)
     descr, shape, fortran = _header_args(array)
-    if array.dtype.hasobject:
-        if not allow_pickle:
-            raise ValueError("Object arrays cannot be saved when allow_pickle=False")
-        if array.dtype != object:
-            raise TypeError("npy_mmap writes object arrays of dtype object, not records with object fields")
-        values = list(array.ravel(order="F" if fortran else "C"))
+    values = _object_values(array, fortran, allow_pickle)
+    if values is not None:
         if _is_url(file):
             _native.upload_objects(file, shape, fortran, values)
             return
@@ -289,6 +285,17 @@ def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None
     _native.save(_npy_name(path), descr, shape, fortran, data)
 
 
+def _object_values(array: np.ndarray, fortran: bool, allow_pickle: bool) -> list | None:
+    """An object array's values in its saved order; None for other arrays."""
+    if not array.dtype.hasobject:
+        return None
+    if not allow_pickle:
+        raise ValueError("Object arrays cannot be saved when allow_pickle=False")
+    if array.dtype != object:
+        raise TypeError("npy_mmap writes object arrays of dtype object, not records with object fields")
+    return list(array.ravel(order="F" if fortran else "C"))
+
+
 def _npy_name(path: str) -> str:
     return path if path.endswith(".npy") else path + ".npy"
 
@@ -307,12 +314,9 @@ def _savez(file: Any, args: tuple, kwds: dict, compressed: bool, allow_pickle: b
     for key, value in named.items():
         array = np.asanyarray(value)
         descr, shape, fortran = _header_args(array)
-        if array.dtype.hasobject:
-            if not allow_pickle:
-                raise ValueError("Object arrays cannot be saved when allow_pickle=False")
-            if array.dtype != object:
-                raise TypeError("npy_mmap writes object arrays of dtype object, not records with object fields")
-            writer.add_objects(key, shape, fortran, list(array.ravel(order="F" if fortran else "C")))
+        values = _object_values(array, fortran, allow_pickle)
+        if values is not None:
+            writer.add_objects(key, shape, fortran, values)
         else:
             writer.add(key, descr, shape, fortran, _convert.data_bytes(array, fortran))
     data = writer.finish()
