@@ -248,6 +248,8 @@ impl Buffer {
                 this.what
             )));
         }
+        let len = isize::try_from(this.region.len)
+            .map_err(|_| PyBufferError::new_err("buffer larger than isize::MAX bytes"))?;
         // Count the export while holding the read lock, so that `close`
         // (which takes the write lock) either sees it or has already
         // released the backing, which we then refuse to lend.
@@ -258,8 +260,6 @@ impl Buffer {
             }
             this.exports.fetch_add(1, Ordering::AcqRel);
         }
-        let len = isize::try_from(this.region.len)
-            .map_err(|_| PyBufferError::new_err("buffer larger than isize::MAX bytes"))?;
         let (ptr, writable) = (this.region.ptr, this.writable);
         static FORMAT: &CStr = c"B";
         // SAFETY: `view` is non-null (checked) and points to a `Py_buffer`
