@@ -40,9 +40,9 @@ def client():
 
 def test_reductions_of_a_file_bigger_than_a_workers_memory(client: Client, tmp_path: pathlib.Path) -> None:
     path = tmp_path / "big.npy"
-    rows, cols = 1_600_000, 64  # 400 MiB of float32: one worker's whole memory limit
+    rows, cols = 1_800_000, 64  # 439 MiB of float32: more than a worker's 400 MiB limit
     created = npy_mmap.open_memmap(path, mode="w+", dtype="<f4", shape=(rows, cols))
-    for start in range(0, rows, 200_000):
+    for start in range(0, rows, 200_000):  # 9 blocks of 200,000 rows
         created[start : start + 200_000] = np.arange(start, start + 200_000, dtype="<f4")[:, None] % 1000
     del created
     # Dask's default chunk (128 MiB) is for bigger workers: 16 MiB chunks.
