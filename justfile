@@ -27,6 +27,19 @@ bench *ARGS:
 compare *ARGS:
     NPY_PYTHON="${NPY_PYTHON:-$(scripts/setup-venv.sh)}" cargo run --release -p npy-bench --features contenders --bin npy-compare -- {{ARGS}}
 
+# The Python package: install it into .venv (debug build) and run its tests (starts the local S3 server).
+python *ARGS:
+    cargo build --example lock_probe
+    CARGO_TARGET_DIR="$PWD/target" MATURIN_PEP517_ARGS="--profile dev" "$(scripts/setup-venv.sh)" -m pip install --quiet --force-reinstall --no-deps ./crates/npy-python
+    scripts/s3-server.sh start
+    NPY_LOCK_PROBE="$PWD/target/debug/examples/lock_probe" bash -c 'eval "$(scripts/s3-server.sh env)"; .venv/bin/python -m pytest crates/npy-python/tests -q {{ARGS}}'; status=$?; scripts/s3-server.sh stop; exit $status
+
+# npy_mmap against numpy, s3fs and Dask (release wheel; docs/BENCHMARKS.md, "Python"). Needs ~10 GB of disk.
+bench-python *ARGS:
+    CARGO_TARGET_DIR="$PWD/target" "$(scripts/setup-venv.sh)" -m pip install --quiet --force-reinstall --no-deps ./crates/npy-python
+    scripts/s3-server.sh start
+    bash -c 'eval "$(scripts/s3-server.sh env)"; .venv/bin/python benches/python/bench.py "$@"' _ {{ARGS}}; status=$?; scripts/s3-server.sh stop; exit $status
+
 # Everything CI runs.
 ci:
     .ci/run

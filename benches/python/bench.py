@@ -1,0 +1,316 @@
+"""npy_mmap against numpy (and Dask's own ways), side by side on the same
+files in one run. Prints a Markdown table per part (docs/BENCHMARKS.md).
+
+    scripts/s3-server.sh start; eval "$(scripts/s3-server.sh env)"
+    .venv/bin/python benches/python/bench.py --dir /tmp/npy-bench            # everything
+    .venv/bin/python benches/python/bench.py --only numpy --big-gib 1        # smaller, no Dask
+
+Needs a release build of the package (pip install ./crates/npy-python).
+Cold reads drop the file's pages with posix_fadvise(DONTNEED) first.
+Times are medians of --repeat runs (one run for the Dask rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import pathlib
+import statistics
+import sys
+import time
+import uuid
+
+import numpy as np
+from numpy.lib import format as npformat
+
+import npy_mmap
+
+ROWS: list[tuple[str, str, float, float, str]] = []
+
+
+def evict(path: pathlib.Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def timed(fn, repeat: int, setup=None) -> float:
+    # One collection before, none between runs: a collection right before
+    # a microsecond call leaves the CPU caches cold and triples its time.
+    gc.collect()
+    times = []
+    for _ in range(repeat):
+        if setup is not None:
+            setup()
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+        del result
+    return statistics.median(times)
+
+
+def row(part: str, what: str, numpy_s: float, ours_s: float, note: str = "") -> None:
+    ROWS.append((part, what, numpy_s, ours_s, note))
+    ratio = numpy_s / ours_s if ours_s else float("inf")
+    print(f"{what:<58} numpy {fmt(numpy_s):>10}  npy_mmap {fmt(ours_s):>10}  {ratio:8.1f}x  {note}", flush=True)
+
+
+def fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def numpy_part(root: pathlib.Path, big_gib: float, repeat: int) -> None:
+    small = root / "small.npy"
+    np.save(small, np.arange(512, dtype="<f8"))  # 4 KiB of data
+    big = root / "big.npy"
+    rows = int(big_gib * (1 << 30)) // (1024 * 4)
+    created = npy_mmap.open_memmap(big, mode="w+", dtype="<f4", shape=(rows, 1024), reserve=True)
+    for start in range(0, rows, 1 << 14):
+        created[start : start + (1 << 14)] = np.float32(start)
+    del created
+
+    for name, path in (("4 KiB", small), (f"{big_gib:g} GiB", big)):
+        row(
+            "numpy",
+            f"open with mmap_mode='r', {name}",
+            timed(lambda p=path: np.load(p, mmap_mode="r"), repeat * 20),
+            timed(lambda p=path: npy_mmap.load(p, mmap_mode="r"), repeat * 20),
+        )
+
+    def numpy_header(p=big):
+        with open(p, "rb") as f:
+            version = npformat.read_magic(f)
+            return npformat.read_array_header_1_0(f) if version == (1, 0) else npformat.read_array_header_2_0(f)
+
+    row(
+        "numpy",
+        "header-only inspection",
+        timed(numpy_header, repeat * 20),
+        timed(lambda: npy_mmap.read_header(big), repeat * 20),
+        "numpy: read_magic + read_array_header",
+    )
+
+    gib = root / "one.npy"
+    np.save(gib, np.ones(1 << 28, dtype="<f4"))  # 1 GiB
+    row(
+        "numpy",
+        "load of a 1 GiB array (warm page cache)",
+        timed(lambda: np.load(gib), repeat),
+        timed(lambda: npy_mmap.load(gib), repeat),
+    )
+
+    rng = np.random.default_rng(7)
+    flat_count = rows * 1024
+    indices = np.sort(rng.integers(0, flat_count, size=20_000))
+    numpy_gather = timed(
+        lambda: np.load(big, mmap_mode="r").reshape(-1)[indices].copy(), repeat, setup=lambda: evict(big)
+    )
+
+    def ours_gather():
+        mapped = npy_mmap.mapped(big, "r", advice="random")
+        return npy_mmap.take(mapped.array, indices)
+
+    row(
+        "numpy",
+        f"cold random gather of 20,000 elements ({big_gib:g} GiB file)",
+        numpy_gather,
+        timed(ours_gather, repeat, setup=lambda: evict(big)),
+        "ours: advice='random', take() without the GIL",
+    )
+
+    objects = root / "objects.npy"
+    strings = np.array([f"item-{i}" for i in range(1_000_000)], dtype=object)
+    np.save(objects, strings)
+    row(
+        "numpy",
+        "object array of 1,000,000 strings",
+        timed(lambda: np.load(objects, allow_pickle=True), repeat),
+        timed(lambda: npy_mmap.load(objects, allow_pickle=True), repeat),
+        "ours never runs code (restricted unpickler)",
+    )
+
+    npz = root / "member.npz"
+    np.savez(npz, x=np.ones(1 << 28, dtype="<f4"))  # a 1 GiB stored member
+    del strings
+    row(
+        "numpy",
+        "npz: first element of a 1 GiB stored member",
+        timed(lambda: float(np.load(npz, mmap_mode="r")["x"][0]), repeat),
+        timed(lambda: float(npy_mmap.load(npz, mmap_mode="r")["x"][0]), repeat),
+        "numpy reads the member whole; we map it",
+    )
+    for p in (big, gib, objects, npz):
+        p.unlink()
+
+
+def remote_part(repeat: int) -> None:
+    import s3fs
+
+    bucket = os.environ.get("NPY_S3_BUCKET")
+    if not bucket:
+        raise SystemExit("the remote part needs the local S3 server (scripts/s3-server.sh)")
+    url = f"s3://{bucket}/bench-{uuid.uuid4().hex}.npy"
+    data = np.arange(16 << 20, dtype="<f4").reshape(-1, 1024)  # 64 MiB, 4 KiB rows
+    npy_mmap.save(url, data)
+    fs = s3fs.S3FileSystem(
+        key=os.environ["AWS_ACCESS_KEY_ID"],
+        secret=os.environ["AWS_SECRET_ACCESS_KEY"],
+        client_kwargs={"endpoint_url": os.environ["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
+        default_cache_type="none",
+    )
+    start, stop = 5000, 5256  # 1 MiB of rows
+
+    def numpy_s3fs():
+        with fs.open(url, "rb") as f:
+            version = npformat.read_magic(f)
+            shape, fortran, dtype = npformat.read_array_header_1_0(f)
+            row_bytes = dtype.itemsize * int(np.prod(shape[1:]))
+            f.seek(f.tell() + start * row_bytes)
+            raw = f.read((stop - start) * row_bytes)
+        return np.frombuffer(raw, dtype).reshape((stop - start,) + shape[1:])
+
+    def ours():
+        return npy_mmap.open_remote(url)[start:stop]
+
+    assert (numpy_s3fs() == ours()).all()
+    row(
+        "remote",
+        "remote 1 MiB row range (open + read), local S3 server",
+        timed(numpy_s3fs, repeat),
+        timed(ours, repeat),
+        "numpy + s3fs: read_magic, read_array_header, seek, read",
+    )
+
+
+def _worker_peak() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def dask_part(root: pathlib.Path, gib: float, limit: float, s3_only: bool = False) -> None:
+    import contextlib
+
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    from npy_mmap.dask import from_npy, to_npy
+
+    @contextlib.contextmanager
+    def fresh():
+        """A new 2-process cluster per measurement: a failing way must not
+        take the next one's workers down with it."""
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                          dashboard_address=None, memory_limit="4GiB") as cluster, Client(cluster) as client:
+            yield client
+
+    def measure(make):
+        """(seconds, peak worker RSS, value or failure) of one computation; a
+        way that does not finish within `limit` seconds is reported as such."""
+        with fresh() as client:
+            start = time.perf_counter()
+            try:
+                value = client.compute(make()).result(timeout=limit)
+            except Exception as error:  # the Dask way may fail outright: say so
+                return float("nan"), 0, f"{type(error).__name__}"
+            elapsed = time.perf_counter() - start
+            return elapsed, max(client.run(_worker_peak).values()), value
+
+    def note(ours, theirs, how):
+        if theirs[0] != theirs[0]:  # NaN: it failed
+            return f"the Dask way failed ({theirs[2]} after ≤ {limit:g} s); ours: peak worker RSS {ours[1] >> 20} MiB; Dask: {how}"
+        return f"peak worker RSS: Dask {theirs[1] >> 20} MiB, ours {ours[1] >> 20} MiB; Dask: {how}"
+
+    chunks = (1 << 14, 1024)  # 64 MiB
+    for size in [] if s3_only else sorted({1.0, gib}):
+        path = root / f"dask-{size:g}.npy"
+        rows = int(size * (1 << 30)) // (1024 * 4)
+        created = npy_mmap.open_memmap(path, mode="w+", dtype="<f4", shape=(rows, 1024), reserve=True)
+        for start in range(0, rows, 1 << 14):
+            created[start : start + (1 << 14)] = 1
+        del created
+        ours = measure(lambda p=path: from_npy(p, chunks=chunks).sum(dtype="f8"))
+        theirs = measure(lambda p=path: da.from_array(np.load(p, mmap_mode="r"), chunks=chunks).sum(dtype="f8"))
+        row("dask", f"sum of a {size:g} GiB float32 file, 2 process workers", theirs[0], ours[0],
+            note(ours, theirs, "da.from_array(np.load(path, mmap_mode='r'))"))
+
+    stack = root / "stack"
+    if not s3_only:
+        path, out = root / f"dask-{gib:g}.npy", root / "out.npy"
+        with fresh():
+            start = time.perf_counter()
+            to_npy(from_npy(path, chunks=chunks) + 1, out)
+            ours_write = time.perf_counter() - start
+        with fresh():
+            start = time.perf_counter()
+            da.to_npy_stack(stack, from_npy(path, chunks=chunks) + 1)
+            parts = [np.load(stack / f"{i}.npy", mmap_mode="r") for i in range(len(os.listdir(stack)) - 1)]
+            np.save(root / "joined.npy", np.concatenate(parts))
+            theirs_write = time.perf_counter() - start
+            del parts
+        row("dask", f"write {gib:g} GiB (x + 1) as one .npy", theirs_write, ours_write,
+            "the same computed array; Dask: to_npy_stack + np.concatenate + np.save")
+
+    bucket = os.environ.get("NPY_S3_BUCKET")
+    if bucket:
+        import s3fs
+
+        url = f"s3://{bucket}/dask-bench-{uuid.uuid4().hex}.npy"
+        npy_mmap.save(url, np.ones(((256 << 20) // 4096, 1024), dtype="<f4"))
+        fs = s3fs.S3FileSystem(
+            key=os.environ["AWS_ACCESS_KEY_ID"], secret=os.environ["AWS_SECRET_ACCESS_KEY"],
+            client_kwargs={"endpoint_url": os.environ["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
+        )
+
+        def s3fs_array():
+            # Dask over an s3fs file: np.load reads it whole on the driver.
+            with fs.open(url, "rb") as f:
+                return da.from_array(np.load(f), chunks=chunks).sum(dtype="f8")
+
+        ours_s3 = measure(lambda: from_npy(url, chunks=chunks).sum(dtype="f8"))
+        theirs_s3 = measure(s3fs_array)
+        row("dask", "sum of 256 MiB from the local S3 server", theirs_s3[0], ours_s3[0],
+            note(ours_s3, theirs_s3, "da.from_array(np.load(s3fs file))"))
+    import shutil
+
+    shutil.rmtree(stack, ignore_errors=True)
+    for p in root.glob("*.npy"):
+        p.unlink()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", default="/tmp/npy-python-bench")
+    parser.add_argument("--big-gib", type=float, default=4.0, help="size of the big file (GiB)")
+    parser.add_argument("--dask-gib", type=float, default=4.0)
+    parser.add_argument("--dask-limit", type=float, default=120.0, help="seconds a Dask way may take")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3"])
+    args = parser.parse_args()
+    root = pathlib.Path(args.dir)
+    root.mkdir(parents=True, exist_ok=True)
+    print(f"numpy {np.__version__}, npy_mmap {npy_mmap.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    if args.only in (None, "numpy"):
+        numpy_part(root, args.big_gib, args.repeat)
+    if args.only in (None, "remote"):
+        remote_part(args.repeat)
+    if args.only in (None, "dask", "dask-s3"):
+        dask_part(root, args.dask_gib, args.dask_limit, s3_only=args.only == "dask-s3")
+    print("\n| what | numpy / Dask | npy_mmap | speed-up | note |\n| --- | ---: | ---: | ---: | --- |")
+    for _part, what, theirs, ours, note in ROWS:
+        ratio = theirs / ours if ours else float("inf")
+        print(f"| {what} | {fmt(theirs)} | {fmt(ours)} | {ratio:.1f}× | {note} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""npy_mmap: numpy's ``.npy``/``.npz`` functions over Rust's npy-mmap.
+
+Replace ``np.load``, ``np.save``, ``np.savez``, ``np.savez_compressed`` and
+``numpy.lib.format.open_memmap`` by the same names here: same arguments,
+same arrays, byte-identical files. What you gain:
+
+* mappings that take byte-range locks shared with every process using
+  npy-mmap (Python or Rust): a read-write mapping of the same bytes waits;
+* :func:`mapped` with a ``close()`` that releases the file at once and
+  refuses while numpy views are alive;
+* ``load(npz, mmap_mode='r')`` maps stored members without copying;
+* ``allow_pickle=True`` decodes object arrays without running code;
+* ``open_memmap(..., reserve=True)``, :func:`append`, :func:`open_live`,
+  :func:`take` with the GIL released, and ``s3://`` (gs, az, http) URLs.
+"""
+
+from ._api import (
+    LiveArray,
+    MappedFile,
+    NpzFile,
+    RemoteArray,
+    append,
+    load,
+    mapped,
+    memmap,
+    open_live,
+    open_memmap,
+    open_remote,
+    read_header,
+    save,
+    savez,
+    savez_compressed,
+    take,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LiveArray",
+    "MappedFile",
+    "NpzFile",
+    "RemoteArray",
+    "append",
+    "load",
+    "mapped",
+    "memmap",
+    "open_live",
+    "open_memmap",
+    "open_remote",
+    "read_header",
+    "save",
+    "savez",
+    "savez_compressed",
+    "take",
+]

@@ -1,0 +1,113 @@
+"""Native parts <-> numpy objects.
+
+The Rust half hands back *parts*: the data (a ``Buffer`` lent through the
+buffer protocol, or a list of Python objects for an object array), the
+dtype as the descr literal numpy writes in a header, the shape and the
+order. numpy's own ``descr_to_dtype`` turns the descr into a dtype, so the
+dtype is exactly the one ``np.load`` would give.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+from typing import Any
+
+import numpy as np
+from numpy.lib import format as _format
+
+from . import _native
+
+
+@functools.lru_cache(maxsize=1024)
+def dtype_of(descr: str) -> np.dtype:
+    """The numpy dtype of a header's descr literal (``"'<f8'"``, ``"[('x', '<i4')]"``)."""
+    return _format.descr_to_dtype(ast.literal_eval(descr))
+
+
+def descr_of(dtype: np.dtype) -> str:
+    """The descr literal numpy writes in a header for ``dtype``."""
+    return repr(_format.dtype_to_descr(dtype))
+
+
+def view(buffer: Any, dtype: np.dtype, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
+    """An array over ``buffer``'s bytes without a copy.
+
+    ``numpy.frombuffer`` holds a memoryview of the buffer (one export) for as
+    long as the array or any array derived from it lives, so the bytes (and
+    a mapping's locks) stay valid exactly that long.
+    """
+    shape = tuple(int(n) for n in shape)
+    count = math.prod(shape)
+    order = "F" if fortran else "C"
+    if count == 0 or dtype.itemsize == 0:
+        # Nothing to share (numpy.frombuffer refuses zero-size items).
+        return np.zeros(shape, dtype=dtype, order=order)
+    flat = np.frombuffer(buffer, dtype=dtype, count=count)
+    return flat.reshape(shape, order=order)
+
+
+def objects(values: list, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
+    """An object array of ``values`` (in the header's order)."""
+    # fromiter stores each value as it is (a list stays one element).
+    flat = np.fromiter(values, dtype=object, count=len(values))
+    return flat.reshape(tuple(shape), order="F" if fortran else "C")
+
+
+def from_parts(payload: Any, descr: str, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
+    """The numpy array of native parts."""
+    if isinstance(payload, list):
+        return objects(payload, shape, fortran)
+    return view(payload, dtype_of(descr), shape, fortran)
+
+
+def scalar_from_bytes(descr: str, data: bytes) -> Any:
+    """A numpy scalar of dtype ``descr`` from its bytes."""
+    return np.frombuffer(data, dtype=dtype_of(descr), count=1)[0]
+
+
+def saved_order(array: np.ndarray) -> bool:
+    """np.save's order rule: Fortran only for F-contiguous arrays that are not C-contiguous."""
+    return bool(array.flags.f_contiguous and not array.flags.c_contiguous)
+
+
+def data_bytes(array: np.ndarray, fortran: bool) -> np.ndarray:
+    """The array's bytes in the saved order, as a flat uint8 array (no copy
+    when the array is contiguous in that order)."""
+    data = array.T if fortran else np.ascontiguousarray(array)
+    if data.dtype.itemsize == 0 or data.size == 0:
+        return np.empty(0, dtype=np.uint8)
+    return data.reshape(-1).view(np.uint8)
+
+
+def to_parts(value: Any) -> tuple[str, str, tuple[int, ...], bool, Any] | None:
+    """What npy-core needs to pickle a numpy array or scalar inside an object
+    array: ``(kind, descr, shape, fortran, payload)``; None for anything else."""
+    if type(value) is np.ndarray:
+        fortran = saved_order(value)
+        if value.dtype == object:
+            order = "F" if fortran else "C"
+            return ("objects", "'|O'", value.shape, fortran, list(value.ravel(order=order)))
+        if value.dtype.hasobject:
+            return None
+        return ("array", descr_of(value.dtype), value.shape, fortran, data_bytes(value, fortran).tobytes())
+    if isinstance(value, np.generic) and not isinstance(value, np.object_):
+        if value.dtype.hasobject:
+            return None
+        return ("scalar", descr_of(value.dtype), (), False, value.tobytes())
+    return None
+
+
+def native_buffer(array: np.ndarray) -> tuple[Any, int] | None:
+    """The ``Buffer`` whose bytes ``array`` views, and the array's byte offset
+    in it; None when the array is not over one of ours."""
+    base = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview) and isinstance(base.obj, _native.Buffer):
+        buffer = base.obj
+        offset = array.__array_interface__["data"][0] - buffer.address
+        if 0 <= offset <= len(buffer):
+            return buffer, offset
+    return None

@@ -1,0 +1,568 @@
+//! `npy_mmap._native`: the Rust half of the Python package `npy_mmap`.
+//!
+//! A thin front over npy-core, npy-mmap and npy-remote: every format rule
+//! (headers, dtypes, pickles, npz, locks) is theirs. This module turns
+//! their results into parts the Python half (`python/npy_mmap`) makes
+//! numpy arrays of: a [`Buffer`](buffer::Buffer) (bytes lent through the
+//! buffer protocol, zero-copy), the dtype as the header's descr literal,
+//! the shape and the order. Long calls release the GIL.
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+#[allow(unsafe_code)]
+mod buffer;
+mod errors;
+mod live;
+mod npz;
+mod objects;
+mod remote;
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use npy_core::header::{Layout, ParseOptions, Version};
+use npy_core::io::NpyArray;
+use npy_core::pickle::Encoding;
+use npy_core::{DType, Header, NpyBytes, Order};
+use npy_mmap::{Advice, CreateOptions, Locking, OpenOptions};
+use pyo3::buffer::PyBuffer;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+
+use buffer::{Backing, Buffer};
+use errors::{core_error, mmap_error, value_error};
+
+/// What the Python side makes an array of: the data (a [`Buffer`] of raw
+/// bytes, or a list of Python objects for an object array), the dtype's
+/// descr literal, the shape and whether the order is Fortran.
+pub(crate) type Parts = (Py<PyAny>, String, Vec<usize>, bool);
+
+/// A loaded array as [`Parts`]; its bytes are handed to numpy without a copy.
+pub(crate) fn array_parts(py: Python<'_>, array: NpyArray) -> PyResult<Parts> {
+    let header = array.header().clone();
+    let fortran = header.order == Order::Fortran;
+    if header.dtype == DType::Object {
+        let values = array.into_objects().unwrap_or_default();
+        let list = PyList::empty(py);
+        for value in values {
+            list.append(objects::to_py(py, value)?)?;
+        }
+        return Ok((
+            list.into_any().unbind(),
+            "'|O'".into(),
+            header.shape,
+            fortran,
+        ));
+    }
+    let descr = header.dtype.header_repr();
+    let (header, _, data) = array.into_parts();
+    let buffer = Buffer::new(Backing::Owned(data), "an array in memory".into());
+    Ok((
+        Py::new(py, buffer)?.into_any(),
+        descr,
+        header.shape,
+        fortran,
+    ))
+}
+
+/// The layout a header gets when written as numpy writes it.
+pub(crate) fn layout_for(header: &Header) -> PyResult<Layout> {
+    let bytes = header.to_bytes(None).map_err(core_error)?;
+    let options = ParseOptions {
+        max_header_size: usize::MAX,
+        allow_pickle: true,
+    };
+    Header::parse(&bytes, &options)
+        .map(|parsed| parsed.layout)
+        .map_err(core_error)
+}
+
+/// numpy's `encoding` argument.
+fn encoding(name: &str) -> PyResult<Encoding> {
+    match name {
+        "ASCII" => Ok(Encoding::Ascii),
+        "latin1" => Ok(Encoding::Latin1),
+        "bytes" => Ok(Encoding::Bytes),
+        _ => Err(value_error(
+            "encoding must be 'ASCII', 'latin1', or 'bytes'",
+        )),
+    }
+}
+
+/// `locking`: `None` (wait up to 10 s), `"blocking"`, `"nonblocking"` or
+/// seconds to wait.
+fn locking(value: Option<&Bound<'_, PyAny>>) -> PyResult<Locking> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(Locking::default());
+    };
+    if let Ok(name) = value.extract::<String>() {
+        return match name.as_str() {
+            "blocking" => Ok(Locking::Blocking),
+            "nonblocking" => Ok(Locking::NonBlocking),
+            _ => Err(value_error(format!(
+                "locking must be 'blocking', 'nonblocking', seconds or None, not {name:?}"
+            ))),
+        };
+    }
+    let seconds: f64 = value.extract()?;
+    Duration::try_from_secs_f64(seconds)
+        .map(Locking::Timeout)
+        .map_err(|_| {
+            value_error(format!(
+                "locking timeout must be >= 0 seconds, not {seconds}"
+            ))
+        })
+}
+
+/// `advice`: one of numpy-free names for `madvise`.
+pub(crate) fn advice(name: &str) -> PyResult<Advice> {
+    Ok(match name {
+        "normal" => Advice::Normal,
+        "random" => Advice::Random,
+        "sequential" => Advice::Sequential,
+        "willneed" => Advice::WillNeed,
+        "dontneed" => Advice::DontNeed,
+        "populate_read" => Advice::PopulateRead,
+        "populate_write" => Advice::PopulateWrite,
+        _ => {
+            return Err(value_error(format!(
+                "advice must be one of 'normal', 'random', 'sequential', 'willneed', \
+                 'dontneed', 'populate_read', 'populate_write', not {name:?}"
+            )));
+        }
+    })
+}
+
+/// The header of `descr` (a descr literal, as numpy writes it), `shape`
+/// and order.
+pub(crate) fn header(descr: &str, shape: Vec<usize>, fortran: bool) -> PyResult<Header> {
+    let dtype = DType::parse(descr).map_err(core_error)?;
+    let order = if fortran { Order::Fortran } else { Order::C };
+    Ok(Header::new(dtype, order, shape))
+}
+
+/// Runs `f` on the array `data` holds (its bytes in the order of `descr`,
+/// `shape`, `fortran`) as an npy-core source, with the GIL released.
+pub(crate) fn with_source<T: Send>(
+    py: Python<'_>,
+    (descr, shape, fortran): (&str, Vec<usize>, bool),
+    data: &PyBuffer<u8>,
+    f: impl FnOnce(&NpyBytes<'_>) -> PyResult<T> + Send,
+) -> PyResult<T> {
+    let header = header(descr, shape, fortran)?;
+    buffer::with_py_bytes(py, data, |bytes| {
+        let source = NpyBytes::new(&header, bytes).map_err(core_error)?;
+        f(&source)
+    })?
+}
+
+/// Options of every reading call.
+fn open_options(
+    max_header_size: usize,
+    allow_pickle: bool,
+    encoding_name: &str,
+    lock: Locking,
+) -> PyResult<OpenOptions> {
+    let mut options = OpenOptions::new();
+    options
+        .max_header_size(max_header_size)
+        .allow_pickle(allow_pickle)
+        .encoding(encoding(encoding_name)?)
+        .locking(lock);
+    Ok(options)
+}
+
+/// Reads a whole `.npy` file into memory (`np.load` without `mmap_mode`).
+#[pyfunction]
+#[pyo3(signature = (path, max_header_size, allow_pickle, encoding, locking=None))]
+fn load(
+    py: Python<'_>,
+    path: PathBuf,
+    max_header_size: usize,
+    allow_pickle: bool,
+    encoding: &str,
+    locking: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Parts> {
+    let options = open_options(
+        max_header_size,
+        allow_pickle,
+        encoding,
+        self::locking(locking)?,
+    )?;
+    let array = py.detach(|| options.load(&path)).map_err(mmap_error)?;
+    array_parts(py, array)
+}
+
+/// Reads one `.npy` from the start of `data` (the rest of a file object):
+/// its parts and how many bytes it used.
+#[pyfunction]
+fn load_bytes(
+    py: Python<'_>,
+    data: Vec<u8>,
+    max_header_size: usize,
+    allow_pickle: bool,
+    encoding: &str,
+) -> PyResult<(Parts, u64)> {
+    let mut options = npy_core::io::ReadOptions::default();
+    options.parse.max_header_size = max_header_size;
+    options.parse.allow_pickle = allow_pickle;
+    options.pickle.encoding = self::encoding(encoding)?;
+    let mut cursor = std::io::Cursor::new(data);
+    let array = py
+        .detach(|| npy_core::io::read_npy(&mut cursor, &options))
+        .map_err(core_error)?;
+    Ok((array_parts(py, array)?, cursor.position()))
+}
+
+/// What a mapping is handed back as: the buffer, the descr literal, the
+/// mapped shape, Fortran or not, the data's offset in the file and the
+/// mapped rows.
+type Mapped = (Py<Buffer>, String, Vec<usize>, bool, usize, (usize, usize));
+
+fn mapped<M: npy_mmap::Mode>(
+    py: Python<'_>,
+    array: &npy_mmap::MappedArray<M>,
+) -> (String, Vec<usize>, bool, usize, (usize, usize)) {
+    let _ = py;
+    let rows = array.rows();
+    (
+        array.dtype().header_repr(),
+        array.shape().to_vec(),
+        array.order() == Order::Fortran,
+        array.layout().data_offset + rows.start * array.row_bytes(),
+        (rows.start, rows.end),
+    )
+}
+
+/// Maps an `.npy` file: mode `r`, `r+` or `c`, optionally a window of rows.
+#[pyfunction]
+#[pyo3(signature = (path, mode, max_header_size, window=None, locking=None, advice=None))]
+fn open_mapped(
+    py: Python<'_>,
+    path: PathBuf,
+    mode: &str,
+    max_header_size: usize,
+    window: Option<(usize, usize)>,
+    locking: Option<&Bound<'_, PyAny>>,
+    advice: Option<&str>,
+) -> PyResult<Mapped> {
+    let mut options = OpenOptions::new();
+    options
+        .max_header_size(max_header_size)
+        .locking(self::locking(locking)?);
+    if let Some((start, stop)) = window {
+        options.window(start..stop);
+    }
+    if let Some(name) = advice {
+        options.advice(self::advice(name)?);
+    }
+    let what = path.display().to_string();
+    let (backing, meta) = match mode {
+        "r" | "readonly" => {
+            let array = py.detach(|| options.open(&path)).map_err(mmap_error)?;
+            let meta = mapped(py, &array);
+            (Backing::Read(array), meta)
+        }
+        "r+" | "readwrite" => {
+            let array = py.detach(|| options.open_rw(&path)).map_err(mmap_error)?;
+            let meta = mapped(py, &array);
+            (Backing::Write(array), meta)
+        }
+        "c" | "copyonwrite" => {
+            let array = py.detach(|| options.open_cow(&path)).map_err(mmap_error)?;
+            let meta = mapped(py, &array);
+            (Backing::Cow(array), meta)
+        }
+        _ => {
+            return Err(value_error(format!(
+                "mode must be one of ['r', 'c', 'r+', 'w+'], not {mode:?}"
+            )));
+        }
+    };
+    let buffer = Py::new(py, Buffer::new(backing, what))?;
+    Ok((buffer, meta.0, meta.1, meta.2, meta.3, meta.4))
+}
+
+/// Creates an `.npy` file sized for its data (numpy's `open_memmap` with
+/// mode `w+`), mapped read-write; `reserve` allocates every block now.
+#[pyfunction]
+#[pyo3(signature = (path, descr, shape, fortran, reserve=false, locking=None, version=None))]
+#[allow(clippy::too_many_arguments)]
+fn create(
+    py: Python<'_>,
+    path: PathBuf,
+    descr: &str,
+    shape: Vec<usize>,
+    fortran: bool,
+    reserve: bool,
+    locking: Option<&Bound<'_, PyAny>>,
+    version: Option<u8>,
+) -> PyResult<Mapped> {
+    let header = header(descr, shape, fortran)?;
+    let mut options = CreateOptions::new(header.dtype, header.shape);
+    options
+        .order(header.order)
+        .overwrite(true)
+        .reserve(reserve)
+        .locking(self::locking(locking)?);
+    if let Some(major) = version {
+        options.version(match major {
+            1 => Version::V1,
+            2 => Version::V2,
+            3 => Version::V3,
+            _ => {
+                return Err(value_error(format!(
+                    "we only support format version (1,0), (2,0), and (3,0), not ({major}, 0)"
+                )));
+            }
+        });
+    }
+    let array = py.detach(|| options.create(&path)).map_err(mmap_error)?;
+    let meta = mapped(py, &array);
+    let buffer = Py::new(
+        py,
+        Buffer::new(Backing::Write(array), path.display().to_string()),
+    )?;
+    Ok((buffer, meta.0, meta.1, meta.2, meta.3, meta.4))
+}
+
+/// Writes `data` (the array's bytes in the header's order) as an `.npy`
+/// file: a temporary file renamed over `path`, never a truncation in place.
+#[pyfunction]
+fn save(
+    py: Python<'_>,
+    path: PathBuf,
+    descr: &str,
+    shape: Vec<usize>,
+    fortran: bool,
+    data: PyBuffer<u8>,
+) -> PyResult<()> {
+    with_source(py, (descr, shape, fortran), &data, |source| {
+        npy_mmap::save(&path, source).map_err(mmap_error)
+    })
+}
+
+/// Writes an object array (numpy's pickle, byte for byte) as an `.npy` file.
+#[pyfunction]
+fn save_objects(
+    py: Python<'_>,
+    path: PathBuf,
+    shape: Vec<usize>,
+    fortran: bool,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let array = object_array(shape, fortran, values)?;
+    py.detach(|| npy_mmap::save(&path, &array))
+        .map_err(mmap_error)
+}
+
+/// An object array from Python values, checked by npy-core.
+pub(crate) fn object_array(
+    shape: Vec<usize>,
+    fortran: bool,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<NpyArray> {
+    let values = values
+        .try_iter()?
+        .map(|item| objects::from_py(&item?, 0))
+        .collect::<PyResult<Vec<_>>>()?;
+    let order = if fortran { Order::Fortran } else { Order::C };
+    NpyArray::from_objects(Header::new(DType::Object, order, shape), values).map_err(core_error)
+}
+
+/// The complete `.npy` file of an object array, as bytes (for file objects).
+#[pyfunction]
+fn object_npy_bytes<'py>(
+    py: Python<'py>,
+    shape: Vec<usize>,
+    fortran: bool,
+    values: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let array = object_array(shape, fortran, values)?;
+    let mut out = Vec::new();
+    npy_core::io::write_npy(&mut out, &array).map_err(core_error)?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// The header bytes numpy writes for this array (magic, version, length,
+/// dict, padding): what precedes the data in the file.
+#[pyfunction]
+fn header_bytes<'py>(
+    py: Python<'py>,
+    descr: &str,
+    shape: Vec<usize>,
+    fortran: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let header = header(descr, shape, fortran)?;
+    let bytes = header.to_bytes(None).map_err(core_error)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Parses the header at the start of `data` (bytes of a file's beginning):
+/// the descr literal, shape, Fortran or not, and the data offset.
+#[pyfunction]
+fn parse_header(
+    data: &[u8],
+    max_header_size: usize,
+    allow_pickle: bool,
+) -> PyResult<(String, Vec<usize>, bool, usize)> {
+    let options = ParseOptions {
+        max_header_size,
+        allow_pickle,
+    };
+    let parsed = Header::parse(data, &options).map_err(core_error)?;
+    Ok((
+        parsed.header.dtype.header_repr(),
+        parsed.header.shape,
+        parsed.header.order == Order::Fortran,
+        parsed.layout.data_offset,
+    ))
+}
+
+/// Appends rows (their bytes, C order) to an `.npy` file in place, under the
+/// file's exclusive lock; the dtype and the row shape must be the file's.
+/// Returns the new number of rows.
+#[pyfunction]
+#[pyo3(signature = (path, descr, row_shape, data, locking=None))]
+fn append(
+    py: Python<'_>,
+    path: PathBuf,
+    descr: &str,
+    row_shape: Vec<usize>,
+    data: PyBuffer<u8>,
+    locking: Option<&Bound<'_, PyAny>>,
+) -> PyResult<usize> {
+    let dtype = DType::parse(descr).map_err(core_error)?;
+    let mut options = OpenOptions::new();
+    options.locking(self::locking(locking)?);
+    let mut appender = py.detach(|| options.append(&path)).map_err(mmap_error)?;
+    let file_header = appender.header().clone();
+    let axis = appender.axis();
+    let mut file_row_shape = file_header.shape.clone();
+    if axis < file_row_shape.len() {
+        file_row_shape.remove(axis);
+    }
+    if file_header.dtype != dtype || file_row_shape != row_shape {
+        return Err(value_error(format!(
+            "cannot append rows of dtype {} and row shape {:?} to {}: its dtype is {} and \
+             its rows have shape {:?}",
+            dtype.descr(),
+            row_shape,
+            path.display(),
+            file_header.dtype.descr(),
+            file_row_shape
+        )));
+    }
+    buffer::with_py_bytes(py, &data, |bytes| {
+        appender.append_bytes(bytes).map_err(mmap_error)
+    })?
+}
+
+/// Gathers `indices` (native int64 bytes; negative counts from the end) of
+/// `width`-byte items from a read-only buffer, with the GIL released.
+/// Returns `None` for a writable buffer (numpy may write it meanwhile: the
+/// caller uses `numpy.take`).
+#[pyfunction]
+fn take(
+    py: Python<'_>,
+    source: &Bound<'_, Buffer>,
+    offset: usize,
+    width: usize,
+    count: usize,
+    indices: Vec<u8>,
+) -> PyResult<Option<Py<Buffer>>> {
+    if width == 0 || !indices.len().is_multiple_of(8) {
+        return Err(value_error(
+            "take: item width must be > 0 and indices int64",
+        ));
+    }
+    let span = width
+        .checked_mul(count)
+        .and_then(|n| n.checked_add(offset))
+        .ok_or_else(|| value_error("take: item range overflows"))?;
+    let gathered = source.get().read_shared(py, |bytes| {
+        if span > bytes.len() {
+            return Err(format!(
+                "take: {count} items of {width} bytes at offset {offset} exceed the {} mapped bytes",
+                bytes.len()
+            ));
+        }
+        let data = &bytes[offset..span];
+        let n = indices.len() / 8;
+        let mut buf = vec![0u8; n.checked_mul(width).ok_or("take: output too large")?];
+        for (slot, index) in buf.chunks_exact_mut(width).zip(indices.chunks_exact(8)) {
+            let raw = i64::from_ne_bytes(index.try_into().unwrap_or([0; 8]));
+            let position = if raw < 0 {
+                (count as i64).checked_add(raw)
+            } else {
+                Some(raw)
+            };
+            let position = position
+                .filter(|p| *p >= 0 && (*p as u64) < count as u64)
+                .ok_or_else(|| {
+                    format!("index {raw} is out of bounds for axis 0 with size {count}")
+                })? as usize;
+            slot.copy_from_slice(&data[position * width..(position + 1) * width]);
+        }
+        Ok(npy_core::io::AlignedBytes::from_owner(buf)
+            .unwrap_or_else(|buf| npy_core::io::AlignedBytes::copy_from(&buf)))
+    })?;
+    match gathered {
+        None => Ok(None),
+        Some(Ok(bytes)) => Ok(Some(Py::new(
+            py,
+            Buffer::new(Backing::Owned(bytes), "a gathered array".into()),
+        )?)),
+        Some(Err(message)) => Err(pyo3::exceptions::PyIndexError::new_err(message)),
+    }
+}
+
+/// Flushes a writable mapping to disk (`msync`); a no-op for others.
+#[pyfunction]
+fn flush(py: Python<'_>, source: &Bound<'_, Buffer>) -> PyResult<()> {
+    source.get().with_backing(py, |backing| match backing {
+        Backing::Write(array) => array.flush(),
+        _ => Ok(()),
+    })
+}
+
+/// Gives the kernel an access-pattern hint for a mapping (`madvise`).
+#[pyfunction]
+fn advise(py: Python<'_>, source: &Bound<'_, Buffer>, name: &str) -> PyResult<()> {
+    let hint = advice(name)?;
+    source.get().with_backing(py, |backing| match backing {
+        Backing::Read(array) => array.advise(hint),
+        Backing::Write(array) => array.advise(hint),
+        Backing::Cow(array) => array.advise(hint),
+        _ => Ok(()),
+    })
+}
+
+/// The Rust half of `npy_mmap`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Buffer>()?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(load_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(open_mapped, m)?)?;
+    m.add_function(wrap_pyfunction!(create, m)?)?;
+    m.add_function(wrap_pyfunction!(save, m)?)?;
+    m.add_function(wrap_pyfunction!(save_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(object_npy_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(header_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_header, m)?)?;
+    m.add_function(wrap_pyfunction!(append, m)?)?;
+    m.add_function(wrap_pyfunction!(take, m)?)?;
+    m.add_function(wrap_pyfunction!(flush, m)?)?;
+    m.add_function(wrap_pyfunction!(advise, m)?)?;
+    npz::register(m)?;
+    live::register(m)?;
+    remote::register(m)?;
+    Ok(())
+}
+
+/// A row range as Python passes it.
+pub(crate) fn rows(range: (usize, usize)) -> Range<usize> {
+    range.0..range.1
+}

@@ -1,0 +1,343 @@
+//! `.npz` archives: a lazy reader (numpy's `NpzFile`), a mapped reader
+//! whose stored members are zero-copy views of the archive's mapping, and
+//! the writer behind `savez` / `savez_compressed`.
+
+use std::fs::File;
+use std::io::{BufReader, Cursor};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use npy_mmap::npz::{Compression, MappedNpz, Member, NpzArchive, NpzWriter};
+use npy_mmap::{AtomicFile, ErrorKind};
+use pyo3::buffer::PyBuffer;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::buffer::{Backing, Buffer};
+use crate::errors::{mmap_error, value_error};
+use crate::{Parts, array_parts, open_options};
+
+/// A member as the Python side receives it: `("array", parts)` or
+/// `("raw", bytes)` for a member that is not `.npy` data.
+type MemberResult = (String, Py<PyAny>);
+
+fn member_result(py: Python<'_>, member: Member) -> PyResult<MemberResult> {
+    Ok(match member {
+        Member::Array(array) => (
+            "array".into(),
+            array_parts(py, array)?
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+        ),
+        Member::Raw(bytes) => ("raw".into(), PyBytes::new(py, &bytes).into_any().unbind()),
+    })
+}
+
+/// The read options of an archive opened from Python.
+fn archive_options(
+    max_header_size: usize,
+    allow_pickle: bool,
+    encoding: &str,
+) -> PyResult<npy_mmap::OpenOptions> {
+    open_options(
+        max_header_size,
+        allow_pickle,
+        encoding,
+        npy_mmap::Locking::default(),
+    )
+}
+
+fn closed() -> PyErr {
+    value_error("the archive is closed")
+}
+
+/// Where a lazy archive reads from.
+enum Source {
+    File(NpzArchive<BufReader<File>>),
+    Memory(NpzArchive<Cursor<Vec<u8>>>),
+}
+
+/// An `.npz` archive read lazily: nothing is read until a member is asked for.
+#[pyclass(module = "npy_mmap._native", frozen)]
+pub struct NpzReader {
+    archive: Mutex<Option<Source>>,
+    keys: Vec<String>,
+    names: Vec<String>,
+}
+
+#[pymethods]
+impl NpzReader {
+    /// Opens the archive at `path` (its central directory is read now).
+    #[new]
+    #[pyo3(signature = (path, max_header_size, allow_pickle, encoding))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        max_header_size: usize,
+        allow_pickle: bool,
+        encoding: &str,
+    ) -> PyResult<Self> {
+        let options = archive_options(max_header_size, allow_pickle, encoding)?;
+        let archive = py.detach(|| options.open_npz(&path)).map_err(mmap_error)?;
+        Ok(NpzReader {
+            keys: archive.keys().to_vec(),
+            names: archive.member_names().to_vec(),
+            archive: Mutex::new(Some(Source::File(archive))),
+        })
+    }
+
+    /// An archive held in memory (read from a file object).
+    #[staticmethod]
+    fn from_bytes(
+        data: Vec<u8>,
+        max_header_size: usize,
+        allow_pickle: bool,
+        encoding: &str,
+    ) -> PyResult<Self> {
+        let options = archive_options(max_header_size, allow_pickle, encoding)?;
+        let archive = options.read_npz(Cursor::new(data)).map_err(mmap_error)?;
+        Ok(NpzReader {
+            keys: archive.keys().to_vec(),
+            names: archive.member_names().to_vec(),
+            archive: Mutex::new(Some(Source::Memory(archive))),
+        })
+    }
+
+    /// numpy's keys: member names with one trailing `.npy` removed.
+    fn keys(&self) -> Vec<String> {
+        self.keys.clone()
+    }
+
+    /// The members' names in the zip.
+    fn member_names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+
+    /// Reads a member: an array, or the raw bytes of a non-`.npy` member.
+    fn get(&self, py: Python<'_>, key: &str) -> PyResult<MemberResult> {
+        let member = py
+            .detach(|| {
+                let mut guard = self.archive.lock().unwrap_or_else(|e| e.into_inner());
+                guard.as_mut().map(|source| match source {
+                    Source::File(archive) => archive.get(key),
+                    Source::Memory(archive) => archive.get(key),
+                })
+            })
+            .ok_or_else(closed)?
+            .map_err(mmap_error)?;
+        member_result(py, member)
+    }
+
+    /// Closes the archive's file.
+    fn close(&self) {
+        self.archive
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+    }
+}
+
+/// An `.npz` archive mapped read-only: a stored `.npy` member is a view of
+/// the mapping (no copy); a compressed one is loaded into memory.
+#[pyclass(module = "npy_mmap._native", frozen)]
+pub struct MappedArchive {
+    map: Mutex<Option<Arc<MappedNpz>>>,
+    keys: Vec<String>,
+    names: Vec<String>,
+}
+
+#[pymethods]
+impl MappedArchive {
+    /// Maps the archive at `path`, read-locked while any member view lives.
+    #[new]
+    #[pyo3(signature = (path, max_header_size, allow_pickle, encoding))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        max_header_size: usize,
+        allow_pickle: bool,
+        encoding: &str,
+    ) -> PyResult<Self> {
+        let options = archive_options(max_header_size, allow_pickle, encoding)?;
+        let map = py.detach(|| options.map_npz(&path)).map_err(mmap_error)?;
+        let archive = map.archive().map_err(mmap_error)?;
+        let (keys, names) = (archive.keys().to_vec(), archive.member_names().to_vec());
+        drop(archive);
+        Ok(MappedArchive {
+            map: Mutex::new(Some(Arc::new(map))),
+            keys,
+            names,
+        })
+    }
+
+    /// numpy's keys.
+    fn keys(&self) -> Vec<String> {
+        self.keys.clone()
+    }
+
+    /// The members' names in the zip.
+    fn member_names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+
+    /// A member: `("mapped", (buffer, descr, shape, fortran))` for a stored
+    /// `.npy` member, else what [`NpzReader::get`] gives.
+    fn get(&self, py: Python<'_>, key: &str) -> PyResult<MemberResult> {
+        let map = self
+            .map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .ok_or_else(closed)?;
+        let mut archive = map.archive().map_err(mmap_error)?;
+        match archive.array_bytes(key) {
+            Ok(stored) => {
+                let start = stored.data.as_ptr() as usize - map.bytes().as_ptr() as usize;
+                let range = start..start + stored.data.len();
+                let descr = stored.header.dtype.header_repr();
+                let shape = stored.header.shape.clone();
+                let fortran = stored.header.order == npy_core::Order::Fortran;
+                if stored.header.dtype == npy_core::DType::Object {
+                    return Err(value_error(
+                        "Array can't be memory-mapped: Python objects in dtype.",
+                    ));
+                }
+                drop(archive);
+                let what = format!("{} member {key}", map.path().display());
+                let buffer = Py::new(py, Buffer::new(Backing::NpzMember(map, range), what))?;
+                let parts: Parts = (buffer.into_any(), descr, shape, fortran);
+                Ok(("array".into(), parts.into_pyobject(py)?.into_any().unbind()))
+            }
+            // Compressed, not .npy, or an object array: read it as numpy does.
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    ErrorKind::Compressed { .. }
+                        | ErrorKind::NotNpy
+                        | ErrorKind::Format(npy_core::Error::ObjectDType)
+                ) =>
+            {
+                let member = py.detach(|| archive.get(key)).map_err(mmap_error)?;
+                member_result(py, member)
+            }
+            Err(error) => Err(mmap_error(error)),
+        }
+    }
+
+    /// Lets go of the archive's mapping (it stays alive while member views do).
+    fn close(&self) {
+        self.map.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+enum Sink {
+    File(NpzWriter<AtomicFile>),
+    Memory(NpzWriter<Cursor<Vec<u8>>>),
+}
+
+/// The writer of `savez` / `savez_compressed`: members are added in order,
+/// the archive appears under its name only when finished.
+#[pyclass(module = "npy_mmap._native", frozen)]
+pub struct ArchiveWriter {
+    sink: Mutex<Option<Sink>>,
+}
+
+impl ArchiveWriter {
+    fn with<T>(&self, f: impl FnOnce(&mut Sink) -> npy_mmap::Result<T>) -> PyResult<T> {
+        let mut guard = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+        let sink = guard.as_mut().ok_or_else(closed)?;
+        f(sink).map_err(mmap_error)
+    }
+}
+
+#[pymethods]
+impl ArchiveWriter {
+    /// A writer to `path` (a temporary file renamed at `finish`), or to
+    /// memory when `path` is None; `compressed` deflates every member.
+    #[new]
+    #[pyo3(signature = (path, compressed))]
+    fn new(path: Option<PathBuf>, compressed: bool) -> PyResult<Self> {
+        let compression = if compressed {
+            Compression::DEFLATED
+        } else {
+            Compression::Stored
+        };
+        let sink = match path {
+            Some(path) => {
+                let mut writer = NpzWriter::create(&path).map_err(mmap_error)?;
+                writer.set_compression(compression).map_err(mmap_error)?;
+                Sink::File(writer)
+            }
+            None => {
+                let mut writer = NpzWriter::new(Cursor::new(Vec::new())).map_err(mmap_error)?;
+                writer.set_compression(compression).map_err(mmap_error)?;
+                Sink::Memory(writer)
+            }
+        };
+        Ok(ArchiveWriter {
+            sink: Mutex::new(Some(sink)),
+        })
+    }
+
+    /// Adds the member `key + ".npy"` with the array's bytes (in its order).
+    fn add(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        descr: &str,
+        shape: Vec<usize>,
+        fortran: bool,
+        data: PyBuffer<u8>,
+    ) -> PyResult<()> {
+        crate::with_source(py, (descr, shape, fortran), &data, |source| {
+            self.with(|sink| match sink {
+                Sink::File(writer) => writer.add(key, source),
+                Sink::Memory(writer) => writer.add(key, source),
+            })
+        })
+    }
+
+    /// Adds an object array (pickled as numpy pickles it).
+    fn add_objects(
+        &self,
+        key: &str,
+        shape: Vec<usize>,
+        fortran: bool,
+        values: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let array = crate::object_array(shape, fortran, values)?;
+        self.with(|sink| match sink {
+            Sink::File(writer) => writer.add(key, &array),
+            Sink::Memory(writer) => writer.add(key, &array),
+        })
+    }
+
+    /// Finishes the archive: renames it into place, or returns its bytes.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let sink = self
+            .sink
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(closed)?;
+        match sink {
+            Sink::File(writer) => {
+                py.detach(|| writer.finish()).map_err(mmap_error)?;
+                Ok(None)
+            }
+            Sink::Memory(writer) => {
+                let cursor = writer.into_inner().map_err(mmap_error)?;
+                Ok(Some(PyBytes::new(py, &cursor.into_inner())))
+            }
+        }
+    }
+}
+
+/// Adds this module's classes.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NpzReader>()?;
+    m.add_class::<MappedArchive>()?;
+    m.add_class::<ArchiveWriter>()?;
+    Ok(())
+}

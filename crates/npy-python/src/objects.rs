@@ -1,0 +1,229 @@
+//! Object arrays: npy-core's restricted unpickler decodes what `np.save`
+//! writes for `dtype=object` into [`PyValue`]s (it names and refuses every
+//! other global and never calls anything); here they become Python objects,
+//! and Python objects become `PyValue`s for npy-core's pickler.
+
+use npy_core::io::NpyArray;
+use npy_core::pickle::{NumpyScalar, PyValue};
+use npy_core::{DType, Header, Order};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyComplex, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet,
+    PyString, PyTuple,
+};
+
+use crate::errors::core_error;
+
+/// Nesting deeper than this is refused when converting Python objects (a
+/// self-referencing list would otherwise recurse without end).
+const MAX_DEPTH: usize = 200;
+
+/// The Python helpers that turn native parts into numpy objects.
+fn convert_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    py.import("npy_mmap._convert")
+}
+
+/// A loaded array (bytes or objects) as a numpy array.
+pub(crate) fn array_to_py(py: Python<'_>, array: NpyArray) -> PyResult<Py<PyAny>> {
+    let parts = crate::array_parts(py, array)?;
+    let ndarray = convert_module(py)?.getattr("from_parts")?.call1(parts)?;
+    Ok(ndarray.unbind())
+}
+
+/// One decoded value as a Python object.
+pub(crate) fn to_py(py: Python<'_>, value: PyValue) -> PyResult<Py<PyAny>> {
+    Ok(match value {
+        PyValue::None => py.None(),
+        PyValue::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
+        PyValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        PyValue::BigInt(bytes) => {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("signed", true)?;
+            py.get_type::<PyInt>()
+                .call_method(
+                    "from_bytes",
+                    (PyBytes::new(py, &bytes), "little"),
+                    Some(&kwargs),
+                )?
+                .unbind()
+        }
+        PyValue::Float(f) => PyFloat::new(py, f).into_any().unbind(),
+        PyValue::Complex(re, im) => PyComplex::from_doubles(py, re, im).into_any().unbind(),
+        PyValue::Str(s) => PyString::new(py, &s).into_any().unbind(),
+        PyValue::Bytes(b) => PyBytes::new(py, &b).into_any().unbind(),
+        PyValue::ByteArray(b) => PyByteArray::new(py, &b).into_any().unbind(),
+        PyValue::Tuple(items) => {
+            let items = items
+                .into_iter()
+                .map(|v| to_py(py, v))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyTuple::new(py, items)?.into_any().unbind()
+        }
+        PyValue::List(items) => {
+            let items = items
+                .into_iter()
+                .map(|v| to_py(py, v))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any().unbind()
+        }
+        PyValue::Dict(items) => {
+            let dict = PyDict::new(py);
+            for (k, v) in items {
+                dict.set_item(to_py(py, k)?, to_py(py, v)?)?;
+            }
+            dict.into_any().unbind()
+        }
+        PyValue::Set(items) => {
+            let items = items
+                .into_iter()
+                .map(|v| to_py(py, v))
+                .collect::<PyResult<Vec<_>>>()?;
+            PySet::new(py, items)?.into_any().unbind()
+        }
+        PyValue::FrozenSet(items) => {
+            let items = items
+                .into_iter()
+                .map(|v| to_py(py, v))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyFrozenSet::new(py, items)?.into_any().unbind()
+        }
+        PyValue::Array(array) => array_to_py(py, *array)?,
+        PyValue::Scalar(scalar) => {
+            let NumpyScalar { dtype, bytes } = *scalar;
+            convert_module(py)?
+                .getattr("scalar_from_bytes")?
+                .call1((dtype.header_repr(), PyBytes::new(py, &bytes)))?
+                .unbind()
+        }
+    })
+}
+
+/// A Python object as a value npy-core can pickle the way numpy does;
+/// anything else is a `TypeError` naming its type.
+pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValue> {
+    if depth > MAX_DEPTH {
+        return Err(PyTypeError::new_err(format!(
+            "object nesting deeper than {MAX_DEPTH} levels (a container that contains itself?)"
+        )));
+    }
+    let py = value.py();
+    let items = |iterable: &Bound<'_, PyAny>| -> PyResult<Vec<PyValue>> {
+        iterable
+            .try_iter()?
+            .map(|item| from_py(&item?, depth + 1))
+            .collect()
+    };
+    // Exact types first: subclasses (a bool is an int, a numpy float64 is a
+    // float) keep their own pickling.
+    if value.is_none() {
+        return Ok(PyValue::None);
+    }
+    if value.is_exact_instance_of::<PyBool>() {
+        return Ok(PyValue::Bool(value.extract()?));
+    }
+    if value.is_exact_instance_of::<PyInt>() {
+        if let Ok(i) = value.extract::<i64>() {
+            return Ok(PyValue::Int(i));
+        }
+        let nbytes: usize = value
+            .call_method0("bit_length")?
+            .extract::<usize>()?
+            .div_ceil(8)
+            + 1;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("signed", true)?;
+        let bytes = value.call_method("to_bytes", (nbytes, "little"), Some(&kwargs))?;
+        let mut bytes: Vec<u8> = bytes.extract()?;
+        // As few bytes as represent it (pickle's LONG1 payload).
+        while bytes.len() > 1 {
+            let last = bytes[bytes.len() - 1];
+            let prev_sign = bytes[bytes.len() - 2] & 0x80;
+            if (last == 0 && prev_sign == 0) || (last == 0xff && prev_sign != 0) {
+                bytes.pop();
+            } else {
+                break;
+            }
+        }
+        return Ok(PyValue::BigInt(bytes));
+    }
+    if value.is_exact_instance_of::<PyFloat>() {
+        return Ok(PyValue::Float(value.extract()?));
+    }
+    if value.is_exact_instance_of::<PyComplex>() {
+        let c = value.cast::<PyComplex>()?;
+        return Ok(PyValue::Complex(c.real(), c.imag()));
+    }
+    if value.is_exact_instance_of::<PyString>() {
+        return Ok(PyValue::Str(value.extract()?));
+    }
+    if value.is_exact_instance_of::<PyBytes>() {
+        return Ok(PyValue::Bytes(value.extract()?));
+    }
+    if value.is_exact_instance_of::<PyByteArray>() {
+        return Ok(PyValue::ByteArray(value.cast::<PyByteArray>()?.to_vec()));
+    }
+    if value.is_exact_instance_of::<PyTuple>() {
+        return Ok(PyValue::Tuple(items(value)?));
+    }
+    if value.is_exact_instance_of::<PyList>() {
+        return Ok(PyValue::List(items(value)?));
+    }
+    if value.is_exact_instance_of::<PySet>() {
+        return Ok(PyValue::Set(items(value)?));
+    }
+    if value.is_exact_instance_of::<PyFrozenSet>() {
+        return Ok(PyValue::FrozenSet(items(value)?));
+    }
+    if value.is_exact_instance_of::<PyDict>() {
+        let dict = value.cast::<PyDict>()?;
+        let mut out = Vec::with_capacity(dict.len());
+        for (k, v) in dict.iter() {
+            out.push((from_py(&k, depth + 1)?, from_py(&v, depth + 1)?));
+        }
+        return Ok(PyValue::Dict(out));
+    }
+    // numpy arrays and scalars: their parts, from the Python side.
+    let parts = convert_module(py)?.getattr("to_parts")?.call1((value,))?;
+    if parts.is_none() {
+        return Err(PyTypeError::new_err(format!(
+            "cannot save an object of type {} in an object array: npy_mmap writes None, \
+             bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set, \
+             frozenset, numpy arrays and numpy scalars (its unpickler reads only those back)",
+            value.get_type().name()?
+        )));
+    }
+    let (kind, descr, shape, fortran, payload): (
+        String,
+        String,
+        Vec<usize>,
+        bool,
+        Bound<'_, PyAny>,
+    ) = parts.extract()?;
+    let dtype = DType::parse(&descr).map_err(core_error)?;
+    let order = if fortran { Order::Fortran } else { Order::C };
+    match kind.as_str() {
+        "scalar" => Ok(PyValue::Scalar(Box::new(NumpyScalar {
+            dtype,
+            bytes: payload.extract()?,
+        }))),
+        "objects" => {
+            let values = items(&payload)?;
+            let array = NpyArray::from_objects(Header::new(DType::Object, order, shape), values)
+                .map_err(core_error)?;
+            Ok(PyValue::Array(Box::new(array)))
+        }
+        _ => {
+            let bytes: Vec<u8> = payload.extract()?;
+            let header = Header::new(dtype, order, shape);
+            let layout = crate::layout_for(&header)?;
+            let array = NpyArray::from_parts(
+                header,
+                layout,
+                npy_core::io::AlignedBytes::copy_from(&bytes),
+            )
+            .map_err(core_error)?;
+            Ok(PyValue::Array(Box::new(array)))
+        }
+    }
+}

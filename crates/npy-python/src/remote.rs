@@ -1,0 +1,321 @@
+//! Arrays in object storage (S3, GCS, Azure, HTTP) through npy-remote:
+//! an open is one ranged request for the header, row reads are ranged and
+//! coalesced requests, uploads are byte-identical to `np.save`, and a
+//! multipart *plan* lets many workers upload the parts of one array.
+
+use std::sync::OnceLock;
+
+use npy_remote::blocking::{Array, Runtime};
+use npy_remote::{PlanOptions, Store, UploadOptions, UploadedPart, WritePlan};
+use pyo3::buffer::PyBuffer;
+use pyo3::prelude::*;
+
+use crate::buffer;
+use crate::errors::remote_error;
+use crate::{Parts, array_parts, header};
+
+/// The one tokio runtime of the process (made on first use).
+fn runtime() -> PyResult<&'static Runtime> {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    if let Some(runtime) = RUNTIME.get() {
+        return Ok(runtime);
+    }
+    let runtime = Runtime::new().map_err(remote_error)?;
+    Ok(RUNTIME.get_or_init(|| runtime))
+}
+
+/// Whether `source` is a URL npy-remote opens (`s3://`, `gs://`, `az://`,
+/// `http(s)://`, ...).
+#[pyfunction]
+fn is_url(source: &str) -> bool {
+    npy_remote::is_url(source)
+}
+
+/// An array in object storage, opened lazily: only its header was read.
+#[pyclass(module = "npy_mmap._native", frozen)]
+pub struct Remote {
+    array: Array,
+    url: String,
+}
+
+#[pymethods]
+impl Remote {
+    /// Opens the array `url` names: one ranged GET of at most 4 KiB.
+    /// `part_size` and `concurrency` split large reads into ranged GETs in
+    /// flight at once (default 8 MiB × 8); one stream (`concurrency=1`,
+    /// a large `part_size`) suits callers that are parallel themselves.
+    #[new]
+    #[pyo3(signature = (url, max_header_size=npy_core::header::DEFAULT_MAX_HEADER_SIZE, allow_pickle=false, encoding="ASCII", part_size=None, concurrency=None))]
+    fn new(
+        py: Python<'_>,
+        url: &str,
+        max_header_size: usize,
+        allow_pickle: bool,
+        encoding: &str,
+        part_size: Option<usize>,
+        concurrency: Option<usize>,
+    ) -> PyResult<Self> {
+        let mut transfer = npy_remote::Transfer::default();
+        if let Some(size) = part_size {
+            transfer.part_size = size;
+        }
+        if let Some(n) = concurrency {
+            transfer.concurrency = n;
+        }
+        let mut options = npy_core::io::ReadOptions::default();
+        options.parse.max_header_size = max_header_size;
+        options.parse.allow_pickle = allow_pickle;
+        options.pickle.encoding = crate::encoding(encoding)?;
+        let runtime = runtime()?;
+        let (store, path) = Store::from_url(url).map_err(remote_error)?;
+        let array = py
+            .detach(|| {
+                runtime.block_on(npy_remote::RemoteArray::open_with(
+                    store.objects().clone(),
+                    path,
+                    options,
+                    transfer,
+                ))
+            })
+            .map_err(remote_error)?;
+        let array = runtime.wrap(array);
+        Ok(Remote {
+            array,
+            url: url.to_string(),
+        })
+    }
+
+    /// The URL.
+    #[getter]
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// The dtype's descr literal.
+    #[getter]
+    fn descr(&self) -> String {
+        self.array.remote().header().dtype.header_repr()
+    }
+
+    /// The shape.
+    #[getter]
+    fn shape(&self) -> Vec<usize> {
+        self.array.remote().header().shape.clone()
+    }
+
+    /// Whether the data is in Fortran order.
+    #[getter]
+    fn fortran(&self) -> bool {
+        self.array.remote().header().order == npy_core::Order::Fortran
+    }
+
+    /// The data's offset in the object.
+    #[getter]
+    fn data_offset(&self) -> usize {
+        self.array.remote().layout().data_offset
+    }
+
+    /// The object's size in bytes.
+    #[getter]
+    fn object_size(&self) -> u64 {
+        self.array.remote().object_size()
+    }
+
+    /// Rows `start..stop` in one ranged GET.
+    fn read_rows(&self, py: Python<'_>, start: usize, stop: usize) -> PyResult<Parts> {
+        let array = py
+            .detach(|| self.array.read_rows(start..stop))
+            .map_err(remote_error)?;
+        array_parts(py, array)
+    }
+
+    /// Rows at these positions (in order, repeats allowed); nearby rows
+    /// share a request.
+    fn read_rows_at(&self, py: Python<'_>, rows: Vec<usize>) -> PyResult<Parts> {
+        let array = py
+            .detach(|| self.array.read_rows_at(&rows))
+            .map_err(remote_error)?;
+        array_parts(py, array)
+    }
+
+    /// The whole array.
+    fn read_all(&self, py: Python<'_>) -> PyResult<Parts> {
+        let array = py.detach(|| self.array.read_all()).map_err(remote_error)?;
+        array_parts(py, array)
+    }
+}
+
+/// The whole object at `url`, as bytes (an object array's pickle is
+/// decoded from it by `load_bytes`).
+#[pyfunction]
+fn download<'py>(py: Python<'py>, url: &str) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let runtime = runtime()?;
+    let (store, path) = Store::from_url(url).map_err(remote_error)?;
+    let mut out: Vec<u8> = Vec::new();
+    py.detach(|| {
+        runtime.block_on(npy_remote::download(
+            store.objects(),
+            &path,
+            &mut out,
+            npy_remote::Transfer::default(),
+            |_| {},
+        ))
+    })
+    .map_err(remote_error)?;
+    Ok(pyo3::types::PyBytes::new(py, &out))
+}
+
+/// Uploads an array's bytes as the `.npy` object `url` names (one PUT, or
+/// a multipart upload that leaves no object if it fails).
+#[pyfunction]
+fn upload(
+    py: Python<'_>,
+    url: &str,
+    descr: &str,
+    shape: Vec<usize>,
+    fortran: bool,
+    data: PyBuffer<u8>,
+) -> PyResult<()> {
+    let runtime = runtime()?;
+    let (store, path) = Store::from_url(url).map_err(remote_error)?;
+    crate::with_source(py, (descr, shape, fortran), &data, |source| {
+        runtime
+            .block_on(npy_remote::upload(
+                &store,
+                &path,
+                source,
+                UploadOptions::default(),
+            ))
+            .map_err(remote_error)
+    })
+}
+
+/// Uploads an object array (numpy's pickle) as the `.npy` object at `url`.
+#[pyfunction]
+fn upload_objects(
+    py: Python<'_>,
+    url: &str,
+    shape: Vec<usize>,
+    fortran: bool,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let array = crate::object_array(shape, fortran, values)?;
+    let runtime = runtime()?;
+    let (store, path) = Store::from_url(url).map_err(remote_error)?;
+    py.detach(|| {
+        runtime.block_on(npy_remote::upload(
+            &store,
+            &path,
+            &array,
+            UploadOptions::default(),
+        ))
+    })
+    .map_err(remote_error)
+}
+
+/// Starts a multipart upload of an array at `url` and plans its parts:
+/// returns the plan as JSON (plain data for workers anywhere).
+#[pyfunction]
+#[pyo3(signature = (url, descr, shape, fortran, part_size=None))]
+fn plan_create(
+    py: Python<'_>,
+    url: &str,
+    descr: &str,
+    shape: Vec<usize>,
+    fortran: bool,
+    part_size: Option<u64>,
+) -> PyResult<String> {
+    let header = header(descr, shape, fortran)?;
+    let mut options = PlanOptions::default();
+    if let Some(size) = part_size {
+        options.part_size = size;
+    }
+    let runtime = runtime()?;
+    let plan = py
+        .detach(|| {
+            runtime.block_on(WritePlan::create_at_url(
+                url,
+                header.dtype,
+                header.order,
+                header.shape,
+                options,
+            ))
+        })
+        .map_err(remote_error)?;
+    Ok(plan.to_json())
+}
+
+fn plan(json: &str) -> PyResult<(WritePlan, Store)> {
+    let plan = WritePlan::from_json(json).map_err(remote_error)?;
+    let store = plan.store().map_err(remote_error)?;
+    Ok((plan, store))
+}
+
+/// Uploads part `index` of a plan (exactly its rows' bytes); returns the
+/// store's id of the part, for `plan_complete`.
+#[pyfunction]
+fn plan_upload_part(
+    py: Python<'_>,
+    plan_json: &str,
+    index: usize,
+    data: PyBuffer<u8>,
+) -> PyResult<String> {
+    let (plan, store) = plan(plan_json)?;
+    let runtime = runtime()?;
+    buffer::with_py_bytes(py, &data, |bytes| {
+        let bytes = bytes::Bytes::copy_from_slice(bytes);
+        runtime
+            .block_on(plan.upload_part(&store, index, bytes))
+            .map(|receipt| receipt.content_id)
+            .map_err(remote_error)
+    })?
+}
+
+/// Completes a plan's upload from the parts' receipts `(index, id)`: the
+/// object appears, whole. A missing part is an error (nothing appears).
+#[pyfunction]
+fn plan_complete(py: Python<'_>, plan_json: &str, receipts: Vec<(usize, String)>) -> PyResult<()> {
+    let (plan, store) = plan(plan_json)?;
+    let receipts: Vec<UploadedPart> = receipts
+        .into_iter()
+        .map(|(index, content_id)| UploadedPart { index, content_id })
+        .collect();
+    let runtime = runtime()?;
+    py.detach(|| runtime.block_on(plan.complete(&store, &receipts)))
+        .map_err(remote_error)
+}
+
+/// Aborts a plan's upload: no object is left.
+#[pyfunction]
+fn plan_abort(py: Python<'_>, plan_json: &str) -> PyResult<()> {
+    let (plan, store) = plan(plan_json)?;
+    let runtime = runtime()?;
+    py.detach(|| runtime.block_on(plan.abort(&store)))
+        .map_err(remote_error)
+}
+
+/// The parts of a plan: `(index, row_start, row_stop)` each.
+#[pyfunction]
+fn plan_parts(plan_json: &str) -> PyResult<Vec<(usize, usize, usize)>> {
+    let plan = WritePlan::from_json(plan_json).map_err(remote_error)?;
+    Ok(plan
+        .parts
+        .iter()
+        .map(|p| (p.index, p.rows.start, p.rows.end))
+        .collect())
+}
+
+/// Adds this module's functions and classes.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Remote>()?;
+    m.add_function(wrap_pyfunction!(is_url, m)?)?;
+    m.add_function(wrap_pyfunction!(upload, m)?)?;
+    m.add_function(wrap_pyfunction!(download, m)?)?;
+    m.add_function(wrap_pyfunction!(upload_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_create, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_upload_part, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_complete, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_abort, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_parts, m)?)?;
+    Ok(())
+}

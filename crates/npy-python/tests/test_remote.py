@@ -1,0 +1,62 @@
+"""Object storage, against the local S3-protocol server (scripts/s3-server.sh)."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+import s3fs
+
+import npy_mmap
+
+
+def _fs() -> s3fs.S3FileSystem:
+    import os
+
+    return s3fs.S3FileSystem(
+        key=os.environ["AWS_ACCESS_KEY_ID"],
+        secret=os.environ["AWS_SECRET_ACCESS_KEY"],
+        client_kwargs={"endpoint_url": os.environ["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
+    )
+
+
+def test_save_to_s3_is_np_save_identical_and_loads_back(s3_bucket: str, tmp_path) -> None:
+    array = np.arange(10_000, dtype=">f4").reshape(100, 100)
+    key = f"{s3_bucket}/py-{uuid.uuid4().hex}.npy"
+    npy_mmap.save(f"s3://{key}", array)
+    np.save(tmp_path / "ref.npy", array)
+    fs = _fs()
+    assert fs.cat(key) == (tmp_path / "ref.npy").read_bytes()
+    loaded = npy_mmap.load(f"s3://{key}")
+    assert loaded.dtype == array.dtype and (loaded == array).all()
+
+    objects = np.empty(3, dtype=object)
+    objects[:] = ["a", 1, None]
+    npy_mmap.save(f"s3://{key}.obj.npy", objects)
+    (tmp_path / "obj.npy").write_bytes(fs.cat(f"{key}.obj.npy"))
+    # npy-core's pickle is its own (values, not bytes, match numpy's): numpy reads it.
+    assert list(np.load(tmp_path / "obj.npy", allow_pickle=True)) == ["a", 1, None]
+    assert list(npy_mmap.load(f"s3://{key}.obj.npy", allow_pickle=True)) == ["a", 1, None]
+
+
+def test_a_lazy_remote_array_reads_only_what_is_indexed(s3_bucket: str) -> None:
+    array = np.arange(1000 * 8, dtype="<i8").reshape(1000, 8)
+    url = f"s3://{s3_bucket}/py-{uuid.uuid4().hex}.npy"
+    npy_mmap.save(url, array)
+    remote = npy_mmap.load(url, mmap_mode="r")
+    assert isinstance(remote, npy_mmap.RemoteArray)
+    assert remote.shape == (1000, 8) and remote.dtype == np.dtype("<i8") and len(remote) == 1000
+    assert (remote[10:20] == array[10:20]).all()
+    assert (remote[-1] == array[-1]).all()
+    assert (remote[[5, 900, 6]] == array[[5, 900, 6]]).all()
+    assert (remote[::100, 2] == array[::100, 2]).all()
+    assert (remote[3, 4] == array[3, 4]).all()
+    assert (np.asarray(remote) == array).all()
+    with pytest.raises(IndexError):
+        remote[1000]
+
+
+def test_missing_objects_are_file_not_found(s3_bucket: str) -> None:
+    with pytest.raises(FileNotFoundError):
+        npy_mmap.load(f"s3://{s3_bucket}/no-such-{uuid.uuid4().hex}.npy")

@@ -1,0 +1,260 @@
+"""Lifetimes, locks between Python and Rust processes, the GIL, and what
+numpy lacks: close(), windows, append, live arrays, take."""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import pathlib
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import npy_mmap
+
+
+def test_close_refuses_while_views_live_and_releases_after(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "a.npy"
+    np.save(path, np.arange(100.0))
+    m = npy_mmap.mapped(path, "r")
+    a = m.array
+    view = a[10:20]
+    assert m.views == 1 and view[0] == 10.0
+    with pytest.raises(BufferError, match="still alive"):
+        m.close()
+    assert not m.closed
+    del a
+    with pytest.raises(BufferError):
+        m.close()  # the slice still views the mapping
+    assert view.sum() == sum(range(10, 20))
+    del view
+    gc.collect()
+    m.close()
+    assert m.closed
+    with pytest.raises(ValueError, match="closed"):
+        m.array
+    # The lock is gone: a writer maps the same bytes at once.
+    w = npy_mmap.mapped(path, "r+", locking="nonblocking")
+    w.array[0] = 5.0
+    w.close()
+    assert np.load(path)[0] == 5.0
+
+
+def test_with_block_closes_and_load_mappings_live_as_long_as_views(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "a.npy"
+    np.save(path, np.arange(10, dtype="<i8"))
+    with npy_mmap.mapped(path) as m:
+        assert int(m.array.sum()) == 45
+    assert m.closed
+    # A mapping from load() holds its lock while any view lives.
+    a = npy_mmap.load(path, mmap_mode="r")
+    tail = a[5:]
+    del a
+    with pytest.raises(BlockingIOError):
+        npy_mmap.load(path, mmap_mode="r+", locking="nonblocking")
+    del tail
+    gc.collect()
+    npy_mmap.load(path, mmap_mode="r+", locking="nonblocking")
+
+
+def test_a_python_reader_makes_a_rust_writer_wait_and_the_other_way_round(
+    tmp_path: pathlib.Path, lock_probe: pathlib.Path
+) -> None:
+    path = tmp_path / "shared.npy"
+    np.save(path, np.zeros(1000))
+    reader = npy_mmap.load(path, mmap_mode="r")
+    probe = subprocess.run([lock_probe, "try-rw", path], capture_output=True, text=True, check=True)
+    assert probe.stdout.startswith("locked"), probe.stdout
+    # Another reader (Rust) is admitted beside ours.
+    probe = subprocess.run([lock_probe, "try-r", path], capture_output=True, text=True, check=True)
+    assert probe.stdout.strip() == "opened"
+    del reader
+    gc.collect()
+    probe = subprocess.run([lock_probe, "try-rw", path], capture_output=True, text=True, check=True)
+    assert probe.stdout.strip() == "opened", probe.stdout
+
+    # A Rust writer holds the bytes: Python readers wait for it, or fail at once.
+    holder = subprocess.Popen([lock_probe, "hold-rw", path, "1.5"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(BlockingIOError, match="another process"):
+            npy_mmap.load(path, mmap_mode="r", locking="nonblocking")
+        started = time.monotonic()
+        waited = npy_mmap.load(path, mmap_mode="r", locking=10.0)
+        assert time.monotonic() - started > 0.3
+        assert waited.shape == (1000,)
+        del waited
+    finally:
+        holder.wait(timeout=20)
+
+
+def _read_in_other_process(path: str, queue) -> None:
+    try:
+        npy_mmap.load(path, mmap_mode="r+", locking="nonblocking")
+        queue.put("opened")
+    except BlockingIOError:
+        queue.put("locked")
+
+
+def test_two_python_processes_exclude_each_other(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "p.npy"
+    np.save(path, np.zeros(10))
+    held = npy_mmap.load(path, mmap_mode="r")
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=_read_in_other_process, args=(str(path), queue))
+    process.start()
+    assert queue.get(timeout=60) == "locked"
+    process.join()
+    del held
+
+
+def test_windows_of_disjoint_rows_write_in_parallel(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "w.npy"
+    npy_mmap.open_memmap(path, mode="w+", dtype="<f4", shape=(100, 8), reserve=True)
+    first = npy_mmap.mapped(path, "r+", rows=(0, 50), locking="nonblocking")
+    second = npy_mmap.mapped(path, "r+", rows=(50, 100), locking="nonblocking")
+    assert first.array.shape == (50, 8) and second.rows == (50, 100)
+    with pytest.raises(BlockingIOError):
+        npy_mmap.mapped(path, "r", rows=(40, 60), locking="nonblocking")
+    first.array[:] = 1
+    second.array[:] = 2
+    first.close()
+    second.close()
+    data = np.load(path)
+    assert (data[:50] == 1).all() and (data[50:] == 2).all()
+
+
+def test_append_grows_the_file_in_place(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "log.npy"
+    np.save(path, np.arange(6, dtype="<i4").reshape(2, 3))
+    assert npy_mmap.append(path, np.arange(6, 12, dtype="<i4").reshape(2, 3)) == 4
+    assert npy_mmap.append(path, [12, 13, 14]) == 5
+    assert (np.load(path) == np.arange(15).reshape(5, 3)).all()
+    with pytest.raises(ValueError, match="cannot append"):
+        npy_mmap.append(path, np.zeros((1, 3), dtype="<f8"))
+    with pytest.raises(ValueError, match="cannot append"):
+        npy_mmap.append(path, np.zeros((1, 4), dtype="<i4"))
+    # The header numpy would write for the grown array: growth padding kept.
+    np.save(tmp_path / "ref.npy", np.arange(15, dtype="<i4").reshape(5, 3))
+    assert path.read_bytes() == (tmp_path / "ref.npy").read_bytes()
+
+
+def test_live_arrays_count_exactly_across_threads(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "hist.npy"
+    np.save(path, np.zeros(16, dtype="<u8"))
+    live = npy_mmap.open_live(path)
+    other = npy_mmap.open_live(path)  # live mappings share the bytes
+    with pytest.raises(BlockingIOError):
+        npy_mmap.load(path, mmap_mode="r", locking="nonblocking")
+    indices = np.arange(10_000) % 16
+
+    def work(target: npy_mmap.LiveArray) -> None:
+        for _ in range(10):
+            target.add(indices, 1)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in (live, other, live, other)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    snapshot = live.snapshot()
+    assert snapshot.sum() == 4 * 10 * 10_000 and (snapshot == 4 * 10 * 10_000 // 16).all()
+    live.close()
+    other.close()
+    assert np.load(path).sum() == 400_000
+
+    np.save(tmp_path / "f.npy", np.zeros((2, 3), dtype="<f8"))
+    with npy_mmap.open_live(tmp_path / "f.npy") as grid:
+        grid.add((np.array([0, 1, -1]), np.array([2, 0, 2])), [0.5, 1.5, 2.0])
+        assert grid.snapshot().tolist() == [[0, 0, 0.5], [1.5, 0, 2.0]]
+        with pytest.raises(IndexError):
+            grid.add((np.array([5]), np.array([0])), 1.0)
+    np.save(tmp_path / "s.npy", np.zeros(2, dtype="<U2"))
+    with pytest.raises(TypeError):
+        npy_mmap.open_live(tmp_path / "s.npy").add([0], 1)
+
+
+def test_take_gathers_like_numpy(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "t.npy"
+    data = np.arange(1000 * 4, dtype="<f8").reshape(1000, 4)
+    np.save(path, data)
+    mapped = npy_mmap.load(path, mmap_mode="r")
+    idx = np.array([3, 999, -1, 0, 500])
+    assert (npy_mmap.take(mapped, idx, axis=0) == data[idx]).all()
+    assert (npy_mmap.take(mapped, idx) == np.take(data, idx)).all()
+    inner = np.array([3, 989, -1, 0])
+    assert (npy_mmap.take(mapped[10:], inner, axis=0) == data[10:][inner]).all()
+    assert (npy_mmap.take(data, idx, axis=0) == data[idx]).all()  # plain arrays: numpy's take
+    with pytest.raises(IndexError):
+        npy_mmap.take(mapped, [1000], axis=0)
+
+
+def test_long_calls_release_the_gil(tmp_path: pathlib.Path) -> None:
+    """While one thread loads a big array and gathers from a mapping, another
+    keeps running Python code."""
+    path = tmp_path / "big.npy"
+    big = np.ones(128 << 20, dtype="<u1").reshape(-1, 1024)  # 128 MiB
+    np.save(path, big)
+    mapped = npy_mmap.load(path, mmap_mode="r")
+    rows = np.random.default_rng(0).integers(0, big.shape[0], size=200_000)
+    ticks = []
+    stop = threading.Event()
+
+    def ticker() -> None:
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.0005)
+
+    calls = {
+        "load": lambda: npy_mmap.load(path),
+        "save": lambda: npy_mmap.save(tmp_path / "copy.npy", big),
+        "take": lambda: npy_mmap.take(mapped, rows, axis=0),
+    }
+    spans = []
+    thread = threading.Thread(target=ticker)
+    thread.start()
+    time.sleep(0.05)
+    for name, call in calls.items():
+        for _ in range(3):
+            started = time.perf_counter()
+            call()
+            spans.append((name, started, time.perf_counter()))
+    stop.set()
+    thread.join()
+    # A tick is recorded only while the ticker holds the GIL: a call that
+    # held it from start to end would have no tick inside it.
+    for name in calls:
+        inside = [
+            sum(1 for t in ticks if start + 0.002 < t < end - 0.002)
+            for n, start, end in spans
+            if n == name and end - start > 0.01
+        ]
+        assert inside, f"{name} was too quick to tell ({spans})"
+        assert max(inside) >= 3, (name, inside, spans)
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def test_a_mapped_4_gib_array_adds_no_resident_memory_until_touched(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "huge.npy"
+    created = npy_mmap.open_memmap(path, mode="w+", dtype="<f8", shape=(1 << 19, 1024))  # 4 GiB, sparse
+    del created
+    gc.collect()
+    before = _rss()
+    array = npy_mmap.load(path, mmap_mode="r")
+    assert array.nbytes == 4 << 30
+    assert _rss() - before < 16 << 20
+    assert float(array[123_456, 7]) == 0.0  # one page touched
+    assert float(array[::4096, 0].sum()) == 0.0  # 128 rows: 128 pages
+    assert _rss() - before < 32 << 20
+    del array
