@@ -81,8 +81,12 @@ pub(crate) fn remote_error(error: npy_remote::Error) -> PyErr {
         return PyFileNotFoundError::new_err((2, message));
     }
     match error {
+        // numpy's IndexError for an index past an axis, as for local files.
+        npy_remote::Error::Format {
+            source: npy_core::Error::IndexOutOfBounds { .. },
+            ..
+        } => PyIndexError::new_err(message),
         npy_remote::Error::Format { .. }
-        | npy_remote::Error::IndexOutOfBounds { .. }
         | npy_remote::Error::OutsideData { .. }
         | npy_remote::Error::Url { .. }
         | npy_remote::Error::Plan { .. }
