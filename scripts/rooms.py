@@ -2,7 +2,7 @@
 """File-level import graph of each crate, and its circles.
 
     scripts/rooms.py            # every library crate: files, imports, upward imports, circles
-    scripts/rooms.py --check    # exit 1 when a crate has a circle (CI)
+    scripts/rooms.py --check    # exit 1 on a circle not in KNOWN, or a KNOWN one gone (CI)
 
 A file's room is its module path (`src/npz/read.rs` is `npz::read`,
 `src/pickle/vm.rs` with `mod` children is `pickle::vm`). An import is any
@@ -17,6 +17,12 @@ import re
 import sys
 
 CRATES = ["npy-core", "npy-mmap", "npy-remote", "npy-cli"]
+
+# The one circle left, and why (docs/ARCHITECTURE.md): `NpyArray` (io) holds
+# `PyValue`s and `PyValue::Array` (pickle) holds an `NpyArray`, two types
+# that contain each other. Any other circle fails the check; so does this
+# one's disappearance, so that the list cannot outlive its reason.
+KNOWN = {("npy-core", frozenset({"io", "pickle", "source"}))}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -155,11 +161,19 @@ def main():
         lines = sum(len(code_of(p).splitlines()) for p in mods.values())
         circles = cycles(graph)
         print(f"{crate}: {len(mods)} files, {lines} lines of code before tests, {edges} file-to-file imports, {len(circles)} circle(s)")
+        found = set()
         for circle in circles:
-            print("  circle: " + " <-> ".join(m or "lib" for m in circle))
-        failed |= bool(circles)
+            known = (crate, frozenset(circle)) in KNOWN
+            found.add((crate, frozenset(circle)))
+            print("  circle: " + " <-> ".join(m or "lib" for m in circle) + (" (known)" if known else ""))
+            if not known:
+                print(f"FAILED: {crate}: files import each other in a circle (docs/ARCHITECTURE.md: the stacks)", file=sys.stderr)
+                failed = True
+        for known_crate, known in KNOWN:
+            if known_crate == crate and (crate, known) not in found:
+                print(f"FAILED: {crate}: the known circle {sorted(known)} is gone: remove it from KNOWN", file=sys.stderr)
+                failed = True
     if check and failed:
-        print("FAILED: files import each other in a circle (see docs/ARCHITECTURE.md, the stacks)", file=sys.stderr)
         sys.exit(1)
 
 

@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod describe;
+mod npy_file;
 mod print;
 mod progress;
 mod remote;

@@ -6,20 +6,10 @@ use std::ops::{ControlFlow, Range};
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use npy_core::{Header, Layout, ParseOptions, ReadOptions};
+
+pub use crate::npy_file::{INSPECT_MAX_HEADER, Kind, NpyFile};
+use npy_core::{Header, ParseOptions, ReadOptions};
 use npy_mmap::npz::{MemberCompression, MemberInfo};
-
-/// Header limit for the inspecting commands: the user asked for this file,
-/// so numpy's 10000-character guard (kept by `validate`) would only get in
-/// the way of numpy's own v2 files; the limit still bounds the allocation.
-pub const INSPECT_MAX_HEADER: usize = 1 << 24;
-
-/// The kind of file, from its first bytes (as `np.load` decides).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Npy,
-    Npz,
-}
 
 /// The path that names standard input. `.npy` data is read as a stream;
 /// an `.npz` archive is read from its end, which a pipe does not have, so it
@@ -298,13 +288,6 @@ fn map_member(path: &Path, info: &MemberInfo) -> anyhow::Result<Box<dyn ArraySou
     }))
 }
 
-/// An `.npy` file whose header has been parsed; the data is not read.
-pub struct NpyFile {
-    pub header: Header,
-    pub layout: Layout,
-    pub file_size: u64,
-}
-
 impl NpyFile {
     /// Opens `path` and parses its header with `options`.
     pub fn open(path: &Path, options: &ParseOptions) -> anyhow::Result<NpyFile> {
@@ -330,32 +313,6 @@ impl NpyFile {
         // seen half-way through a change.
         lock_shared_saying_so(&file, path)?;
         Self::read(file, path, options)
-    }
-
-    /// Parses the header of `file` (open on `path`), which the caller has
-    /// locked, or writes itself (an `AtomicFile`'s temporary).
-    pub fn read(
-        file: std::fs::File,
-        path: &Path,
-        options: &ParseOptions,
-    ) -> anyhow::Result<NpyFile> {
-        let file_size = file
-            .metadata()
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .len();
-        let npy_core::ParsedHeader { header, layout } =
-            Header::read_from(&mut BufReader::new(file), options)
-                .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
-        Ok(NpyFile {
-            header,
-            layout,
-            file_size,
-        })
-    }
-
-    /// Bytes the file has beyond the data (negative: bytes missing).
-    pub fn surplus(&self) -> i128 {
-        i128::from(self.file_size) - self.layout.data_offset as i128 - self.layout.data_len as i128
     }
 }
 

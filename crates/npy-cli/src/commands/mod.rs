@@ -2,6 +2,7 @@
 
 pub mod archive;
 mod convert;
+mod cp;
 mod create;
 mod info;
 mod objects;
@@ -29,7 +30,7 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Extract(args) => archive::extract(&args, out)?,
         Command::Pack(args) => archive::pack(&args)?,
         Command::Render(args) => crate::render::run(&args, out)?,
-        Command::Cp(args) => crate::remote::cp(&args, out)?,
+        Command::Cp(args) => cp::cp(&args, out)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -18,7 +18,7 @@ mod stream;
 mod terminal;
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
@@ -26,7 +26,6 @@ use npy_core::{DType, ElementLocator, Header, ScalarKind, shape_repr};
 use npy_mmap::AtomicFile;
 use serde_json::{Map, Value, json};
 
-use crate::cli::RenderArgs;
 use crate::progress::Progress;
 use colormap::{Colormap, Rgb};
 use decode::Decoder;
@@ -40,6 +39,47 @@ const MAX_SIDE: usize = 8192;
 
 /// The smallest line or histogram figure with room for its axes and title.
 const MIN_FIGURE: (usize, usize) = (200, 150);
+
+/// Draw an array as a PNG: a heat map, an RGB(A) image, a line plot or a histogram.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+What is drawn depends on the array (after --index and --part):
+  2-D numbers            heat map with a colour bar (bool: two colours)
+  (H, W, 3|4) uint8      the RGB(A) image itself, byte for byte (floats in [0, 1] with --rgb)
+  1-D numbers            line plot; min/max envelope per pixel column, so spikes stay visible
+  --hist                 histogram of any numeric array, NaN and inf counts noted
+Big arrays are never loaded: one pass over the mapping reduces them to the
+picture's size (--reduce). The colour range is --vmin/--vmax, or the 2nd and
+98th percentiles of the drawn values: values beyond are drawn in the end
+colours, and a range the data chose is named in the title ('colours: 2nd–98th
+percentile, beyond clipped'; --vmin/--vmax of the data's own min and max show
+everything). NaN, +inf and -inf get their own colours (magenta, lime, cyan),
+listed under the colour bar. A heat map's sides differ at most 4 to 1: a tall,
+narrow array is widened (its pixels drawn as rectangles), not a thin strip.
+
+Examples:
+  npy render field.npy field.png
+  npy render frames.npy frame3.png --index 3,:,:
+  npy render data.npz wave.png --member signal
+  npy render spectrum.npy s.png --part abs --cmap magma --vmin 0 --vmax 10
+  npy render big.npy hist.png --hist --bins 200")]
+pub struct RenderArgs {
+    /// The .npy file (or .npz with --member).
+    pub input: PathBuf,
+    /// The PNG to write (replaced if it exists).
+    pub output: PathBuf,
+    /// The member of an .npz.
+    #[arg(long, value_name = "NAME")]
+    pub member: Option<String>,
+    /// Only the data pixels: no title, axes or colour bar.
+    #[arg(long)]
+    pub bare: bool,
+    /// Print what was drawn (sizes, value range, counts, histogram bins) as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub picture: PictureArgs,
+}
 
 /// The picture options `npy render` and `npy show --image` share.
 #[derive(Debug, Args)]
