@@ -24,6 +24,7 @@ use serde_json::json;
 use crate::Harness;
 use crate::data::BigFiles;
 
+use super::random::read_loop;
 use super::{map_file, path_str, timed};
 use Contender::{NdarrayNpy, Npyz, Ours};
 
@@ -142,12 +143,7 @@ pub fn cold(h: &mut Harness, files: &BigFiles) -> Result<()> {
     let theirs = cold_runs(path, runs, ELEMENTS, "ndarray-npy", &mut notes, || {
         let map = map_file(path)?;
         let view = ArrayView1::<f64>::view_npy(&map)?;
-        let seconds = timed(|| {
-            for (slot, &i) in out.iter_mut().zip(&elements) {
-                *slot = view[i];
-            }
-            Ok(())
-        })?;
+        let seconds = read_loop(&elements, &mut out, |i| Ok(view[i]))?;
         check(&out)?;
         Ok(seconds)
     })?;
@@ -155,12 +151,7 @@ pub fn cold(h: &mut Harness, files: &BigFiles) -> Result<()> {
     let npyz = cold_runs(path, runs, ELEMENTS, "npyz", &mut notes, || {
         let map = map_file(path)?;
         let mut reader = npyz::NpyFile::new(std::io::Cursor::new(&map[..]))?.data::<f64>()?;
-        let seconds = timed(|| {
-            for (slot, &i) in out.iter_mut().zip(&elements) {
-                *slot = reader.read_at(i as u64)?;
-            }
-            Ok(())
-        })?;
+        let seconds = read_loop(&elements, &mut out, |i| Ok(reader.read_at(i as u64)?))?;
         check(&out)?;
         Ok(seconds)
     })?;

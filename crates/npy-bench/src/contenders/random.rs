@@ -177,7 +177,7 @@ pub fn random_reads(h: &mut Harness, files: &BigFiles) -> Result<()> {
 }
 
 /// Seconds a loop of `read(i)` into `out` takes: the peers' gather.
-fn read_loop(
+pub(super) fn read_loop(
     indices: &[usize],
     out: &mut [f64],
     mut read: impl FnMut(usize) -> Result<f64>,
