@@ -290,3 +290,29 @@ fn untyped_gathers_copy_the_bytes_at_each_offset() {
         ));
     }
 }
+
+/// A bad outer index gets numpy's message whether or not the file is in
+/// memory (the cold path once said "range 100000..100001 is out of
+/// bounds", the warm one "index 100000 is out of bounds").
+#[test]
+fn a_bad_outer_index_reads_the_same_cold_and_warm() {
+    let dir = TempDir::new("gather-outer-error");
+    let path = file_of(&dir, "<u4", Order::C, &[100_000, 3]);
+    for temperature in ["cold", "warm"] {
+        if temperature == "cold" {
+            evict(&path);
+        }
+        let array = npy_mmap::open(&path).unwrap();
+        let mut out = [7u32; 6];
+        let error = array
+            .gather_outer(&[99_999, 100_000], &mut out)
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .ends_with("index 100000 is out of bounds for axis 0 with size 100000"),
+            "{temperature}: {error}"
+        );
+        assert_eq!(out, [7; 6], "nothing written");
+    }
+}

@@ -97,8 +97,17 @@ impl<M: Mode> MappedArray<M> {
     /// written: as [`ArrayView::gather_outer`].
     pub fn gather_outer<T: Element>(&self, outer: &[usize], out: &mut [T]) -> Result<()> {
         let view = self.view::<T>()?;
+        // The index of outer slice `row`'s first element: in bounds exactly
+        // when the row is (the slices hold elements), with numpy's message.
+        let first_index = |row: usize| {
+            let mut index = vec![0; view.shape().len()];
+            if let Some(first) = index.first_mut() {
+                *first = row;
+            }
+            index
+        };
         let first_of = |&row: &usize| {
-            let first = view.get(&self.outer_first(&view, row)?)?;
+            let first = view.get(first_index(row))?;
             Some(self.span_of(first).start)
         };
         let inner = out.len().checked_div(outer.len()).unwrap_or(0);
@@ -107,9 +116,10 @@ impl<M: Mode> MappedArray<M> {
             && !self.all_resident(outer, first_of)?
         {
             let mut slices = Vec::with_capacity(outer.len().min(PLANNED_INDICES));
-            // Every index checked before the first read.
+            // Every index checked before the first read, in
+            // `ArrayView::gather_outer`'s words.
             for &row in outer {
-                view.slice_outer(row..row + 1).map_err(|e| self.format(e))?;
+                view.try_get(first_index(row)).map_err(|e| self.format(e))?;
             }
             for (batch, out) in outer
                 .chunks(PLANNED_INDICES)
@@ -226,16 +236,6 @@ impl<M: Mode> MappedArray<M> {
             },
             None => Box::new(slice.iter().map(|element| self.span_of(element))),
         }
-    }
-
-    /// The index of the first element of outer slice `row`, if in bounds.
-    fn outer_first<T>(&self, view: &ArrayView<'_, T>, row: usize) -> Option<Vec<usize>> {
-        let shape = view.shape();
-        (shape.first().is_some_and(|&len| row < len)).then(|| {
-            let mut index = vec![0; shape.len()];
-            index[0] = row;
-            index
-        })
     }
 
     /// The output length `gather_outer` wants, when it has one.
