@@ -2,17 +2,21 @@
 
 use std::fs::File;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use npy_core::{ArrayView, ArrayViewMut, DType, Element, Header, Layout, Order, RawView};
+use npy_core::{ArrayView, ArrayViewMut, Element, Header, Layout, RawView};
 
 use crate::Advice;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
-use crate::lock::{Access, DataLock, Locks};
+use crate::lock::DataLock;
 use crate::mode::{Mode, ReadWrite, Writable};
 use crate::sys::{self, Storage, StorageMut};
 
 mod gather;
+mod window;
+
+pub(crate) use window::{MapRequest, Window};
+pub(crate) use window::{MappedFile, mapped_file_accessors};
 
 /// What a [`MappedArray::fill_blocks`] function returns: any error (`?`
 /// converts it), which stops the fill and comes back as
@@ -43,120 +47,8 @@ pub struct MappedArray<M: Mode = crate::ReadOnly> {
     /// After the file: the registry forgets the range only once the file,
     /// and with it the lock other processes see, is closed.
     _lock: DataLock,
-    path: PathBuf,
-    header: Header,
-    layout: Layout,
+    described: MappedFile,
     file_len: u64,
-    rows: Range<usize>,
-    row_bytes: usize,
-    shape: Vec<usize>,
-}
-
-/// Where rows live: the axis (None for 0-d), how many, bytes per row
-/// (npy-core's rule; 0 bytes when the product overflows, which only an
-/// array with no rows can describe).
-fn row_geometry(header: &Header) -> (Option<usize>, usize, usize) {
-    (
-        header.row_axis(),
-        header.row_count(),
-        header.row_bytes().unwrap_or(0),
-    )
-}
-
-/// What a mapping is asked for beyond the file: the rows, the kernel hint,
-/// how to lock. Shared by opening and creating.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct MapRequest {
-    pub(crate) window: Option<Range<usize>>,
-    pub(crate) advice: Option<Advice>,
-    pub(crate) locks: Locks,
-}
-
-/// What part of a file's data a mapping covers.
-#[derive(Clone, Debug)]
-pub(crate) struct Window {
-    /// The rows mapped, in the file's numbering.
-    pub(crate) rows: Range<usize>,
-    pub(crate) row_bytes: usize,
-    /// The mapped shape (the file's, with the row axis cut to the window).
-    pub(crate) shape: Vec<usize>,
-    /// The bytes of the file mapped.
-    pub(crate) bytes: Range<u64>,
-}
-
-impl Window {
-    /// The window `request` asks for of an open file whose structure lock is
-    /// held, and the data lock of its bytes for `access`.
-    pub(crate) fn lock(
-        file: &File,
-        path: &Path,
-        header: &Header,
-        layout: &Layout,
-        request: &MapRequest,
-        access: Access,
-    ) -> Result<(Window, DataLock)> {
-        let meta = file.metadata().map_err(io_error("stat", path))?;
-        let window = Window::new(path, header, layout, meta.len(), request.window.clone())?;
-        let lock = DataLock::acquire(
-            file,
-            path,
-            &meta,
-            window.bytes.clone(),
-            access,
-            request.locks,
-        )?;
-        Ok((window, lock))
-    }
-
-    /// The window `rows` (all rows when `None`) of the file's data, checked
-    /// against the header and the file's length.
-    fn new(
-        path: &Path,
-        header: &Header,
-        layout: &Layout,
-        file_len: u64,
-        rows: Option<Range<usize>>,
-    ) -> Result<Window> {
-        let data_end = layout.data_end() as u64;
-        if file_len < data_end {
-            return Err(Error::at(
-                path,
-                ErrorKind::FileTooShort {
-                    expected: data_end,
-                    actual: file_len,
-                    data_offset: layout.data_offset,
-                    data_len: layout.data_len,
-                },
-            ));
-        }
-        let (axis, total_rows, row_bytes) = row_geometry(header);
-        let (rows, shape) = match (rows, axis) {
-            (None, _) => (0..total_rows, header.shape.clone()),
-            (Some(_), None) => return Err(Error::from(ErrorKind::NoRows)),
-            (Some(rows), Some(axis)) => {
-                header
-                    .check_rows(rows.clone())
-                    .map_err(|e| Error::at(path, ErrorKind::Format(e)))?;
-                let mut shape = header.shape.clone();
-                shape[axis] = rows.len();
-                (rows, shape)
-            }
-        };
-        // In bounds: rows.end * row_bytes <= data_len, which fits in usize.
-        let start = rows.start * row_bytes;
-        let len = if axis.is_some() {
-            rows.len() * row_bytes
-        } else {
-            layout.data_len
-        };
-        let offset = (layout.data_offset + start) as u64;
-        Ok(Window {
-            rows,
-            row_bytes,
-            shape,
-            bytes: offset..offset + len as u64,
-        })
-    }
 }
 
 impl<M: Mode> MappedArray<M> {
@@ -177,13 +69,8 @@ impl<M: Mode> MappedArray<M> {
             map,
             file,
             _lock: lock,
-            path: path.to_path_buf(),
-            header,
-            layout,
+            described: MappedFile::new(path, header, layout, window),
             file_len,
-            rows: window.rows,
-            row_bytes: window.row_bytes,
-            shape: window.shape,
         };
         if let Some(advice) = request.advice {
             array.advise(advice)?;
@@ -191,59 +78,7 @@ impl<M: Mode> MappedArray<M> {
         Ok(array)
     }
 
-    /// The file's path, as given when opening.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The parsed header (dtype, order and the *file's* full shape).
-    pub fn header(&self) -> &Header {
-        &self.header
-    }
-
-    /// Where the header and data lie in the file.
-    pub fn layout(&self) -> &Layout {
-        &self.layout
-    }
-
-    /// The element type.
-    pub fn dtype(&self) -> &DType {
-        &self.header.dtype
-    }
-
-    /// C or Fortran order.
-    pub fn order(&self) -> Order {
-        self.header.order
-    }
-
-    /// The shape of what is mapped: the file's shape, or for a window the
-    /// same with the row axis cut to the window's length.
-    pub fn shape(&self) -> &[usize] {
-        &self.shape
-    }
-
-    /// The rows mapped, in the file's row numbering: `0..n` for the whole
-    /// array. Add `rows().start` to a window-relative row index to get the
-    /// file's. A 0-d array counts as one row.
-    pub fn rows(&self) -> Range<usize> {
-        self.rows.clone()
-    }
-
-    /// The axis rows are counted along: 0 for C order, the last axis for
-    /// Fortran order; `None` for a 0-d array.
-    pub fn row_axis(&self) -> Option<usize> {
-        self.header.row_axis()
-    }
-
-    /// Bytes in one row (0 when the array has no rows at all).
-    pub fn row_bytes(&self) -> usize {
-        self.row_bytes
-    }
-
-    /// Whether only part of the rows is mapped.
-    pub fn is_window(&self) -> bool {
-        self.shape != self.header.shape
-    }
+    mapped_file_accessors!();
 
     /// Length of the file when it was opened.
     pub fn file_len(&self) -> u64 {
@@ -253,7 +88,7 @@ impl<M: Mode> MappedArray<M> {
     /// Bytes after the end of the array data (numpy ignores them, and so do
     /// we; a non-zero value may mean the file was written by something else).
     pub fn trailing_bytes(&self) -> u64 {
-        self.file_len - self.layout.data_end() as u64
+        self.file_len - self.layout().data_end() as u64
     }
 
     /// The mapped array data, in file order.
@@ -292,25 +127,15 @@ impl<M: Mode> MappedArray<M> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn view<T: Element>(&self) -> Result<ArrayView<'_, T>> {
-        ArrayView::new(
-            self.map.bytes(),
-            &self.header.dtype,
-            &self.shape,
-            self.header.order,
-        )
-        .map_err(format_error("view", &self.path))
+        ArrayView::new(self.map.bytes(), self.dtype(), self.shape(), self.order())
+            .map_err(format_error("view", self.path()))
     }
 
     /// The mapped data as raw elements (any dtype, structured ones included),
     /// with field access by name.
     pub fn raw_view(&self) -> Result<RawView<'_>> {
-        RawView::new(
-            self.map.bytes(),
-            &self.header.dtype,
-            &self.shape,
-            self.header.order,
-        )
-        .map_err(format_error("view", &self.path))
+        RawView::new(self.map.bytes(), self.dtype(), self.shape(), self.order())
+            .map_err(format_error("view", self.path()))
     }
 
     /// Passes an access-pattern hint for the whole mapping to the kernel.
@@ -331,7 +156,7 @@ impl<M: Mode> MappedArray<M> {
         self.check_byte_range(&range)?;
         self.map
             .advise(advice, range)
-            .map_err(io_error("advise the kernel about", &self.path))
+            .map_err(io_error("advise the kernel about", self.path()))
     }
 
     fn check_byte_range(&self, range: &Range<usize>) -> Result<()> {
@@ -376,7 +201,7 @@ impl<M: Mode> MappedArray<M> {
                 Ok(hole) => Ok(hole < end),
                 // Not supported here: assume the data is all there.
                 Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOTSUP) => Ok(false),
-                Err(errno) => Err(io_error("look for holes in", &self.path)(errno.into())),
+                Err(errno) => Err(io_error("look for holes in", self.path())(errno.into())),
             }
         }
         #[cfg(not(any(
@@ -399,26 +224,22 @@ impl<M: Mode> MappedArray<M> {
         let read = std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, at);
         #[cfg(windows)]
         let read = read_exact_at_windows(&self.file, buf, at);
-        read.map_err(io_error("read", &self.path))
+        read.map_err(io_error("read", self.path()))
     }
 
     /// Where the mapping starts in the file.
     fn map_offset(&self) -> u64 {
         // In bounds: checked when mapping.
-        (self.layout.data_offset + self.rows.start * self.row_bytes) as u64
+        (self.layout().data_offset + self.rows().start * self.row_bytes()) as u64
     }
 
     /// Byte range of window-relative `rows` inside [`bytes`](Self::bytes).
     pub fn row_byte_range(&self, rows: Range<usize>) -> Result<Range<usize>> {
-        let window = Header::new(
-            self.header.dtype.clone(),
-            self.header.order,
-            self.shape.clone(),
-        );
+        let window = Header::new(self.dtype().clone(), self.order(), self.shape().to_vec());
         window
             .check_rows(rows.clone())
-            .map_err(|e| Error::at(&self.path, ErrorKind::Format(e)))?;
-        Ok(rows.start * self.row_bytes..rows.end * self.row_bytes)
+            .map_err(|e| Error::at(self.path(), ErrorKind::Format(e)))?;
+        Ok(rows.start * self.row_bytes()..rows.end * self.row_bytes())
     }
 }
 
@@ -431,13 +252,14 @@ impl<M: Writable> MappedArray<M> {
     /// The mapped data as a writable typed view (see [`view`](Self::view)
     /// for which `T` fit).
     pub fn view_mut<T: Element>(&mut self) -> Result<ArrayViewMut<'_, T>> {
+        let described = &self.described;
         ArrayViewMut::new(
             self.map.bytes_mut(),
-            &self.header.dtype,
-            &self.shape,
-            self.header.order,
+            &described.header.dtype,
+            &described.window.shape,
+            described.header.order,
         )
-        .map_err(format_error("view", &self.path))
+        .map_err(format_error("view", &described.path))
     }
 
     /// Splits the mapped rows into disjoint writable views of
@@ -454,18 +276,19 @@ impl<M: Writable> MappedArray<M> {
     ) -> Result<Vec<(Range<usize>, ArrayViewMut<'_, T>)>> {
         let rows_per_chunk = rows_per_chunk.max(1);
         let axis = self.row_axis();
-        let row_count = self.rows.len();
-        let chunk_bytes = rows_per_chunk.saturating_mul(self.row_bytes);
-        let (dtype, order) = (&self.header.dtype, self.header.order);
-        let path = &self.path;
+        let row_count = self.rows().len();
+        let chunk_bytes = rows_per_chunk.saturating_mul(self.row_bytes());
+        let described = &self.described;
+        let (dtype, order) = (&described.header.dtype, described.header.order);
+        let path = &described.path;
         let bytes = self.map.bytes_mut();
         let (Some(axis), true) = (axis, chunk_bytes > 0) else {
             // 0-d, or rows of zero bytes: nothing to split.
-            let view = ArrayViewMut::new(bytes, dtype, &self.shape, order)
+            let view = ArrayViewMut::new(bytes, dtype, &described.window.shape, order)
                 .map_err(format_error("view", path))?;
             return Ok(vec![(0..row_count, view)]);
         };
-        let mut shape = self.shape.clone();
+        let mut shape = described.window.shape.clone();
         bytes
             .chunks_mut(chunk_bytes)
             .enumerate()
@@ -520,7 +343,7 @@ impl MappedArray<ReadWrite> {
         self.check_byte_range(&range)?;
         self.map
             .flush_range(range.start, range.len())
-            .map_err(io_error("flush", &self.path))
+            .map_err(io_error("flush", self.path()))
     }
 
     /// Fills the mapped rows block by block, the way a big file is best
@@ -563,11 +386,11 @@ impl MappedArray<ReadWrite> {
         mut fill: impl FnMut(Range<usize>, ArrayViewMut<'_, T>) -> FillResult,
     ) -> Result<()> {
         let rows_per_block = rows_per_block.max(1);
-        let count = self.rows.len();
+        let count = self.rows().len();
         for first in (0..count).step_by(rows_per_block) {
             let rows = first..(first + rows_per_block).min(count);
             fill(rows.clone(), self.rows_view_mut(rows.clone())?)
-                .map_err(|source| Error::at(&self.path, ErrorKind::Fill { source }))?;
+                .map_err(|source| Error::at(self.path(), ErrorKind::Fill { source }))?;
             self.flush_rows_async(rows)?;
         }
         self.flush()?;
@@ -577,17 +400,18 @@ impl MappedArray<ReadWrite> {
     /// A writable view of window-relative `rows` (along the row axis).
     fn rows_view_mut<T: Element>(&mut self, rows: Range<usize>) -> Result<ArrayViewMut<'_, T>> {
         let range = self.row_byte_range(rows.clone())?;
-        let mut shape = self.shape.clone();
+        let mut shape = self.shape().to_vec();
         if let Some(axis) = self.row_axis() {
             shape[axis] = rows.len();
         }
+        let described = &self.described;
         ArrayViewMut::new(
             &mut self.map.bytes_mut()[range],
-            &self.header.dtype,
+            &described.header.dtype,
             &shape,
-            self.header.order,
+            described.header.order,
         )
-        .map_err(format_error("view", &self.path))
+        .map_err(format_error("view", &described.path))
     }
 
     /// Starts writing back the changes in `range` of [`bytes`](Self::bytes)
@@ -596,7 +420,7 @@ impl MappedArray<ReadWrite> {
         self.check_byte_range(&range)?;
         self.map
             .start_flush_range(&self.file, self.map_offset(), range.start, range.len())
-            .map_err(io_error("flush", &self.path))
+            .map_err(io_error("flush", self.path()))
     }
 }
 
@@ -618,11 +442,7 @@ fn read_exact_at_windows(file: &File, mut buf: &mut [u8], mut at: u64) -> std::i
 /// What is mapped (the whole array, or the window), written as it lies.
 impl<M: Mode> npy_core::NpySource for MappedArray<M> {
     fn npy_header(&self) -> Header {
-        Header::new(
-            self.header.dtype.clone(),
-            self.header.order,
-            self.shape.clone(),
-        )
+        Header::new(self.dtype().clone(), self.order(), self.shape().to_vec())
     }
 
     fn npy_data(&self) -> npy_core::Result<npy_core::DataChunks<'_>> {

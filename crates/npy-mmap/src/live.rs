@@ -41,16 +41,14 @@
 //! ```
 
 use std::fs::File;
-use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{
     AtomicI8, AtomicI16, AtomicI32, AtomicI64, AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering,
 };
 
 use npy_core::{ByteOrder, DType, Header, Layout, ScalarKind};
 
-use crate::array::MapRequest;
-use crate::array::Window;
+use crate::array::{MapRequest, MappedFile, Window, mapped_file_accessors};
 use crate::error::{Error, ErrorKind, Result, io_error};
 use crate::lock::{Access, DataLock};
 use crate::sys::{AtomicCell, LiveMap};
@@ -117,11 +115,7 @@ pub struct LiveArray {
     map: LiveMap,
     _file: File,
     _lock: DataLock,
-    path: PathBuf,
-    header: Header,
-    layout: Layout,
-    rows: Range<usize>,
-    shape: Vec<usize>,
+    described: MappedFile,
 }
 
 impl LiveArray {
@@ -138,39 +132,11 @@ impl LiveArray {
             map,
             _file: file,
             _lock: lock,
-            path: path.to_path_buf(),
-            header,
-            layout,
-            rows: window.rows,
-            shape: window.shape,
+            described: MappedFile::new(path, header, layout, window),
         })
     }
 
-    /// The file's path, as given when opening.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The parsed header (the file's full shape).
-    pub fn header(&self) -> &Header {
-        &self.header
-    }
-
-    /// Where the header and data lie in the file.
-    pub fn layout(&self) -> &Layout {
-        &self.layout
-    }
-
-    /// The shape of what is mapped (a window's shape for a window).
-    pub fn shape(&self) -> &[usize] {
-        &self.shape
-    }
-
-    /// The rows mapped, in the file's numbering (see
-    /// [`MappedArray::rows`](crate::MappedArray::rows)).
-    pub fn rows(&self) -> Range<usize> {
-        self.rows.clone()
-    }
+    mapped_file_accessors!();
 
     /// The mapped elements as atomics, in memory order: `&[AtomicU64]` for
     /// `u64`, `&[AtomicF64]` for `f64`, ...
@@ -180,7 +146,7 @@ impl LiveArray {
     /// atomic (every file numpy or this crate writes is). Anything else is
     /// an error.
     pub fn atomics<T: LiveElement>(&self) -> Result<&[T::Atomic]> {
-        let dtype = &self.header.dtype;
+        let dtype = &self.dtype();
         let fits = matches!(
             dtype,
             DType::Scalar(scalar)
@@ -191,7 +157,7 @@ impl LiveArray {
         );
         if !fits {
             return Err(Error::at(
-                &self.path,
+                self.path(),
                 ErrorKind::LiveType {
                     dtype: dtype.descr(),
                     rust_type: std::any::type_name::<T>(),
@@ -200,7 +166,7 @@ impl LiveArray {
         }
         self.map.cells::<T::Atomic>().ok_or_else(|| {
             Error::at(
-                &self.path,
+                self.path(),
                 ErrorKind::LiveType {
                     dtype: dtype.descr(),
                     rust_type: "an atomic (the data is not aligned for it)",
@@ -219,7 +185,7 @@ impl LiveArray {
                 expected: cells.len() * std::mem::size_of::<T>(),
                 actual: std::mem::size_of_val(out),
             };
-            return Err(Error::at(&self.path, ErrorKind::Format(error)));
+            return Err(Error::at(self.path(), ErrorKind::Format(error)));
         }
         for (value, cell) in out.iter_mut().zip(cells) {
             *value = T::load(cell, Ordering::Relaxed);
@@ -231,6 +197,6 @@ impl LiveArray {
     /// (`msync(MS_SYNC)`). Other processes see every atomic write at once,
     /// without a flush; this is about durability.
     pub fn flush(&self) -> Result<()> {
-        self.map.flush().map_err(io_error("flush", &self.path))
+        self.map.flush().map_err(io_error("flush", self.path()))
     }
 }

@@ -153,3 +153,42 @@ fn a_window_maps_only_its_rows() {
         );
     }
 }
+
+/// Everything a mapping says about itself (both array types have the same
+/// accessors, not a shared trait).
+macro_rules! description {
+    ($array:expr) => {
+        (
+            $array.path().to_path_buf(),
+            $array.header().clone(),
+            *$array.layout(),
+            $array.dtype().clone(),
+            $array.order(),
+            $array.shape().to_vec(),
+            $array.rows(),
+            $array.row_axis(),
+            $array.row_bytes(),
+            $array.is_window(),
+        )
+    };
+}
+
+#[test]
+fn live_and_plain_windows_describe_themselves_alike() {
+    let dir = TempDir::new("win-live");
+    // Rows run along axis 0 in C order, the last axis in Fortran order.
+    for (order, shape) in [(Order::C, [40, 7]), (Order::Fortran, [7, 40])] {
+        let (path, _) = counting_file(&dir, order, &shape);
+        for rows in [0..40, 3..9] {
+            let plain = OpenOptions::new().window(rows.clone()).open(&path).unwrap();
+            let described = description!(plain);
+            assert_eq!(described.9, rows.len() != 40);
+            drop(plain);
+            let live = OpenOptions::new()
+                .window(rows.clone())
+                .open_live(&path)
+                .unwrap();
+            assert_eq!(description!(live), described, "{order:?} rows {rows:?}");
+        }
+    }
+}

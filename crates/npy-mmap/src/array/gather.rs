@@ -211,7 +211,7 @@ impl<M: Mode> MappedArray<M> {
 
     /// Numpy's error for an index, located at this file.
     fn format(&self, error: npy_core::Error) -> crate::Error {
-        format_error("read", &self.path)(error)
+        format_error("read", self.path())(error)
     }
 
     /// The bytes (of [`bytes`](Self::bytes)) `element` occupies.
@@ -256,7 +256,7 @@ impl<M: Mode> MappedArray<M> {
             if let Some(at) = offset(item) {
                 let at = at as usize;
                 let resident = read_ahead::is_resident(self.bytes(), at)
-                    .map_err(io_error("ask the kernel about", &self.path))?;
+                    .map_err(io_error("ask the kernel about", self.path()))?;
                 if !resident {
                     return Ok(false);
                 }
