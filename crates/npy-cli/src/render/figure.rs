@@ -9,8 +9,8 @@ use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 
 use super::colormap::{Colormap, NAN_COLOUR, NEG_INF_COLOUR, POS_INF_COLOUR, Rgb};
+use super::png::{Picture, channel_byte};
 use super::reduce::{Envelope, Grid, Histogram, Specials, fraction, lerp};
-use super::{Picture, channel_byte};
 use crate::print::{FloatWidth, scalar_float};
 
 /// DejaVu Sans (matplotlib's default font), under the Bitstream Vera licence

@@ -12,26 +12,28 @@ mod colormap;
 mod colormap_tables;
 pub mod decode;
 mod figure;
+mod png;
 mod reduce;
 mod select;
 mod stream;
+mod summary;
 mod terminal;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::{Args, ValueEnum};
 use npy_core::{DType, ElementLocator, Header, ScalarKind, shape_repr};
-use npy_mmap::AtomicFile;
-use serde_json::{Map, Value, json};
 
 use crate::progress::Progress;
 use colormap::{Colormap, Rgb};
 use decode::Decoder;
+use png::Picture;
 use reduce::{Grid, Histogram, Plane, Reduce, Specials};
 use select::{IndexSpec, Selection};
 use stream::{DataSource, Line, Reader};
+use summary::Drawn;
 
 /// Largest picture side `--width`/`--height` accept: the accumulators of a
 /// reduced picture take 12 bytes per pixel and channel.
@@ -446,20 +448,37 @@ fn specials_of(values: &[f64]) -> Specials {
     specials
 }
 
+/// A heat map reduced from the data: the drawn grid and its colours.
+struct HeatMap {
+    grid: Grid,
+    colours: Vec<Rgb>,
+    vmin: f64,
+    vmax: f64,
+    /// PNG pixels per drawn pixel: (height, width).
+    magnify: (usize, usize),
+    block: (usize, usize),
+    /// Where the colour range came from, when the data chose it.
+    range_note: Option<String>,
+}
+
+impl HeatMap {
+    /// What titles and legends add to the name: the reduction when blocks
+    /// were reduced ("mean of 2×3 blocks"), and the colour range's note.
+    fn notes(&self, reduce: Reduce) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.block != (1, 1) {
+            let how = format!("{reduce:?}").to_lowercase();
+            notes.push(format!("{how} of {}×{} blocks", self.block.0, self.block.1));
+        }
+        notes.extend(self.range_note.clone());
+        notes
+    }
+}
+
 /// Everything one picture needs, computed from the data in one pass (two for
 /// a histogram without --vmin/--vmax).
 enum Drawing {
-    Heat {
-        grid: Grid,
-        colours: Vec<Rgb>,
-        vmin: f64,
-        vmax: f64,
-        /// PNG pixels per drawn pixel: (height, width).
-        magnify: (usize, usize),
-        block: (usize, usize),
-        /// Where the colour range came from, when the data chose it.
-        range_note: Option<String>,
-    },
+    Heat(HeatMap),
     Image {
         grid: Grid,
         magnify: usize,
@@ -507,7 +526,7 @@ fn draw(
                 .map(|&value| picture.cmap.colour(value, vmin, vmax))
                 .collect();
             let block = (plane.rows.div_ceil(out_rows), plane.cols.div_ceil(out_cols));
-            Ok(Drawing::Heat {
+            Ok(Drawing::Heat(HeatMap {
                 grid,
                 colours,
                 vmin,
@@ -515,7 +534,7 @@ fn draw(
                 magnify,
                 block,
                 range_note,
-            })
+            }))
         }
         Kind::Line => {
             let line = Line {
@@ -618,7 +637,8 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     })
 }
 
-/// Draws `subject` from `source` into the PNG `args` names.
+/// Draws `subject` from `source` into the PNG `args` names, and with
+/// `--json` says what was drawn.
 fn render_png(
     args: &RenderArgs,
     subject: &Subject,
@@ -627,26 +647,38 @@ fn render_png(
 ) -> anyhow::Result<()> {
     let picture = &args.picture;
     let mut reader = subject.reader(source, picture, args.json);
-    let stretch = picture.width.is_some() && picture.height.is_some();
     let width = picture.width.map(|w| w as usize);
     let height = picture.height.map(|h| h as usize);
-
-    let mut summary = Map::new();
-    summary.insert("output".into(), json!(args.output.display().to_string()));
-    summary.insert("shape".into(), json!(subject.selection.shape));
     if let (Kind::Image { channels }, None, None) = (subject.kind, width, height) {
         // A full-size image is copied row by row: no reduction, no accumulators.
         let plane = subject.plane();
-        summary.insert("kind".into(), json!("image"));
-        summary.insert("drawn".into(), json!([plane.rows, plane.cols]));
         let is_float = subject.decoder.is_float();
-        write_image_rows(&args.output, &mut reader, &plane, channels, is_float)?;
-        return write_summary(args, summary, out);
+        png::write_image_rows(&args.output, &mut reader, &plane, channels, is_float)?;
+        let drawn = Drawn::Image {
+            drawn: [plane.rows, plane.cols],
+            magnify: None,
+        };
+        return summary::write(args, subject, drawn, None, out);
     }
-    // Lines and histograms are figures of 1024 × 512 by default; heat maps
-    // and images fit 1024 × 1024, or one given side and the aspect.
+    let (figure_size, area) = figure_layout(args, subject.kind, width, height)?;
+    let stretch = width.is_some() && height.is_some();
+    let drawing = draw(subject, &mut reader, picture, area, stretch)?;
+    let (image, drawn) = paint(args, subject, &drawing, figure_size)?;
+    png::write_png(&args.output, &image)?;
+    summary::write(args, subject, drawn, Some([image.width, image.height]), out)
+}
+
+/// The figure's size and the data area inside it: lines and histograms are
+/// figures of 1024 × 512 by default; heat maps and images fit 1024 × 1024,
+/// or one given side and the aspect.
+fn figure_layout(
+    args: &RenderArgs,
+    kind: Kind,
+    width: Option<usize>,
+    height: Option<usize>,
+) -> anyhow::Result<((usize, usize), (usize, usize))> {
     let figure_size = (width.unwrap_or(1024), height.unwrap_or(512));
-    let area = match subject.kind {
+    let area = match kind {
         Kind::Line | Kind::Hist => {
             let (fig_w, fig_h) = figure_size;
             if !args.bare && (fig_w < MIN_FIGURE.0 || fig_h < MIN_FIGURE.1) {
@@ -668,110 +700,106 @@ fn render_png(
             (w, h) => (w.unwrap_or(MAX_SIDE), h.unwrap_or(MAX_SIDE)),
         },
     };
-    let image = match draw(subject, &mut reader, picture, area, stretch)? {
+    Ok((figure_size, area))
+}
+
+/// The picture of `drawing`, and what the summary says of it.
+fn paint<'d>(
+    args: &RenderArgs,
+    subject: &Subject,
+    drawing: &'d Drawing,
+    figure_size: (usize, usize),
+) -> anyhow::Result<(Picture, Drawn<'d>)> {
+    Ok(match drawing {
         Drawing::Line {
             envelope,
             len,
             range,
-        } => {
-            summary.insert("kind".into(), json!("line"));
-            summary.insert("columns".into(), json!(envelope.columns.len()));
-            summary.insert("range".into(), json!([range.0, range.1]));
-            insert_specials(&mut summary, &envelope.specials);
+        } => (
             figure::line(
                 &subject.title,
-                &envelope,
-                len,
-                range,
+                envelope,
+                *len,
+                *range,
                 figure_size,
                 args.bare,
-            )?
-        }
-        Drawing::Hist(histogram) => {
-            summary.insert("kind".into(), json!("hist"));
-            summary.insert("edges".into(), json!(histogram.edges));
-            summary.insert("counts".into(), json!(histogram.counts));
-            insert_specials(&mut summary, &histogram.specials);
-            figure::histogram(&subject.title, &histogram, figure_size, args.bare)?
-        }
-        Drawing::Heat {
-            grid,
-            colours,
-            vmin,
-            vmax,
-            magnify,
-            block,
-            range_note,
-        } => {
-            let specials = specials_of(&grid.values);
-            summary.insert("kind".into(), json!("heatmap"));
-            summary.insert("drawn".into(), json!([grid.rows, grid.cols]));
-            summary.insert("magnify".into(), json!(magnify.0.min(magnify.1)));
-            summary.insert("pixel".into(), json!([magnify.0, magnify.1]));
-            summary.insert("range_note".into(), json!(range_note));
-            summary.insert("vmin".into(), json!(vmin));
-            summary.insert("vmax".into(), json!(vmax));
-            insert_specials(&mut summary, &specials);
-            let mut title = subject.title.clone();
-            if block != (1, 1) {
-                title.push_str(
-                    &format!("  {:?} of {}×{} blocks", picture.reduce, block.0, block.1)
-                        .to_lowercase(),
-                );
-            }
-            if let Some(note) = &range_note {
-                title.push_str(&format!("  {note}"));
-            }
-            let heat = figure::Heat {
-                title: &title,
-                colours: &colours,
-                rows: grid.rows,
-                cols: grid.cols,
-                magnify,
-                array_rows: subject.plane().rows,
-                array_cols: subject.plane().cols,
-                cmap: picture.cmap,
-                vmin,
-                vmax,
-                is_bool: subject.decoder.is_bool,
-                two_colours: subject.decoder.is_bool
-                    && grid.values.iter().all(|&v| v == 0.0 || v == 1.0),
-                specials,
-            };
-            if args.bare {
-                figure::bare_heat(&heat)
-            } else {
-                figure::heat(&heat)?
-            }
-        }
-        Drawing::Image { grid, magnify } => {
-            summary.insert("kind".into(), json!("image"));
-            summary.insert("drawn".into(), json!([grid.rows, grid.cols]));
-            summary.insert("magnify".into(), json!(magnify));
-            figure::image_pixels(&grid, magnify, subject.decoder.is_float())
-        }
-    };
-    summary.insert("png".into(), json!([image.width, image.height]));
-    write_png(&args.output, &image)?;
-    write_summary(args, summary, out)
+            )?,
+            Drawn::Line {
+                columns: envelope.columns.len(),
+                range: [range.0, range.1],
+                specials: envelope.specials,
+            },
+        ),
+        Drawing::Hist(histogram) => (
+            figure::histogram(&subject.title, histogram, figure_size, args.bare)?,
+            Drawn::Hist {
+                edges: &histogram.edges,
+                counts: &histogram.counts,
+                specials: histogram.specials,
+            },
+        ),
+        Drawing::Heat(heat) => paint_heat(args, subject, heat)?,
+        Drawing::Image { grid, magnify } => (
+            figure::image_pixels(grid, *magnify, subject.decoder.is_float()),
+            Drawn::Image {
+                drawn: [grid.rows, grid.cols],
+                magnify: Some(*magnify),
+            },
+        ),
+    })
 }
 
-/// With `--json`, prints what was drawn.
-fn write_summary(
+/// A heat map's picture: the title names the reduction and where the
+/// colour range came from.
+fn paint_heat<'d>(
     args: &RenderArgs,
-    summary: Map<String, Value>,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    if args.json {
-        writeln!(out, "{}", Value::Object(summary))?;
+    subject: &Subject,
+    heat_map: &'d HeatMap,
+) -> anyhow::Result<(Picture, Drawn<'d>)> {
+    let HeatMap {
+        grid,
+        colours,
+        vmin,
+        vmax,
+        magnify,
+        range_note,
+        ..
+    } = heat_map;
+    let specials = specials_of(&grid.values);
+    let mut title = subject.title.clone();
+    for note in heat_map.notes(args.picture.reduce) {
+        title.push_str(&format!("  {note}"));
     }
-    Ok(())
-}
-
-fn insert_specials(summary: &mut Map<String, Value>, specials: &Specials) {
-    summary.insert("nan".into(), json!(specials.nan));
-    summary.insert("posinf".into(), json!(specials.pos_inf));
-    summary.insert("neginf".into(), json!(specials.neg_inf));
+    let heat = figure::Heat {
+        title: &title,
+        colours,
+        rows: grid.rows,
+        cols: grid.cols,
+        magnify: *magnify,
+        array_rows: subject.plane().rows,
+        array_cols: subject.plane().cols,
+        cmap: args.picture.cmap,
+        vmin: *vmin,
+        vmax: *vmax,
+        is_bool: subject.decoder.is_bool,
+        two_colours: subject.decoder.is_bool && grid.values.iter().all(|&v| v == 0.0 || v == 1.0),
+        specials,
+    };
+    let image = if args.bare {
+        figure::bare_heat(&heat)
+    } else {
+        figure::heat(&heat)?
+    };
+    let drawn = Drawn::Heat {
+        drawn: [grid.rows, grid.cols],
+        magnify: magnify.0.min(magnify.1),
+        pixel: [magnify.0, magnify.1],
+        range_note: range_note.as_deref(),
+        vmin: *vmin,
+        vmax: *vmax,
+        specials,
+    };
+    Ok((image, drawn))
 }
 
 /// The file (and member) as titles name it.
@@ -784,90 +812,6 @@ fn display_name(path: &Path, member: Option<&str>) -> String {
         Some(member) => format!("{file}:{member}"),
         None => file,
     }
-}
-
-/// An RGB or RGBA picture in memory.
-pub struct Picture {
-    pub width: usize,
-    pub height: usize,
-    pub channels: usize,
-    pub pixels: Vec<u8>,
-}
-
-/// Creates `path` and writes a `width × height` PNG of `channels` 8-bit
-/// channels, the rows coming from `rows` (which writes them all, in order).
-fn write_png_with(
-    path: &Path,
-    (width, height, channels): (usize, usize, usize),
-    rows: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    // Replaced like every file the tool writes: a temporary beside it,
-    // synced and renamed over it, removed if anything fails.
-    let mut output = AtomicFile::create(path)
-        .with_context(|| format!("cannot create a temporary file for {}", path.display()))?;
-    {
-        let width = u32::try_from(width).context("the picture is too wide for a PNG")?;
-        let height = u32::try_from(height).context("the picture is too tall for a PNG")?;
-        let mut encoder = png::Encoder::new(&mut output, width, height);
-        encoder.set_color(if channels == 4 {
-            png::ColorType::Rgba
-        } else {
-            png::ColorType::Rgb
-        });
-        encoder.set_depth(png::BitDepth::Eight);
-        let mut writer = encoder.write_header()?;
-        let mut stream = writer.stream_writer()?;
-        rows(&mut stream)?;
-        stream.finish()?;
-        writer.finish()?;
-    }
-    output
-        .commit()
-        .with_context(|| format!("cannot write {}", path.display()))
-}
-
-fn write_png(path: &Path, picture: &Picture) -> anyhow::Result<()> {
-    let size = (picture.width, picture.height, picture.channels);
-    write_png_with(path, size, |out| Ok(out.write_all(&picture.pixels)?))
-}
-
-/// Converts one value of an image channel to its byte: uint8 values are
-/// their own bytes; floats in [0, 1] scale by 255 and truncate, as
-/// matplotlib's `imshow` does (outside the range clipped, NaN as 0).
-pub fn channel_byte(value: f64, is_float: bool) -> u8 {
-    if is_float {
-        (value.clamp(0.0, 1.0) * 255.0) as u8
-    } else {
-        // Means of bytes round to the nearest byte; bytes themselves are exact.
-        value.round().clamp(0.0, 255.0) as u8
-    }
-}
-
-/// Writes the full-size image `plane` to `path` one row at a time.
-fn write_image_rows(
-    path: &Path,
-    reader: &mut Reader,
-    plane: &Plane,
-    channels: usize,
-    is_float: bool,
-) -> anyhow::Result<()> {
-    write_png_with(path, (plane.cols, plane.rows, channels), |out| {
-        let mut row = Vec::with_capacity(plane.cols * channels);
-        for r in 0..plane.rows {
-            let line = Line {
-                base: plane.base + r * plane.row_stride,
-                stride: plane.col_stride,
-                channels,
-                channel_stride: plane.channel_stride,
-            };
-            row.clear();
-            reader.read_line(&line, 0..plane.cols, |_, values| {
-                row.extend(values.iter().map(|&v| channel_byte(v, is_float)));
-            })?;
-            out.write_all(&row)?;
-        }
-        Ok(())
-    })
 }
 
 /// `npy show --image`: the picture in the terminal, two pixels per cell.

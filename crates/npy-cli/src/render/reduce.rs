@@ -253,11 +253,14 @@ fn extreme_non_nan(block: &[f64], channel: usize, channels: usize, largest: bool
     if seen { best } else { f64::NAN }
 }
 
-/// NaN and infinity counts of what was read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// NaN and infinity counts of what was read (`--json`: `nan`, `posinf`,
+/// `neginf`, numpy's `nan_to_num` names).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Specials {
     pub nan: u64,
+    #[serde(rename = "posinf")]
     pub pos_inf: u64,
+    #[serde(rename = "neginf")]
     pub neg_inf: u64,
 }
 

@@ -6,8 +6,9 @@ use std::io::Write;
 
 use super::colormap::{NAN_COLOUR, NEG_INF_COLOUR, POS_INF_COLOUR, Rgb};
 use super::figure::{histogram_bars, line_spans, specials_text, tick_text};
+use super::png::channel_byte;
 use super::reduce::lerp;
-use super::{Drawing, PictureArgs, channel_byte, specials_of};
+use super::{Drawing, HeatMap, PictureArgs, specials_of};
 
 /// Line and bar colour (matplotlib's C0).
 const INK: Rgb = [31, 119, 180];
@@ -114,15 +115,15 @@ pub fn print(
 ) -> anyhow::Result<()> {
     writeln!(out, "{title}")?;
     match drawing {
-        Drawing::Heat {
-            grid,
-            colours,
-            vmin,
-            vmax,
-            magnify: (my, mx),
-            block,
-            range_note,
-        } => {
+        Drawing::Heat(heat) => {
+            let HeatMap {
+                grid,
+                colours,
+                vmin,
+                vmax,
+                magnify: (my, mx),
+                ..
+            } = heat;
             let mut canvas = Canvas::new(grid.cols * mx, grid.rows * my);
             for y in 0..canvas.height {
                 for x in 0..canvas.width {
@@ -137,11 +138,7 @@ pub fn print(
                 legend.push_str(&swatch(picture.cmap.colour(value, *vmin, *vmax)));
             }
             legend.push_str(&format!(" {}", tick_text(*vmax, span)));
-            if *block != (1, 1) {
-                let how = format!("{:?}", picture.reduce).to_lowercase();
-                legend.push_str(&format!("   {how} of {}×{} blocks", block.0, block.1));
-            }
-            if let Some(note) = range_note {
+            for note in heat.notes(picture.reduce) {
                 legend.push_str(&format!("   {note}"));
             }
             let specials = specials_of(&grid.values);
