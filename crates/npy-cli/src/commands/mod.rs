@@ -9,13 +9,12 @@ mod objects;
 mod show;
 mod stats;
 mod validate;
+mod verdict;
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use crate::cli::Command;
-
-pub use validate::Verdict;
 
 /// Runs one subcommand, writing its normal output to `out`.
 pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {

@@ -8,8 +8,8 @@ use anyhow::{Context, bail};
 use npy_core::pickle::{Encoding, PickleOptions};
 use npy_core::{DType, Header, NpyArray, Order, ParseOptions, ReadOptions};
 
+use super::verdict::Verdict;
 use crate::cli::{PickleArgs, PickleEncoding, RowRange, ShowArgs};
-use crate::commands::Verdict;
 use crate::print;
 use crate::source::{self, Kind, NpyFile};
 
@@ -40,9 +40,18 @@ fn header_options() -> ParseOptions {
     }
 }
 
+/// What [`show`] read.
+pub enum Shown {
+    /// numpy's `str()` of an object array.
+    Text(String),
+    /// An array without objects read from standard input (which can be
+    /// read once): the caller prints it as any other.
+    Plain(NpyArray),
+}
+
 /// `npy show` of an object array: numpy's `str()` of it, or `None` when the
 /// array (the .npy, or the chosen npz member) does not hold objects.
-pub fn show(args: &ShowArgs) -> anyhow::Result<Option<String>> {
+pub fn show(args: &ShowArgs) -> anyhow::Result<Option<Shown>> {
     if source::is_stdin(&args.path) {
         return show_stdin(args);
     }
@@ -50,13 +59,13 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<Option<String>> {
         return Ok(None);
     };
     let array = select_rows(array, args)?;
-    Ok(Some(print::object_array_str(&array)?))
+    Ok(Some(Shown::Text(print::object_array_str(&array)?)))
 }
 
 /// `npy show -`: a stream can be read once, so with `--allow-pickle` it is
 /// read here, whatever it holds (without, the ordinary path reads it and
 /// refuses objects).
-fn show_stdin(args: &ShowArgs) -> anyhow::Result<Option<String>> {
+fn show_stdin(args: &ShowArgs) -> anyhow::Result<Option<Shown>> {
     if !args.pickle.allow_pickle {
         return Ok(None);
     }
@@ -66,12 +75,12 @@ fn show_stdin(args: &ShowArgs) -> anyhow::Result<Option<String>> {
              save the archive to a file and give its path"
         );
     }
-    let mut array = read_stdin(&read_options(&args.pickle, header_options()))?;
+    let array = read_stdin(&read_options(&args.pickle, header_options()))?;
     if array.objects().is_none() {
-        return crate::commands::show::render(&mut array, args).map(Some);
+        return Ok(Some(Shown::Plain(array)));
     }
     let array = select_rows(array, args)?;
-    Ok(Some(print::object_array_str(&array)?))
+    Ok(Some(Shown::Text(print::object_array_str(&array)?)))
 }
 
 fn read_stdin(options: &ReadOptions) -> anyhow::Result<NpyArray> {

@@ -5,6 +5,7 @@ use std::io::Write;
 use anyhow::{Context, bail};
 use npy_core::ElementLocator;
 
+use super::objects::Shown;
 use crate::cli::{RowRange, ShowArgs};
 use crate::print::{self, Selection};
 use crate::source::ArraySource;
@@ -17,20 +18,25 @@ pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         return crate::render::show_image(&args.path, args.member.as_deref(), &args.picture, out);
     }
     args.picture.refuse_without_image()?;
-    if let Some(text) = crate::commands::objects::show(args)? {
-        writeln!(out, "{text}")?;
-        return Ok(());
-    }
-    let mut opened =
-        crate::source::open_array(&args.path, args.member.as_deref(), npy_mmap::Advice::Random)?;
-    let text = render(&mut *opened, args)?;
+    let text = match super::objects::show(args)? {
+        Some(Shown::Text(text)) => text,
+        Some(Shown::Plain(mut array)) => render(&mut array, args)?,
+        None => {
+            let mut opened = crate::source::open_array(
+                &args.path,
+                args.member.as_deref(),
+                npy_mmap::Advice::Random,
+            )?;
+            render(&mut *opened, args)?
+        }
+    };
     writeln!(out, "{text}")?;
     Ok(())
 }
 
 /// The printed text of `opened`. Only the elements shown are read: from a
 /// mapping directly, from a sparse file or an npz member in one forward pass.
-pub fn render(opened: &mut dyn ArraySource, args: &ShowArgs) -> anyhow::Result<String> {
+fn render(opened: &mut dyn ArraySource, args: &ShowArgs) -> anyhow::Result<String> {
     let header = opened.header().clone();
     // The logical shape appends a top-level subarray's shape, as numpy does.
     let locator = ElementLocator::new(&header)?;

@@ -7,37 +7,15 @@ use std::process::ExitCode;
 use anyhow::Context;
 use npy_core::{DType, Header, ParseOptions, ReadOptions};
 
+use super::verdict::Verdict;
 use crate::cli::ValidateArgs;
 use crate::source::{self, Kind, NpyFile};
-
-/// The outcome of checking one file.
-#[derive(Debug, Default)]
-pub struct Verdict {
-    /// What is wrong, one line each (the file is invalid when any).
-    pub problems: Vec<String>,
-    /// Bytes after the data: numpy and this library ignore them (an
-    /// interrupted append leaves them), so they are a note, or a problem
-    /// with `--strict`.
-    pub trailing: Vec<String>,
-    /// What was not checked (an object array's pickle without
-    /// `--allow-pickle`): said on stderr, never a problem.
-    pub notes: Vec<String>,
-}
 
 /// The note for an object array checked without `--allow-pickle`: valid as
 /// far as numpy's header rules go, its pickle not decoded (numpy's np.load
 /// would refuse to decode it too, with allow_pickle=False).
 const NOT_DECODED: &str = "an object array (dtype=object): its header is valid; its contents \
      (a Python pickle) were not decoded, --allow-pickle decodes and checks them";
-
-impl Verdict {
-    pub fn invalid(problem: String) -> Verdict {
-        Verdict {
-            problems: vec![problem],
-            ..Verdict::default()
-        }
-    }
-}
 
 pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let parse = ParseOptions {

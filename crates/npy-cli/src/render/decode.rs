@@ -1,10 +1,20 @@
 //! Element bytes (already in native byte order) to the `f64` values a picture is drawn from.
 
 use anyhow::bail;
+use clap::ValueEnum;
 use npy_core::value::{f16_to_f64, x87_to_f64};
 use npy_core::{ByteOrder, DType, ScalarKind};
 
-use super::Part;
+/// Which value of a complex number is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Part {
+    Real,
+    Imag,
+    /// The magnitude, `hypot(re, im)`.
+    Abs,
+    /// The phase in radians, `atan2(im, re)`.
+    Angle,
+}
 
 /// How one element's native-order bytes become a number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

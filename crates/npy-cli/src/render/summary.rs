@@ -5,8 +5,9 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use super::args::RenderArgs;
 use super::reduce::Specials;
-use super::{RenderArgs, Subject};
+use super::subject::Subject;
 
 /// The summary: the output, the array's selected shape, what was drawn and
 /// the PNG's size (none for a full-size image copied row by row).

@@ -4,11 +4,12 @@
 
 use std::io::Write;
 
+use super::args::PictureArgs;
 use super::colormap::{NAN_COLOUR, NEG_INF_COLOUR, POS_INF_COLOUR, Rgb};
+use super::draw::{Drawing, HeatMap, specials_of};
 use super::figure::{histogram_bars, line_spans, specials_text, tick_text};
 use super::png::channel_byte;
 use super::reduce::lerp;
-use super::{Drawing, HeatMap, PictureArgs, specials_of};
 
 /// Line and bar colour (matplotlib's C0).
 const INK: Rgb = [31, 119, 180];
