@@ -93,6 +93,16 @@ def resolve(path, mods, roots):
     return None
 
 
+def root_items(mods):
+    """Names the crate root file defines itself (`fn one_line`, `struct X`):
+    `crate::one_line` elsewhere is an import of the root."""
+    root = mods.get("")
+    if root is None:
+        return set()
+    code = code_of(root)
+    return set(re.findall(r"^(?:pub(?:\([^)]*\))? )?(?:fn|struct|enum|const|static|type|trait|macro_rules!) (\w+)", code, re.M))
+
+
 def imports(module, path, mods, roots):
     code = code_of(path)
     found = set()
@@ -114,6 +124,8 @@ def imports(module, path, mods, roots):
             # A file's own module is `here`; `super` is its parent.
             base = here[: max(0, len(here) - ups)]
         target = resolve(base + rest, mods, roots if head == "crate" else {})
+        if target is None and head == "crate" and rest[0] in root_items(mods):
+            target = ""
         if target is not None:
             found.add(target)
     # Paths through a child module (`use reduce::Grid;`, `figure::line(..)`

@@ -95,7 +95,7 @@ pub fn check_stdin(options: &ReadOptions) -> anyhow::Result<Verdict> {
     let array = match npy_core::read_npy(&mut stdin, options) {
         Ok(array) => array,
         Err(npy_core::Error::Io(err)) => return Err(err).context("cannot read standard input"),
-        Err(err) => return Ok(Verdict::invalid(crate::one_line(&err.to_string()))),
+        Err(err) => return Ok(Verdict::invalid(crate::message::one_line(&err.to_string()))),
     };
     let rest =
         std::io::copy(&mut stdin, &mut std::io::sink()).context("cannot read standard input")?;
@@ -201,7 +201,7 @@ pub fn check_pickle(path: &Path, file: &NpyFile, options: &ReadOptions) -> Verdi
         // An object is read whole, as `show --allow-pickle` reads it.
         return match crate::remote::load_npy(url, options) {
             Ok(array) => pickle_verdict(&array, file),
-            Err(err) => Verdict::invalid(crate::error_text(&err)),
+            Err(err) => Verdict::invalid(crate::message::error_text(&err)),
         };
     }
     match npy_mmap::OpenOptions::from(*options).load(path) {
@@ -211,7 +211,7 @@ pub fn check_pickle(path: &Path, file: &NpyFile, options: &ReadOptions) -> Verdi
                 npy_mmap::ErrorKind::Format(source) => source.to_string(),
                 _ => err.to_string(),
             };
-            Verdict::invalid(crate::one_line(&text))
+            Verdict::invalid(crate::message::one_line(&text))
         }
     }
 }
