@@ -3,7 +3,9 @@
 
     scripts/rooms.py            # every library crate: files, imports, upward imports, circles
     scripts/rooms.py --check    # exit 1 on a circle not in KNOWN, or a KNOWN one gone, or a
-                                # file over LIMIT lines not in LONG (or in LONG and no longer over)
+                                # file over LIMIT lines not in LONG (or in LONG and no longer over),
+                                # or a stale drawing of a stack in docs/ARCHITECTURE.md
+    scripts/rooms.py --write-docs   # redraw the stacks in docs/ARCHITECTURE.md
 
 A file's room is its module path (`src/npz/read.rs` is `npz::read`,
 `src/pickle/vm.rs` with `mod` children is `pickle::vm`). An import is any
@@ -191,6 +193,74 @@ def cycles(graph):
     return out
 
 
+def layers(graph):
+    """The stack, bottom first: a room's floor is one above the highest
+    room it imports (a known circle shares one floor)."""
+    component = {m: frozenset([m]) for m in graph}
+    for circle in cycles(graph):
+        for m in circle:
+            component[m] = frozenset(circle)
+    floor = {}
+
+    def height(group):
+        if group not in floor:
+            floor[group] = 0  # a circle's own edges do not lift it
+            below = {component[t] for m in group for t in graph[m]} - {group}
+            floor[group] = 1 + max((height(g) for g in below), default=-1)
+        return floor[group]
+
+    stack = {}
+    for group in set(component.values()):
+        stack.setdefault(height(group), []).extend(group)
+    return [sorted(stack[level], key=lambda m: m or "lib") for level in sorted(stack)]
+
+
+def drawing(crate, src):
+    """The stack as docs/ARCHITECTURE.md shows it: one line per floor."""
+    mods = modules(src)
+    roots = reexports(mods)
+    graph = {m: imports(m, p, mods, roots) for m, p in mods.items()}
+    lines = [f"{crate}, bottom first: a room imports only rooms on lower floors"]
+    for level, rooms in enumerate(layers(graph)):
+        lines.append(f"{level:>2}  " + ", ".join(m or "lib" for m in rooms))
+    return "\n".join(lines)
+
+
+def doc_blocks(text):
+    """{crate: (start, end)} of the generated drawings in a Markdown text:
+    a ``` fence right after `<!-- rooms.py: CRATE -->`."""
+    found = {}
+    for match in re.finditer(r"<!-- rooms\.py: ([\w-]+) -->\n```text\n(.*?)```\n", text, re.S):
+        found[match.group(1)] = (match.start(2), match.end(2))
+    return found
+
+
+def check_doc(write):
+    """docs/ARCHITECTURE.md draws every crate's stack as this script sees
+    it; with `write`, redraws them. Returns whether the doc is current."""
+    path = os.path.join(ROOT, "docs", "ARCHITECTURE.md")
+    text = open(path, encoding="utf-8").read()
+    blocks = doc_blocks(text)
+    current = True
+    for crate in reversed(CRATES):
+        want = drawing(crate, os.path.join(ROOT, "crates", crate, "src")) + "\n"
+        if crate not in blocks:
+            print(f"FAILED: docs/ARCHITECTURE.md has no drawing of {crate} (<!-- rooms.py: {crate} --> and a ```text fence)", file=sys.stderr)
+            current = False
+            continue
+        start, end = blocks[crate]
+        if text[start:end] != want:
+            current = False
+            if write:
+                text = text[:start] + want + text[end:]
+                blocks = doc_blocks(text)
+            else:
+                print(f"FAILED: docs/ARCHITECTURE.md's drawing of {crate} is out of date: run scripts/rooms.py --write-docs", file=sys.stderr)
+    if write:
+        open(path, "w", encoding="utf-8").write(text)
+    return current
+
+
 def check_crate(crate, src):
     """Prints the crate's graph; returns whether it breaks a rule."""
     failed = False
@@ -265,6 +335,10 @@ def main():
         sys.exit(1)
     for crate in CRATES:
         failed |= check_crate(crate, os.path.join(ROOT, "crates", crate, "src"))
+    if "--write-docs" in sys.argv:
+        check_doc(write=True)
+    elif not check_doc(write=False):
+        failed = True
     if check and failed:
         sys.exit(1)
 
