@@ -24,7 +24,7 @@ import re
 import sys
 import tempfile
 
-CRATES = ["npy-core", "npy-mmap", "npy-remote", "npy-cli"]
+CRATES = ["npy-core", "npy-mmap", "npy-remote", "npy-cli", "npy-python"]
 
 # The one circle left, and why (docs/ARCHITECTURE.md): `NpyArray` (io) holds
 # `PyValue`s and `PyValue::Array` (pickle) holds an `NpyArray`, two types

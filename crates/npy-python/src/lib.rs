@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod arguments;
 #[allow(unsafe_code)]
 mod buffer;
 mod errors;
@@ -17,161 +18,19 @@ mod npz;
 mod objects;
 mod remote;
 
-use std::ops::Range;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use npy_core::header::{Layout, ParseOptions, Version};
-use npy_core::io::NpyArray;
-use npy_core::pickle::Encoding;
-use npy_core::{DType, Header, NpyBytes, Order};
-use npy_mmap::{Advice, CreateOptions, Locking, OpenOptions};
+use npy_core::header::{ParseOptions, Version};
+use npy_core::{DType, Header, Order};
+use npy_mmap::{CreateOptions, OpenOptions};
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::PyBytes;
 
+use arguments::{advice, encoding, header, locking, open_options, with_source};
 use buffer::{Backing, Buffer};
 use errors::{core_error, mmap_error, value_error};
-
-/// What the Python side makes an array of: the data (a [`Buffer`] of raw
-/// bytes, or a list of Python objects for an object array), the dtype's
-/// descr literal, the shape and whether the order is Fortran.
-pub(crate) type Parts = (Py<PyAny>, String, Vec<usize>, bool);
-
-/// A loaded array as [`Parts`]; its bytes are handed to numpy without a copy.
-pub(crate) fn array_parts(py: Python<'_>, array: NpyArray) -> PyResult<Parts> {
-    let header = array.header().clone();
-    let fortran = header.order == Order::Fortran;
-    if header.dtype == DType::Object {
-        let values = array.into_objects().unwrap_or_default();
-        let list = PyList::empty(py);
-        for value in values {
-            list.append(objects::to_py(py, value)?)?;
-        }
-        return Ok((
-            list.into_any().unbind(),
-            "'|O'".into(),
-            header.shape,
-            fortran,
-        ));
-    }
-    let descr = header.dtype.header_repr();
-    let (header, _, data) = array.into_parts();
-    let buffer = Buffer::new(Backing::Owned(data), "an array in memory".into());
-    Ok((
-        Py::new(py, buffer)?.into_any(),
-        descr,
-        header.shape,
-        fortran,
-    ))
-}
-
-/// The layout a header gets when written as numpy writes it.
-pub(crate) fn layout_for(header: &Header) -> PyResult<Layout> {
-    let bytes = header.to_bytes(None).map_err(core_error)?;
-    let options = ParseOptions {
-        max_header_size: usize::MAX,
-        allow_pickle: true,
-    };
-    Header::parse(&bytes, &options)
-        .map(|parsed| parsed.layout)
-        .map_err(core_error)
-}
-
-/// numpy's `encoding` argument.
-fn encoding(name: &str) -> PyResult<Encoding> {
-    match name {
-        "ASCII" => Ok(Encoding::Ascii),
-        "latin1" => Ok(Encoding::Latin1),
-        "bytes" => Ok(Encoding::Bytes),
-        _ => Err(value_error(
-            "encoding must be 'ASCII', 'latin1', or 'bytes'",
-        )),
-    }
-}
-
-/// `locking`: `None` (wait up to 10 s), `"blocking"`, `"nonblocking"` or
-/// seconds to wait.
-fn locking(value: Option<&Bound<'_, PyAny>>) -> PyResult<Locking> {
-    let Some(value) = value.filter(|v| !v.is_none()) else {
-        return Ok(Locking::default());
-    };
-    if let Ok(name) = value.extract::<String>() {
-        return match name.as_str() {
-            "blocking" => Ok(Locking::Blocking),
-            "nonblocking" => Ok(Locking::NonBlocking),
-            _ => Err(value_error(format!(
-                "locking must be 'blocking', 'nonblocking', seconds or None, not {name:?}"
-            ))),
-        };
-    }
-    let seconds: f64 = value.extract()?;
-    Duration::try_from_secs_f64(seconds)
-        .map(Locking::Timeout)
-        .map_err(|_| {
-            value_error(format!(
-                "locking timeout must be >= 0 seconds, not {seconds}"
-            ))
-        })
-}
-
-/// `advice`: one of numpy-free names for `madvise`.
-pub(crate) fn advice(name: &str) -> PyResult<Advice> {
-    Ok(match name {
-        "normal" => Advice::Normal,
-        "random" => Advice::Random,
-        "sequential" => Advice::Sequential,
-        "willneed" => Advice::WillNeed,
-        "dontneed" => Advice::DontNeed,
-        "populate_read" => Advice::PopulateRead,
-        "populate_write" => Advice::PopulateWrite,
-        _ => {
-            return Err(value_error(format!(
-                "advice must be one of 'normal', 'random', 'sequential', 'willneed', \
-                 'dontneed', 'populate_read', 'populate_write', not {name:?}"
-            )));
-        }
-    })
-}
-
-/// The header of `descr` (a descr literal, as numpy writes it), `shape`
-/// and order.
-pub(crate) fn header(descr: &str, shape: Vec<usize>, fortran: bool) -> PyResult<Header> {
-    let dtype = DType::parse(descr).map_err(core_error)?;
-    let order = if fortran { Order::Fortran } else { Order::C };
-    Ok(Header::new(dtype, order, shape))
-}
-
-/// Runs `f` on the array `data` holds (its bytes in the order of `descr`,
-/// `shape`, `fortran`) as an npy-core source, with the GIL released.
-pub(crate) fn with_source<T: Send>(
-    py: Python<'_>,
-    (descr, shape, fortran): (&str, Vec<usize>, bool),
-    data: &PyBuffer<u8>,
-    f: impl FnOnce(&NpyBytes<'_>) -> PyResult<T> + Send,
-) -> PyResult<T> {
-    let header = header(descr, shape, fortran)?;
-    buffer::with_py_bytes(py, data, |bytes| {
-        let source = NpyBytes::new(&header, bytes).map_err(core_error)?;
-        f(&source)
-    })?
-}
-
-/// Options of every reading call.
-fn open_options(
-    max_header_size: usize,
-    allow_pickle: bool,
-    encoding_name: &str,
-    lock: Locking,
-) -> PyResult<OpenOptions> {
-    let mut options = OpenOptions::new();
-    options
-        .max_header_size(max_header_size)
-        .allow_pickle(allow_pickle)
-        .encoding(encoding(encoding_name)?)
-        .locking(lock);
-    Ok(options)
-}
+use objects::{Parts, array_parts, object_array};
 
 /// Reads a whole `.npy` file into memory (`np.load` without `mmap_mode`).
 #[pyfunction]
@@ -355,20 +214,6 @@ fn save_objects(
     let array = object_array(shape, fortran, values)?;
     py.detach(|| npy_mmap::save(&path, &array))
         .map_err(mmap_error)
-}
-
-/// An object array from Python values, checked by npy-core.
-pub(crate) fn object_array(
-    shape: Vec<usize>,
-    fortran: bool,
-    values: &Bound<'_, PyAny>,
-) -> PyResult<NpyArray> {
-    let values = values
-        .try_iter()?
-        .map(|item| objects::from_py(&item?, 0))
-        .collect::<PyResult<Vec<_>>>()?;
-    let order = if fortran { Order::Fortran } else { Order::C };
-    NpyArray::from_objects(Header::new(DType::Object, order, shape), values).map_err(core_error)
 }
 
 /// The complete `.npy` file of an object array, as bytes (for file objects).
@@ -560,9 +405,4 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     live::register(m)?;
     remote::register(m)?;
     Ok(())
-}
-
-/// A row range as Python passes it.
-pub(crate) fn rows(range: (usize, usize)) -> Range<usize> {
-    range.0..range.1
 }

@@ -122,9 +122,9 @@ impl Live {
         locking: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut options = OpenOptions::new();
-        options.locking(crate::locking(locking)?);
+        options.locking(crate::arguments::locking(locking)?);
         if let Some(rows) = window {
-            options.window(crate::rows(rows));
+            options.window(crate::arguments::rows(rows));
         }
         let array = py.detach(|| options.open_live(&path)).map_err(mmap_error)?;
         Ok(Live {

@@ -290,7 +290,7 @@ impl ArchiveWriter {
         fortran: bool,
         data: PyBuffer<u8>,
     ) -> PyResult<()> {
-        crate::with_source(py, (descr, shape, fortran), &data, |source| {
+        crate::arguments::with_source(py, (descr, shape, fortran), &data, |source| {
             self.with(|sink| match sink {
                 Sink::File(writer) => writer.add(key, source),
                 Sink::Memory(writer) => writer.add(key, source),
@@ -306,7 +306,7 @@ impl ArchiveWriter {
         fortran: bool,
         values: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let array = crate::object_array(shape, fortran, values)?;
+        let array = crate::objects::object_array(shape, fortran, values)?;
         self.with(|sink| match sink {
             Sink::File(writer) => writer.add(key, &array),
             Sink::Memory(writer) => writer.add(key, &array),

@@ -13,6 +13,7 @@ use pyo3::types::{
     PyString, PyTuple,
 };
 
+use crate::buffer::{Backing, Buffer};
 use crate::errors::core_error;
 
 /// Nesting deeper than this is refused when converting Python objects (a
@@ -26,7 +27,7 @@ fn convert_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
 
 /// A loaded array (bytes or objects) as a numpy array.
 pub(crate) fn array_to_py(py: Python<'_>, array: NpyArray) -> PyResult<Py<PyAny>> {
-    let parts = crate::array_parts(py, array)?;
+    let parts = array_parts(py, array)?;
     let ndarray = convert_module(py)?.getattr("from_parts")?.call1(parts)?;
     Ok(ndarray.unbind())
 }
@@ -216,7 +217,7 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
         _ => {
             let bytes: Vec<u8> = payload.extract()?;
             let header = Header::new(dtype, order, shape);
-            let layout = crate::layout_for(&header)?;
+            let layout = crate::arguments::layout_for(&header)?;
             let array = NpyArray::from_parts(
                 header,
                 layout,
@@ -226,4 +227,51 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
             Ok(PyValue::Array(Box::new(array)))
         }
     }
+}
+
+/// What the Python side makes an array of: the data (a [`Buffer`] of raw
+/// bytes, or a list of Python objects for an object array), the dtype's
+/// descr literal, the shape and whether the order is Fortran.
+pub(crate) type Parts = (Py<PyAny>, String, Vec<usize>, bool);
+
+/// A loaded array as [`Parts`]; its bytes are handed to numpy without a copy.
+pub(crate) fn array_parts(py: Python<'_>, array: NpyArray) -> PyResult<Parts> {
+    let header = array.header().clone();
+    let fortran = header.order == Order::Fortran;
+    if header.dtype == DType::Object {
+        let values = array.into_objects().unwrap_or_default();
+        let list = PyList::empty(py);
+        for value in values {
+            list.append(to_py(py, value)?)?;
+        }
+        return Ok((
+            list.into_any().unbind(),
+            "'|O'".into(),
+            header.shape,
+            fortran,
+        ));
+    }
+    let descr = header.dtype.header_repr();
+    let (header, _, data) = array.into_parts();
+    let buffer = Buffer::new(Backing::Owned(data), "an array in memory".into());
+    Ok((
+        Py::new(py, buffer)?.into_any(),
+        descr,
+        header.shape,
+        fortran,
+    ))
+}
+
+/// An object array from Python values, checked by npy-core.
+pub(crate) fn object_array(
+    shape: Vec<usize>,
+    fortran: bool,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<NpyArray> {
+    let values = values
+        .try_iter()?
+        .map(|item| from_py(&item?, 0))
+        .collect::<PyResult<Vec<_>>>()?;
+    let order = if fortran { Order::Fortran } else { Order::C };
+    NpyArray::from_objects(Header::new(DType::Object, order, shape), values).map_err(core_error)
 }

@@ -65,7 +65,7 @@ impl Remote {
         let mut options = npy_core::io::ReadOptions::default();
         options.parse.max_header_size = max_header_size;
         options.parse.allow_pickle = allow_pickle;
-        options.pickle.encoding = crate::encoding(encoding)?;
+        options.pickle.encoding = crate::arguments::encoding(encoding)?;
         let runtime = runtime()?;
         let (store, path) = Store::from_url(url).map_err(remote_error)?;
         let array = py
@@ -178,7 +178,7 @@ fn upload(
 ) -> PyResult<()> {
     let runtime = runtime()?;
     let (store, path) = Store::from_url(url).map_err(remote_error)?;
-    crate::with_source(py, (descr, shape, fortran), &data, |source| {
+    crate::arguments::with_source(py, (descr, shape, fortran), &data, |source| {
         runtime
             .block_on(npy_remote::upload(
                 &store,
@@ -199,7 +199,7 @@ fn upload_objects(
     fortran: bool,
     values: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
-    let array = crate::object_array(shape, fortran, values)?;
+    let array = crate::objects::object_array(shape, fortran, values)?;
     let runtime = runtime()?;
     let (store, path) = Store::from_url(url).map_err(remote_error)?;
     py.detach(|| {
