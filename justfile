@@ -18,7 +18,7 @@ lint:
 tour *ARGS:
     cargo run --release --example tour -- {{ARGS}}
 
-# Criterion micro-benchmarks (header, dtype, views, byte swap, open, reads, sums).
+# Criterion micro-benchmarks (header, dtype, views, byte swap, object-array pickles, open, reads, sums).
 bench *ARGS:
     cargo bench -p npy-core -p npy-mmap {{ARGS}}
 
