@@ -81,6 +81,8 @@
 #![deny(missing_docs)]
 
 mod access;
+mod aligned;
+mod array;
 pub mod dtype;
 pub mod element;
 pub mod error;

@@ -57,10 +57,10 @@ mod write;
 
 use std::io::Read;
 
-pub use value::{NumpyScalar, PyValue};
+pub use crate::array::{NumpyScalar, PyValue};
 
 use crate::Result;
-use crate::io::NpyArray;
+use crate::array::NpyArray;
 
 /// [`PickleOptions::max_depth`]'s default.
 pub(crate) const DEFAULT_MAX_DEPTH: usize = 1000;
@@ -142,6 +142,3 @@ pub fn dumps(value: &PyValue) -> Result<Vec<u8>> {
 pub(crate) fn pickle_array(array: &NpyArray) -> Result<Vec<u8>> {
     write::pickle_array(array)
 }
-
-pub(crate) use vm::fortran_to_c;
-pub(crate) use write::check_count;

@@ -13,9 +13,8 @@
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read};
 
-use super::value::{NumpyScalar, PyValue};
 use super::{Encoding, PickleOptions};
-use crate::io::NpyArray;
+use crate::array::{NpyArray, NumpyScalar, PyValue, c_to_fortran};
 use crate::{ByteOrder, DType, Error, Header, Order, Result};
 
 /// An object: an index into the unpickler's `nodes`, or, with [`LEAF`] set,
@@ -1466,61 +1465,6 @@ fn unreachable_frame<T>() -> Result<T> {
         position: 0,
         reason: "internal error: no open container".to_owned(),
     })
-}
-
-/// Items in C order rearranged into Fortran (column-major) memory order.
-pub(super) fn c_to_fortran<T: Clone>(items: &[T], shape: &[usize]) -> Vec<T> {
-    reorder(items, shape, true)
-}
-
-/// Items in Fortran memory order rearranged into C order.
-pub(crate) fn fortran_to_c<T: Clone>(items: &[T], shape: &[usize]) -> Vec<T> {
-    reorder(items, shape, false)
-}
-
-fn reorder<T: Clone>(items: &[T], shape: &[usize], to_fortran: bool) -> Vec<T> {
-    if shape.len() < 2 || items.is_empty() {
-        return items.to_vec();
-    }
-    // Walk the output in its order (an odometer over the axes, fastest
-    // first), following the source's strides.
-    let source_strides = strides(shape, !to_fortran);
-    let axes: Vec<usize> = if to_fortran {
-        (0..shape.len()).collect()
-    } else {
-        (0..shape.len()).rev().collect()
-    };
-    let mut index = vec![0usize; shape.len()];
-    let mut source = 0usize;
-    let mut out = Vec::with_capacity(items.len());
-    for _ in 0..items.len() {
-        out.push(items[source].clone());
-        for &axis in &axes {
-            index[axis] += 1;
-            source += source_strides[axis];
-            if index[axis] < shape[axis] {
-                break;
-            }
-            source -= source_strides[axis] * shape[axis];
-            index[axis] = 0;
-        }
-    }
-    out
-}
-
-fn strides(shape: &[usize], fortran: bool) -> Vec<usize> {
-    let mut strides = vec![1; shape.len()];
-    let mut acc = 1usize;
-    let axes: Vec<usize> = if fortran {
-        (0..shape.len()).collect()
-    } else {
-        (0..shape.len()).rev().collect()
-    };
-    for axis in axes {
-        strides[axis] = acc;
-        acc = acc.saturating_mul(shape[axis].max(1));
-    }
-    strides
 }
 
 fn pairs(items: Vec<Id>) -> Option<Vec<(Id, Id)>> {

@@ -2,10 +2,8 @@
 
 use std::collections::HashMap;
 
-use super::value::PyValue;
-use super::vm::fortran_to_c;
-use crate::io::NpyArray;
-use crate::{ByteOrder, DType, Error, Header, Order, Result, Scalar, ScalarKind};
+use crate::array::{NpyArray, PyValue, fortran_to_c};
+use crate::{ByteOrder, DType, Error, Order, Result, Scalar, ScalarKind};
 
 /// Deepest nesting the writer follows (the reader's default limit).
 const MAX_DEPTH: usize = super::DEFAULT_MAX_DEPTH;
@@ -407,17 +405,4 @@ pub(super) fn pickle_array(array: &NpyArray) -> Result<Vec<u8>> {
     pickler.array(array, 0, &mut tasks)?;
     pickler.run(tasks)?;
     Ok(pickler.finish())
-}
-
-/// Checks a header can describe the given objects.
-pub(crate) fn check_count(header: &Header, count: usize) -> Result<()> {
-    let expected = header.element_count()?;
-    if expected != count {
-        return Err(Error::ObjectCount {
-            shape: crate::shape_repr(&header.shape),
-            expected,
-            actual: count,
-        });
-    }
-    Ok(())
 }
