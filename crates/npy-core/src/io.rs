@@ -35,6 +35,7 @@ use crate::array::PyValue;
 use crate::element::Element;
 use crate::pickle::PickleOptions;
 use crate::source::NpySource;
+pub use crate::stream::read_full;
 use crate::swap::ByteOrderConverter;
 use crate::{ByteOrder, DType, Error, Header, Layout, ParseOptions, Result, Version};
 
@@ -265,20 +266,6 @@ pub fn read_data<R: Read>(
         Some(converter) => converter.converted_dtype().clone(),
         None => header.dtype.clone(),
     })
-}
-
-/// Reads until `buf` is full or the stream ends; returns the bytes read.
-fn read_full<R: Read>(reader: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 /// Writes `source` as an `.npy` file to `writer`: the header encoded like

@@ -98,6 +98,7 @@ pub mod plan;
 mod pyrepr;
 pub mod raw;
 mod source;
+mod stream;
 pub mod swap;
 pub mod value;
 pub mod view;

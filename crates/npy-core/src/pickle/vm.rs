@@ -11,10 +11,11 @@
 //! is budgeted against the input's size and the depth limit.
 
 use std::collections::HashMap;
-use std::io::{ErrorKind, Read};
+use std::io::Read;
 
 use super::{Encoding, PickleOptions};
 use crate::array::{NpyArray, NumpyScalar, PyValue, c_to_fortran};
+use crate::stream::read_full;
 use crate::{ByteOrder, DType, Error, Header, Order, Result};
 
 /// An object: an index into the unpickler's `nodes`, or, with [`LEAF`] set,
@@ -175,14 +176,8 @@ impl<R: Read> Input<R> {
             buf.copy_from_slice(&self.frame[self.frame_pos..self.frame_pos + n]);
             self.frame_pos += n;
         } else {
-            let mut filled = 0;
-            while filled < n {
-                match self.reader.read(&mut buf[filled..]) {
-                    Ok(0) => return Err(self.truncated()),
-                    Ok(got) => filled += got,
-                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e.into()),
-                }
+            if read_full(&mut self.reader, buf)? < n {
+                return Err(self.truncated());
             }
         }
         self.position += n as u64;
