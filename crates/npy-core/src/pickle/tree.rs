@@ -2,8 +2,8 @@
 //! moving each object out at its last use and copying shared ones within a
 //! budget, so a pickle cannot make its output explode through the memo.
 
-use super::PickleOptions;
 use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, LEAF, Node};
+use super::options::PickleOptions;
 use crate::array::{NpyArray, PyValue, c_to_fortran};
 use crate::{DType, Error, Header, Order, Result};
 

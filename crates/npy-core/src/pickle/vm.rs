@@ -18,9 +18,9 @@ use super::arena::{Arena, Id, Node, View};
 use super::globals::Global;
 use super::input::Input;
 use super::opcodes::*;
+use super::options::{Encoding, PickleOptions};
 use super::reduce::{build, reduce};
 use super::tree::into_value;
-use super::{Encoding, PickleOptions};
 use crate::Result;
 use crate::array::PyValue;
 
