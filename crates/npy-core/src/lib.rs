@@ -128,4 +128,4 @@ pub use view::{ArrayView, ArrayViewMut};
 pub use ext::derive::NpyRecord;
 /// Derives [`Element`] and [`NpyRecord`] for a `#[repr(C)]` struct: see [`ext::derive`].
 #[cfg(feature = "derive")]
-pub use npy_mmap_derive::NpyRecord;
+pub use npy_core_derive::NpyRecord;
