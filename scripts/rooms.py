@@ -5,7 +5,7 @@
     scripts/rooms.py --check    # exit 1 on a circle not in KNOWN, or a KNOWN one gone (CI)
 
 A file's room is its module path (`src/npz/read.rs` is `npz::read`,
-`src/pickle/vm.rs` with `mod` children is `pickle::vm`). An import is any
+`src/literal/mod.rs` is `literal`). An import is any
 `crate::a::b` path in the file (use lines, and paths in code), resolved to
 the deepest module that exists; `super::` is resolved against the file's
 own module. A module's `mod.rs`/`lib.rs` declaring its children is not an
