@@ -12,7 +12,7 @@ import re
 import sys
 from collections import Counter
 
-CRATES = ["npy_core", "npy_mmap", "npy_remote", "npy_mmap_derive"]
+CRATES = ["npy_core", "npy_mmap", "npy_remote", "npy_core_derive"]
 KINDS = ("struct", "enum", "trait", "fn", "type", "constant", "macro", "derive", "static", "union", "attr")
 ASSOC = re.compile(r'id="((?:method|tymethod|variant|associatedconstant|associatedtype|structfield)\.[A-Za-z0-9_]+)"')
 

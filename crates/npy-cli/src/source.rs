@@ -41,16 +41,8 @@ pub fn sniff(path: &Path) -> anyhow::Result<Kind> {
     // Never blocks: a FIFO is refused with a clear message, not waited on.
     let mut file = npy_mmap::open_regular(path, false).map_err(|err| in_cli_words(err, path))?;
     let mut start = [0u8; 4];
-    let mut filled = 0;
-    while filled < start.len() {
-        let n = file
-            .read(&mut start[filled..])
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if n == 0 {
-            break;
-        }
-        filled += n;
-    }
+    let filled = npy_core::io::read_full(&mut file, &mut start)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     Ok(if npy_core::npz::is_zip_start(&start[..filled]) {
         Kind::Npz
     } else {

@@ -5,6 +5,7 @@ use std::io::Read;
 
 use crate::literal::{self, Literal, Value};
 use crate::pyrepr::{push_shape_repr, str_repr};
+use crate::stream::read_full;
 use crate::{DType, Error, Result};
 
 /// The six bytes every `.npy` file starts with.
@@ -253,20 +254,6 @@ impl Layout {
     pub fn data_end(&self) -> usize {
         self.data_offset.saturating_add(self.data_len)
     }
-}
-
-/// Reads until `buf` is full or the stream ends; returns the bytes read.
-fn read_full<R: Read + ?Sized>(reader: &mut R, buf: &mut [u8]) -> Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(filled)
 }
 
 impl Header {

@@ -25,161 +25,19 @@
 //! # Ok::<(), npy_core::Error>(())
 //! ```
 
-use std::fmt;
 use std::io::{ErrorKind, Read, Write};
-use std::ops::{Deref, DerefMut};
 
 use zerocopy::IntoBytes;
 
+pub use crate::aligned::{AlignedBytes, ByteOwner};
+pub use crate::array::NpyArray;
+use crate::array::PyValue;
 use crate::element::Element;
-use crate::pickle::{PickleOptions, PyValue};
-use crate::raw::RawView;
+use crate::pickle::PickleOptions;
 use crate::source::NpySource;
-use crate::swap::{ByteOrderConverter, convert_byte_order};
-use crate::view::{ArrayView, ArrayViewMut};
-use crate::{ByteOrder, DType, Error, Header, Layout, Order, ParseOptions, Result, Version};
-
-/// Bytes in a buffer aligned to 16 bytes (enough for every NumPy element
-/// type), so typed views of native data never fail on alignment.
-#[derive(Default)]
-pub struct AlignedBytes {
-    storage: Storage,
-}
-
-/// Where the bytes live: a byte vector the allocator happened to align
-/// (kept to avoid copying what was read into it), 16-byte words, or memory
-/// someone else allocated (see [`AlignedBytes::from_owner`]).
-enum Storage {
-    /// Invariant: the pointer is 16-byte aligned; the vector never grows.
-    Bytes(Vec<u8>),
-    Words {
-        words: Vec<u128>,
-        len: usize,
-    },
-    /// Invariant: the bytes start 16-byte aligned and never move.
-    Owner(Box<dyn ByteOwner>),
-}
-
-/// Memory that [`AlignedBytes`] can own: anything that derefs to a byte
-/// buffer which does not move while owned (an anonymous memory map, a
-/// `Vec<u8>`, a boxed slice).
-pub trait ByteOwner: AsRef<[u8]> + AsMut<[u8]> + Send + Sync + 'static {}
-
-impl<T: AsRef<[u8]> + AsMut<[u8]> + Send + Sync + 'static> ByteOwner for T {}
-
-impl Default for Storage {
-    fn default() -> Self {
-        Storage::Words {
-            words: Vec::new(),
-            len: 0,
-        }
-    }
-}
-
-impl AlignedBytes {
-    /// An empty buffer.
-    pub fn new() -> Self {
-        AlignedBytes::default()
-    }
-
-    /// `len` zero bytes in an aligned buffer, to be filled in place.
-    pub fn zeroed(len: usize) -> Self {
-        AlignedBytes {
-            storage: Storage::Words {
-                words: vec![0u128; len.div_ceil(16)],
-                len,
-            },
-        }
-    }
-
-    /// A copy of `bytes` in an aligned buffer.
-    pub fn copy_from(bytes: &[u8]) -> Self {
-        let mut words = vec![0u128; bytes.len().div_ceil(16)];
-        words.as_mut_bytes()[..bytes.len()].copy_from_slice(bytes);
-        AlignedBytes {
-            storage: Storage::Words {
-                words,
-                len: bytes.len(),
-            },
-        }
-    }
-
-    /// Takes ownership of memory allocated elsewhere (for example an
-    /// anonymous memory map with huge pages), without copying. Gives it back
-    /// if its bytes do not start on a 16-byte boundary.
-    pub fn from_owner<O: ByteOwner>(mut owner: O) -> std::result::Result<Self, O> {
-        let start = owner.as_mut().as_ptr() as usize;
-        if start.is_multiple_of(16) && start == owner.as_ref().as_ptr() as usize {
-            Ok(AlignedBytes {
-                storage: Storage::Owner(Box::new(owner)),
-            })
-        } else {
-            Err(owner)
-        }
-    }
-
-    /// Takes `bytes` as is when the allocator aligned it (the usual case
-    /// for large buffers), otherwise copies it once into aligned storage.
-    fn from_vec(bytes: Vec<u8>) -> Self {
-        if !bytes.is_empty() && (bytes.as_ptr() as usize).is_multiple_of(16) {
-            AlignedBytes {
-                storage: Storage::Bytes(bytes),
-            }
-        } else {
-            AlignedBytes::copy_from(&bytes)
-        }
-    }
-
-    /// The bytes copied into a plain `Vec<u8>` (which has no alignment guarantee).
-    pub fn to_vec(&self) -> Vec<u8> {
-        self.deref().to_vec()
-    }
-}
-
-impl Clone for AlignedBytes {
-    fn clone(&self) -> Self {
-        // A cloned Vec<u8> may land at an unaligned address: always copy to words.
-        AlignedBytes::copy_from(self)
-    }
-}
-
-impl PartialEq for AlignedBytes {
-    fn eq(&self, other: &Self) -> bool {
-        **self == **other
-    }
-}
-
-impl Eq for AlignedBytes {}
-
-impl Deref for AlignedBytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match &self.storage {
-            Storage::Bytes(bytes) => bytes,
-            Storage::Words { words, len } => &words.as_bytes()[..*len],
-            Storage::Owner(owner) => (**owner).as_ref(),
-        }
-    }
-}
-
-impl DerefMut for AlignedBytes {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        match &mut self.storage {
-            Storage::Bytes(bytes) => bytes,
-            Storage::Words { words, len } => &mut words.as_mut_bytes()[..*len],
-            Storage::Owner(owner) => (**owner).as_mut(),
-        }
-    }
-}
-
-impl fmt::Debug for AlignedBytes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AlignedBytes")
-            .field("len", &self.len())
-            .finish_non_exhaustive()
-    }
-}
+pub use crate::stream::read_full;
+use crate::swap::ByteOrderConverter;
+use crate::{ByteOrder, DType, Error, Header, Layout, ParseOptions, Result, Version};
 
 /// How [`read_npy`] reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -213,179 +71,6 @@ impl ReadOptions {
             _ => Ok(()),
         }
     }
-}
-
-/// An array read from a stream: header, file layout and the data in an
-/// aligned, owned buffer; or, for an object array ([`DType::Object`]), its
-/// values ([`objects`](Self::objects)).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NpyArray {
-    header: Header,
-    layout: Layout,
-    data: AlignedBytes,
-    /// The values of an object array, in the header's memory order.
-    objects: Option<Vec<PyValue>>,
-}
-
-impl NpyArray {
-    /// The header (its dtype is native-order after [`ReadOptions::to_native`]).
-    pub fn header(&self) -> &Header {
-        &self.header
-    }
-
-    /// Where things were in the stream.
-    pub fn layout(&self) -> &Layout {
-        &self.layout
-    }
-
-    /// The data bytes, in the header's memory order (empty for an object
-    /// array: see [`objects`](Self::objects)).
-    pub fn bytes(&self) -> &[u8] {
-        &self.data
-    }
-
-    /// The data bytes, mutably.
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.data
-    }
-
-    /// A typed view of the data.
-    pub fn view<T: Element>(&self) -> Result<ArrayView<'_, T>> {
-        ArrayView::from_header(&self.data, &self.header)
-    }
-
-    /// A mutable typed view of the data.
-    pub fn view_mut<T: Element>(&mut self) -> Result<ArrayViewMut<'_, T>> {
-        ArrayViewMut::from_header(&mut self.data, &self.header)
-    }
-
-    /// A raw element view, for records, strings and any other dtype
-    /// (not objects: [`Error::ObjectData`]).
-    pub fn raw_view(&self) -> Result<RawView<'_>> {
-        if self.objects.is_some() {
-            return Err(Error::ObjectData);
-        }
-        RawView::from_header(&self.data, &self.header)
-    }
-
-    /// The values of an object array, in the header's memory order
-    /// (column-major when it is Fortran order); `None` for other arrays.
-    pub fn objects(&self) -> Option<&[PyValue]> {
-        self.objects.as_deref()
-    }
-
-    /// The values of an object array, mutably.
-    pub fn objects_mut(&mut self) -> Option<&mut [PyValue]> {
-        self.objects.as_deref_mut()
-    }
-
-    /// This object array with its values rearranged into C (row-major)
-    /// order, the order numpy lists them in; other arrays are returned as
-    /// they are.
-    pub fn into_c_order(self) -> NpyArray {
-        match (&self.objects, self.header.order) {
-            (Some(values), Order::Fortran) => NpyArray {
-                objects: Some(crate::pickle::fortran_to_c(values, &self.header.shape)),
-                header: Header {
-                    order: Order::C,
-                    ..self.header
-                },
-                ..self
-            },
-            _ => self,
-        }
-    }
-
-    /// The values of an object array, taken; `None` for other arrays.
-    pub fn into_objects(self) -> Option<Vec<PyValue>> {
-        self.objects
-    }
-
-    /// An object array: `values` in `header`'s memory order (column-major
-    /// for Fortran order), one per element. Its layout is the one of an
-    /// array not read from a file (offsets 0).
-    ///
-    /// Errors: [`Error::ObjectCount`] unless there is one value per element;
-    /// [`Error::TypeMismatch`] unless the header's dtype is [`DType::Object`].
-    ///
-    /// ```
-    /// use npy_core::pickle::PyValue;
-    /// use npy_core::{DType, Header, NpyArray, Order};
-    ///
-    /// let header = Header::new(DType::Object, Order::C, vec![2]);
-    /// let array = NpyArray::from_objects(header, vec!["a".into(), PyValue::None])?;
-    /// assert_eq!(array.objects().unwrap()[0], PyValue::Str("a".into()));
-    /// # Ok::<(), npy_core::Error>(())
-    /// ```
-    pub fn from_objects(header: Header, values: Vec<PyValue>) -> Result<NpyArray> {
-        if header.dtype != DType::Object {
-            return Err(Error::TypeMismatch {
-                found: Box::new(header.dtype.clone()),
-                requested: Box::new(DType::Object),
-                rust_type: "PyValue",
-            });
-        }
-        crate::pickle::check_count(&header, values.len())?;
-        Ok(NpyArray {
-            layout: detached_layout(0),
-            header,
-            data: AlignedBytes::new(),
-            objects: Some(values),
-        })
-    }
-
-    /// An array of plain data not read from a file (a nested array of an
-    /// object array): `data` must hold what `header` describes.
-    pub(crate) fn from_data(header: Header, data: Vec<u8>) -> Result<NpyArray> {
-        let layout = detached_layout(data.len());
-        NpyArray::from_parts(header, layout, AlignedBytes::from_vec(data))
-    }
-
-    /// Converts the data to byte order `to` in place and updates the dtype
-    /// (object arrays have none: nothing changes).
-    pub fn convert_byte_order(&mut self, to: ByteOrder) {
-        if self.objects.is_some() {
-            return;
-        }
-        self.header.dtype = convert_byte_order(&self.header.dtype, &mut self.data, to);
-    }
-
-    /// An array from its parts (the inverse of [`into_parts`](Self::into_parts)).
-    ///
-    /// Errors: [`Error::DataLength`] unless `data` holds exactly the bytes
-    /// `header` describes; [`Error::ObjectData`] for an object dtype (see
-    /// [`from_objects`](Self::from_objects)).
-    pub fn from_parts(header: Header, layout: Layout, data: AlignedBytes) -> Result<NpyArray> {
-        check_bytes(&header, data.len())?;
-        Ok(NpyArray {
-            header,
-            layout,
-            data,
-            objects: None,
-        })
-    }
-
-    /// The header, layout and data buffer (empty for an object array).
-    pub fn into_parts(self) -> (Header, Layout, AlignedBytes) {
-        (self.header, self.layout, self.data)
-    }
-}
-
-/// Checks that `len` bytes are the data `header` describes: plain data
-/// ([`Error::ObjectData`] for objects, whose data is a pickle) of exactly
-/// the header's length ([`Error::DataLength`]).
-pub(crate) fn check_bytes(header: &Header, len: usize) -> Result<()> {
-    if header.dtype.has_object() {
-        return Err(Error::ObjectData);
-    }
-    let expected = header.data_len()?;
-    if len != expected {
-        return Err(Error::DataLength {
-            expected,
-            actual: len,
-        });
-    }
-    Ok(())
 }
 
 /// Bytes allocated before any data has arrived; the buffer then doubles as
@@ -455,22 +140,11 @@ pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArra
     if let Some(converter) = converter {
         header.dtype = converter.converted_dtype().clone();
     }
-    Ok(NpyArray {
+    Ok(NpyArray::read(
         header,
         layout,
-        data: AlignedBytes::from_vec(bytes),
-        objects: None,
-    })
-}
-
-/// The layout of an array that was not read from a file: no header before it.
-fn detached_layout(data_len: usize) -> Layout {
-    Layout {
-        version: Version::V1,
-        header_len: 0,
-        data_offset: 0,
-        data_len,
-    }
+        AlignedBytes::from_vec(bytes),
+    ))
 }
 
 /// Reads the pickle that follows an object array's `header` (which
@@ -511,22 +185,22 @@ pub fn read_objects<R: Read>(
             crate::shape_repr(&header.shape)
         ),
     };
-    let mut array = match value {
+    let array = match value {
         PyValue::Array(array) => *array,
         other => return Err(mismatch(format!("a Python {}", other.type_name()))),
     };
-    if array.header.dtype != DType::Object || array.header.shape != header.shape {
+    let found = array.header();
+    if found.dtype != DType::Object || found.shape != header.shape {
         return Err(mismatch(format!(
             "an array of {} with shape {}",
-            array.header.dtype.descr(),
-            crate::shape_repr(&array.header.shape)
+            found.dtype.descr(),
+            crate::shape_repr(&found.shape)
         )));
     }
-    array.layout = Layout {
+    Ok(array.with_layout(Layout {
         data_len: len,
         ..layout
-    };
-    Ok(array)
+    }))
 }
 
 /// Reads the data of an array with `header` from `reader` into `dest`,
@@ -592,20 +266,6 @@ pub fn read_data<R: Read>(
         Some(converter) => converter.converted_dtype().clone(),
         None => header.dtype.clone(),
     })
-}
-
-/// Reads until `buf` is full or the stream ends; returns the bytes read.
-fn read_full<R: Read>(reader: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 /// Writes `source` as an `.npy` file to `writer`: the header encoded like
@@ -742,34 +402,5 @@ impl<W: Write> NpyWriter<W> {
         }
         self.writer.flush()?;
         Ok(self.writer)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn aligned_bytes_are_aligned_and_sized() {
-        let b = AlignedBytes::copy_from(&[1, 2, 3]);
-        assert_eq!(&*b, &[1, 2, 3]);
-        assert_eq!(b.as_ptr() as usize % 16, 0);
-        assert_eq!(b.to_vec(), [1, 2, 3]);
-        let c = b.clone();
-        assert_eq!(c, b);
-        assert_eq!(c.as_ptr() as usize % 16, 0);
-    }
-
-    #[test]
-    fn aligned_bytes_from_any_vec_are_aligned() {
-        // Slicing at every offset of a bigger vector gives unaligned starts too.
-        let source: Vec<u8> = (0..64).collect();
-        for start in 0..16 {
-            let b = AlignedBytes::from_vec(source[start..start + 33].to_vec());
-            assert_eq!(&*b, &source[start..start + 33]);
-            assert_eq!(b.as_ptr() as usize % 16, 0);
-            assert_eq!(b.clone().as_ptr() as usize % 16, 0);
-        }
-        assert!(AlignedBytes::from_vec(Vec::new()).is_empty());
     }
 }

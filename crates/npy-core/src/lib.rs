@@ -81,6 +81,8 @@
 #![deny(missing_docs)]
 
 mod access;
+mod aligned;
+mod array;
 pub mod dtype;
 pub mod element;
 pub mod error;
@@ -96,6 +98,7 @@ pub mod plan;
 mod pyrepr;
 pub mod raw;
 mod source;
+mod stream;
 pub mod swap;
 pub mod value;
 pub mod view;
@@ -125,4 +128,4 @@ pub use view::{ArrayView, ArrayViewMut};
 pub use ext::derive::NpyRecord;
 /// Derives [`Element`] and [`NpyRecord`] for a `#[repr(C)]` struct: see [`ext::derive`].
 #[cfg(feature = "derive")]
-pub use npy_mmap_derive::NpyRecord;
+pub use npy_core_derive::NpyRecord;

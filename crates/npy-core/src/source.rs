@@ -30,8 +30,8 @@ use std::borrow::Cow;
 
 use zerocopy::IntoBytes;
 
+use crate::array::{NpyArray, check_bytes};
 use crate::element::Element;
-use crate::io::NpyArray;
 use crate::view::{ArrayView, ArrayViewMut};
 use crate::{Header, Order, Result};
 
@@ -95,7 +95,7 @@ impl<'a> NpyBytes<'a> {
     /// pickle: write an [`NpyArray`]); [`Error::DataLength`](crate::Error::DataLength) unless `bytes`
     /// holds exactly the bytes the header describes.
     pub fn new(header: &'a Header, bytes: &'a [u8]) -> Result<Self> {
-        crate::io::check_bytes(header, bytes.len())?;
+        check_bytes(header, bytes.len())?;
         Ok(NpyBytes { header, bytes })
     }
 }

@@ -1,132 +1,15 @@
-//! [`PyValue`]: the Python values an object array can hold, as Rust data.
+//! What a [`PyValue`] does: Python's `repr()` of it, and its conversions
+//! to and from Rust types (the type itself lives with [`NpyArray`], which it
+//! contains and is contained by: `array.rs`).
 
 use std::fmt::{self, Write as _};
 
-use crate::io::NpyArray;
+use crate::array::{NpyArray, PyValue};
 use crate::pyrepr::{push_bytes_repr, push_str_repr};
 use crate::value::Value;
-use crate::{DType, Error, Result};
-
-/// One Python object from an object array: the plain values `np.save`
-/// pickles, and nested numpy arrays and scalars.
-///
-/// Equality is structural, and floats compare by their bits, so a value
-/// equals itself (NaN included) and a round trip through a file compares
-/// equal; `0.0` and `-0.0` differ. `Display` is Python's `repr()`.
-///
-/// ```
-/// use npy_core::pickle::PyValue;
-///
-/// let row = PyValue::List(vec!["abc".into(), 1.into(), 2.5.into(), PyValue::None]);
-/// assert_eq!(row.to_string(), "['abc', 1, 2.5, None]");
-/// let n: i64 = PyValue::Int(7).try_into()?;
-/// assert_eq!(n, 7);
-/// # Ok::<(), npy_core::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub enum PyValue {
-    /// `None`.
-    None,
-    /// `True` / `False`.
-    Bool(bool),
-    /// An `int` that fits 64 bits.
-    Int(i64),
-    /// An `int` that does not fit 64 bits: its two's-complement bytes,
-    /// little-endian, as few as represent it (pickle's `LONG1` payload).
-    /// Values that fit an `i64` are always [`PyValue::Int`].
-    BigInt(Vec<u8>),
-    /// A `float`.
-    Float(f64),
-    /// A `complex`: real and imaginary parts.
-    Complex(f64, f64),
-    /// A `str`.
-    Str(String),
-    /// A `bytes`.
-    Bytes(Vec<u8>),
-    /// A `bytearray`.
-    ByteArray(Vec<u8>),
-    /// A `tuple`.
-    Tuple(Vec<PyValue>),
-    /// A `list`.
-    List(Vec<PyValue>),
-    /// A `dict`: its items in insertion order.
-    Dict(Vec<(PyValue, PyValue)>),
-    /// A `set`: its items in the pickle's order.
-    Set(Vec<PyValue>),
-    /// A `frozenset`: its items in the pickle's order.
-    FrozenSet(Vec<PyValue>),
-    /// A numpy array (any dtype, object arrays included), loaded.
-    Array(Box<NpyArray>),
-    /// A numpy scalar (`np.float64(1.5)`, `np.int32(3)`).
-    Scalar(Box<NumpyScalar>),
-}
-
-/// A numpy scalar: its dtype and its bytes, in the dtype's byte order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NumpyScalar {
-    /// The scalar's type (not an object type).
-    pub dtype: DType,
-    /// Exactly `dtype.itemsize()` bytes.
-    pub bytes: Vec<u8>,
-}
-
-impl NumpyScalar {
-    /// The scalar decoded as an element of its dtype.
-    pub fn value(&self) -> Result<Value> {
-        Value::decode(&self.dtype, &self.bytes)
-    }
-}
-
-impl PartialEq for PyValue {
-    fn eq(&self, other: &Self) -> bool {
-        use PyValue::*;
-        match (self, other) {
-            (None, None) => true,
-            (Bool(a), Bool(b)) => a == b,
-            (Int(a), Int(b)) => a == b,
-            (BigInt(a), BigInt(b)) => a == b,
-            (Float(a), Float(b)) => a.to_bits() == b.to_bits(),
-            (Complex(a, b), Complex(c, d)) => {
-                a.to_bits() == c.to_bits() && b.to_bits() == d.to_bits()
-            }
-            (Str(a), Str(b)) => a == b,
-            (Bytes(a), Bytes(b)) | (ByteArray(a), ByteArray(b)) => a == b,
-            (Tuple(a), Tuple(b))
-            | (List(a), List(b))
-            | (Set(a), Set(b))
-            | (FrozenSet(a), FrozenSet(b)) => a == b,
-            (Dict(a), Dict(b)) => a == b,
-            (Array(a), Array(b)) => a == b,
-            (Scalar(a), Scalar(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
-impl Eq for PyValue {}
+use crate::{Error, Result};
 
 impl PyValue {
-    /// The Python type name (`'int'`, `'list'`, `'numpy.ndarray'`, ...), for messages.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            PyValue::None => "NoneType",
-            PyValue::Bool(_) => "bool",
-            PyValue::Int(_) | PyValue::BigInt(_) => "int",
-            PyValue::Float(_) => "float",
-            PyValue::Complex(..) => "complex",
-            PyValue::Str(_) => "str",
-            PyValue::Bytes(_) => "bytes",
-            PyValue::ByteArray(_) => "bytearray",
-            PyValue::Tuple(_) => "tuple",
-            PyValue::List(_) => "list",
-            PyValue::Dict(_) => "dict",
-            PyValue::Set(_) => "set",
-            PyValue::FrozenSet(_) => "frozenset",
-            PyValue::Array(_) => "numpy.ndarray",
-            PyValue::Scalar(_) => "numpy scalar",
-        }
-    }
-
     /// An `int` from the little-endian two's-complement bytes of pickle's
     /// `LONG1`/`LONG4` (empty is 0): [`PyValue::Int`] when it fits.
     pub fn int_from_le_bytes(bytes: &[u8]) -> PyValue {

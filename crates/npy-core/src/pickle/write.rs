@@ -2,13 +2,13 @@
 
 use std::collections::HashMap;
 
-use super::value::PyValue;
-use super::vm::fortran_to_c;
-use crate::io::NpyArray;
-use crate::{ByteOrder, DType, Error, Header, Order, Result, Scalar, ScalarKind};
+use super::globals::Global;
+use super::opcodes::*;
+use crate::array::{NpyArray, PyValue, fortran_to_c};
+use crate::{ByteOrder, DType, Error, Order, Result, Scalar, ScalarKind};
 
 /// Deepest nesting the writer follows (the reader's default limit).
-const MAX_DEPTH: usize = super::DEFAULT_MAX_DEPTH;
+const MAX_DEPTH: usize = super::options::DEFAULT_MAX_DEPTH;
 
 /// Python's pickler batches APPENDS/SETITEMS by 1000 items.
 const BATCH: usize = 1000;
@@ -16,14 +16,14 @@ const BATCH: usize = 1000;
 pub(super) struct Pickler {
     out: Vec<u8>,
     /// Memo index of each global already written.
-    globals: HashMap<(&'static str, &'static str), u32>,
+    globals: HashMap<Global, u32>,
     next_memo: u32,
 }
 
 impl Pickler {
     pub(super) fn new() -> Self {
         let mut out = Vec::with_capacity(256);
-        out.extend_from_slice(&[0x80, 4]);
+        out.extend_from_slice(&[PROTO, 4]);
         Pickler {
             out,
             globals: HashMap::new(),
@@ -32,28 +32,29 @@ impl Pickler {
     }
 
     pub(super) fn finish(mut self) -> Vec<u8> {
-        self.out.push(b'.');
+        self.out.push(STOP);
         self.out
     }
 
-    fn global(&mut self, module: &'static str, name: &'static str) {
-        if let Some(&index) = self.globals.get(&(module, name)) {
+    fn global(&mut self, global: Global) {
+        if let Some(&index) = self.globals.get(&global) {
             self.get(index);
             return;
         }
+        let (module, name) = global.path();
         self.str(module);
         self.str(name);
-        self.out.push(0x93);
-        self.out.push(0x94);
-        self.globals.insert((module, name), self.next_memo);
+        self.out.push(STACK_GLOBAL);
+        self.out.push(MEMOIZE);
+        self.globals.insert(global, self.next_memo);
         self.next_memo += 1;
     }
 
     fn get(&mut self, index: u32) {
         match u8::try_from(index) {
-            Ok(i) => self.out.extend_from_slice(&[b'h', i]),
+            Ok(i) => self.out.extend_from_slice(&[BINGET, i]),
             Err(_) => {
-                self.out.push(b'j');
+                self.out.push(LONG_BINGET);
                 self.out.extend_from_slice(&index.to_le_bytes());
             }
         }
@@ -61,13 +62,13 @@ impl Pickler {
 
     fn int(&mut self, n: i64) {
         match n {
-            0..=0xff => self.out.extend_from_slice(&[b'K', n as u8]),
+            0..=0xff => self.out.extend_from_slice(&[BININT1, n as u8]),
             0x100..=0xffff => {
-                self.out.push(b'M');
+                self.out.push(BININT2);
                 self.out.extend_from_slice(&(n as u16).to_le_bytes());
             }
             _ if i32::try_from(n).is_ok() => {
-                self.out.push(b'J');
+                self.out.push(BININT);
                 self.out.extend_from_slice(&(n as i32).to_le_bytes());
             }
             _ => self.long(&PyValue::Int(n).int_le_bytes().unwrap_or_default()),
@@ -76,9 +77,9 @@ impl Pickler {
 
     fn long(&mut self, bytes: &[u8]) {
         match u8::try_from(bytes.len()) {
-            Ok(len) => self.out.extend_from_slice(&[0x8a, len]),
+            Ok(len) => self.out.extend_from_slice(&[LONG1, len]),
             Err(_) => {
-                self.out.push(0x8b);
+                self.out.push(LONG4);
                 self.out
                     .extend_from_slice(&(bytes.len() as u32).to_le_bytes());
             }
@@ -87,11 +88,11 @@ impl Pickler {
     }
 
     fn str(&mut self, s: &str) {
-        self.sized(s.as_bytes(), 0x8c, b'X', 0x8d);
+        self.sized(s.as_bytes(), SHORT_BINUNICODE, BINUNICODE, BINUNICODE8);
     }
 
     fn bytes(&mut self, b: &[u8]) {
-        self.sized(b, b'C', b'B', 0x8e);
+        self.sized(b, SHORT_BINBYTES, BINBYTES, BINBYTES8);
     }
 
     /// A payload with a 1-, 4- or 8-byte length, whichever is shortest.
@@ -110,16 +111,14 @@ impl Pickler {
     }
 
     fn float(&mut self, x: f64) {
-        self.out.push(b'G');
+        self.out.push(BINFLOAT);
         self.out.extend_from_slice(&x.to_be_bytes());
     }
 
+    /// Closes a tuple of the `count` items just written (after a MARK
+    /// when `count` is above 3).
     fn tuple_of(&mut self, count: usize) {
-        match count {
-            0 => self.out.push(b')'),
-            1..=3 => self.out.push(0x84 + count as u8),
-            _ => self.out.push(b't'),
-        }
+        self.out.push(tuple_op(count));
     }
 
     /// Writes `root`, without recursion: containers push their parts as
@@ -144,64 +143,60 @@ impl Pickler {
                 });
             }
             match value {
-                PyValue::None => self.out.push(b'N'),
-                PyValue::Bool(true) => self.out.push(0x88),
-                PyValue::Bool(false) => self.out.push(0x89),
+                PyValue::None => self.out.push(NONE),
+                PyValue::Bool(true) => self.out.push(NEWTRUE),
+                PyValue::Bool(false) => self.out.push(NEWFALSE),
                 PyValue::Int(n) => self.int(*n),
                 PyValue::BigInt(bytes) => self.long(bytes),
                 PyValue::Float(x) => self.float(*x),
                 PyValue::Complex(re, im) => {
-                    self.global("builtins", "complex");
+                    self.global(Global::Complex);
                     self.float(*re);
                     self.float(*im);
-                    self.out.extend_from_slice(&[0x86, b'R']);
+                    self.out.extend_from_slice(&[TUPLE2, REDUCE]);
                 }
                 PyValue::Str(s) => self.str(s),
                 PyValue::Bytes(b) => self.bytes(b),
                 PyValue::ByteArray(b) => {
-                    self.global("builtins", "bytearray");
+                    self.global(Global::ByteArray);
                     self.bytes(b);
-                    self.out.extend_from_slice(&[0x85, b'R']);
+                    self.out.extend_from_slice(&[TUPLE1, REDUCE]);
                 }
                 PyValue::Tuple(items) => {
                     if items.len() > 3 {
-                        self.out.push(b'(');
+                        self.out.push(MARK);
                     }
-                    tasks.push(Task::Op(match items.len() {
-                        0 => b')',
-                        n @ 1..=3 => 0x84 + n as u8,
-                        _ => b't',
-                    }));
+                    tasks.push(Task::Op(tuple_op(items.len())));
                     push_values(&mut tasks, items.iter(), depth);
                 }
                 PyValue::List(items) => {
-                    self.out.push(b']');
-                    push_batches(&mut tasks, items.iter().collect(), depth, b'e');
+                    self.out.push(EMPTY_LIST);
+                    push_batches(&mut tasks, items.iter().collect(), depth, APPENDS);
                 }
                 PyValue::Set(items) => {
-                    self.out.push(0x8f);
-                    push_batches(&mut tasks, items.iter().collect(), depth, 0x90);
+                    self.out.push(EMPTY_SET);
+                    push_batches(&mut tasks, items.iter().collect(), depth, ADDITEMS);
                 }
                 PyValue::FrozenSet(items) => {
-                    self.out.push(b'(');
-                    tasks.push(Task::Op(0x91));
+                    self.out.push(MARK);
+                    tasks.push(Task::Op(FROZENSET));
                     push_values(&mut tasks, items.iter(), depth);
                 }
                 PyValue::Dict(items) => {
-                    self.out.push(b'}');
+                    self.out.push(EMPTY_DICT);
                     let flat: Vec<&PyValue> = items.iter().flat_map(|(k, v)| [k, v]).collect();
                     for batch in flat.chunks(2 * BATCH).rev() {
-                        tasks.push(Task::Op(b'u'));
+                        tasks.push(Task::Op(SETITEMS));
                         push_values(&mut tasks, batch.iter().copied(), depth);
-                        tasks.push(Task::Op(b'('));
+                        tasks.push(Task::Op(MARK));
                     }
                 }
                 PyValue::Array(array) => self.array(array, depth, &mut tasks)?,
                 PyValue::Scalar(scalar) => {
-                    self.global("numpy._core.multiarray", "scalar");
+                    self.global(Global::Scalar);
                     self.dtype(&scalar.dtype)?;
                     self.bytes(&scalar.bytes);
-                    self.out.extend_from_slice(&[0x86, b'R']);
+                    self.out.extend_from_slice(&[TUPLE2, REDUCE]);
                 }
             }
         }
@@ -218,13 +213,13 @@ impl Pickler {
         tasks: &mut Vec<Task<'v>>,
     ) -> Result<()> {
         let header = array.header();
-        self.global("numpy._core.multiarray", "_reconstruct");
-        self.global("numpy", "ndarray");
+        self.global(Global::Reconstruct);
+        self.global(Global::NdArray);
         self.int(0);
-        self.out.push(0x85);
+        self.out.push(TUPLE1);
         self.bytes(b"b");
-        self.out.extend_from_slice(&[0x87, b'R']);
-        self.out.push(b'(');
+        self.out.extend_from_slice(&[TUPLE3, REDUCE]);
+        self.out.push(MARK);
         self.int(1);
         for &dim in &header.shape {
             self.int(dim as i64);
@@ -232,22 +227,22 @@ impl Pickler {
         self.tuple_of(header.shape.len());
         self.dtype(&header.dtype)?;
         self.out.push(if header.order == Order::Fortran {
-            0x88
+            NEWTRUE
         } else {
-            0x89
+            NEWFALSE
         });
-        tasks.push(Task::Op(b'b'));
-        tasks.push(Task::Op(b't'));
+        tasks.push(Task::Op(BUILD));
+        tasks.push(Task::Op(TUPLE));
         match array.objects() {
             // numpy lists an object array's items in C order whatever its layout.
             Some(values) => {
-                self.out.push(b']');
+                self.out.push(EMPTY_LIST);
                 let refs: Vec<&'v PyValue> = values.iter().collect();
                 let c_order = match header.order {
                     Order::C => refs,
                     Order::Fortran => fortran_to_c(&refs, &header.shape),
                 };
-                push_batches(tasks, c_order, depth, b'e');
+                push_batches(tasks, c_order, depth, APPENDS);
             }
             None => self.bytes(array.bytes()),
         }
@@ -256,7 +251,7 @@ impl Pickler {
 
     /// `dtype(type, False, True)` with BUILD of numpy's state tuple.
     fn dtype(&mut self, dtype: &DType) -> Result<()> {
-        self.global("numpy", "dtype");
+        self.global(Global::DType);
         let (type_str, order, elsize, alignment, flags) = match dtype {
             DType::Object => ("O8".to_owned(), '|', -1, -1, 63),
             DType::Scalar(s) => scalar_state(s),
@@ -270,8 +265,10 @@ impl Pickler {
             ),
         };
         self.str(&type_str);
-        self.out.extend_from_slice(&[0x89, 0x88, 0x87, b'R']);
-        self.out.push(b'(');
+        // dtype(type_str, False, True): align=False, copy=True.
+        self.out
+            .extend_from_slice(&[NEWFALSE, NEWTRUE, TUPLE3, REDUCE]);
+        self.out.push(MARK);
         let datetime_unit = match dtype {
             DType::Scalar(Scalar {
                 kind: ScalarKind::DateTime(unit) | ScalarKind::TimeDelta(unit),
@@ -288,19 +285,19 @@ impl Pickler {
                     self.int(dim as i64);
                 }
                 self.tuple_of(shape.len());
-                self.out.push(0x86);
+                self.out.push(TUPLE2);
             }
-            _ => self.out.push(b'N'),
+            _ => self.out.push(NONE),
         }
         match dtype {
             DType::Structured(record) => {
-                self.out.push(b'(');
+                self.out.push(MARK);
                 for field in &record.fields {
                     self.str(&field.name);
                 }
-                self.out.push(b't');
-                self.out.push(b'}');
-                self.out.push(b'(');
+                self.out.push(TUPLE);
+                self.out.push(EMPTY_DICT);
+                self.out.push(MARK);
                 for field in &record.fields {
                     let entry = |p: &mut Pickler| -> Result<()> {
                         p.dtype(&field.dtype)?;
@@ -308,9 +305,9 @@ impl Pickler {
                         match &field.title {
                             Some(title) => {
                                 p.str(title);
-                                p.out.push(0x87);
+                                p.out.push(TUPLE3);
                             }
-                            None => p.out.push(0x86),
+                            None => p.out.push(TUPLE2),
                         }
                         Ok(())
                     };
@@ -321,27 +318,27 @@ impl Pickler {
                         entry(self)?;
                     }
                 }
-                self.out.push(b'u');
+                self.out.push(SETITEMS);
             }
-            _ => self.out.extend_from_slice(b"NN"),
+            _ => self.out.extend_from_slice(&[NONE, NONE]),
         }
         self.int(elsize);
         self.int(alignment);
         self.int(flags);
         if let Some(unit) = datetime_unit {
-            self.out.push(b'N');
+            self.out.push(NONE);
             let (symbol, multiple) = match unit {
                 Some(unit) => (unit.unit.symbol(), i64::from(unit.multiple)),
                 None => ("generic", 1),
             };
-            self.out.push(b'(');
+            self.out.push(MARK);
             self.bytes(symbol.as_bytes());
             self.int(multiple);
             self.int(1);
             self.int(1);
-            self.out.extend_from_slice(&[b't', 0x86]);
+            self.out.extend_from_slice(&[TUPLE, TUPLE2]);
         }
-        self.out.extend_from_slice(b"tb");
+        self.out.extend_from_slice(&[TUPLE, BUILD]);
         Ok(())
     }
 }
@@ -396,7 +393,7 @@ fn push_batches<'v>(tasks: &mut Vec<Task<'v>>, items: Vec<&'v PyValue>, depth: u
     for batch in items.chunks(BATCH).rev() {
         tasks.push(Task::Op(op));
         push_values(tasks, batch.iter().copied(), depth);
-        tasks.push(Task::Op(b'('));
+        tasks.push(Task::Op(MARK));
     }
 }
 
@@ -407,17 +404,4 @@ pub(super) fn pickle_array(array: &NpyArray) -> Result<Vec<u8>> {
     pickler.array(array, 0, &mut tasks)?;
     pickler.run(tasks)?;
     Ok(pickler.finish())
-}
-
-/// Checks a header can describe the given objects.
-pub(crate) fn check_count(header: &Header, count: usize) -> Result<()> {
-    let expected = header.element_count()?;
-    if expected != count {
-        return Err(Error::ObjectCount {
-            shape: crate::shape_repr(&header.shape),
-            expected,
-            actual: count,
-        });
-    }
-    Ok(())
 }

@@ -696,15 +696,7 @@ fn check_start<R: Read + Seek>(reader: &mut R) -> Result<()> {
     reader
         .seek(io::SeekFrom::Start(0))
         .map_err(stream_error("seek in"))?;
-    let mut filled = 0;
-    while filled < start.len() {
-        match reader.read(&mut start[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(stream_error("read")(error)),
-        }
-    }
+    let filled = npy_core::io::read_full(reader, &mut start).map_err(stream_error("read"))?;
     let start = &start[..filled];
     if start.is_empty() || is_zip_start(start) {
         return Ok(());

@@ -1,0 +1,232 @@
+//! The unpickler's objects: an arena of [`Node`]s (containers, arrays,
+//! globals) and leaf values, referred to by [`Id`], so the memo shares
+//! objects the way Python's does. The typed reads here (`tuple`, `int_of`,
+//! `shape_of`, ...) are what the opcode machine and numpy's patterns use to
+//! look at the objects on the stack.
+
+use super::globals::Global;
+use crate::array::PyValue;
+use crate::{DType, Error, Order, Result};
+
+/// An object: an index into the unpickler's `nodes`, or, with [`LEAF`] set,
+/// into its `leaves` (values without parts, kept apart so that an object
+/// array's items can become its values without a copy).
+pub(super) type Id = u32;
+
+/// Marks an [`Id`] of a leaf.
+pub(super) const LEAF: Id = 1 << 31;
+
+/// An array's element type while decoding: a dtype, or Python objects.
+#[derive(Clone, Debug)]
+pub(super) enum Elem {
+    Data(DType),
+    Object,
+}
+
+/// An array whose state BUILD has set.
+#[derive(Clone, Debug)]
+pub(super) struct ArrayNode {
+    pub(super) elem: Elem,
+    pub(super) order: Order,
+    pub(super) shape: Vec<usize>,
+    /// Raw bytes in memory order, or the list of objects in C order.
+    pub(super) data: ArrayData,
+}
+
+/// An array's data: its bytes, or the id of the list of its objects.
+#[derive(Clone, Debug)]
+pub(super) enum ArrayData {
+    Bytes(Vec<u8>),
+    Objects(Id),
+}
+
+/// An object with parts (or one that is not a value yet), in the arena.
+#[derive(Clone, Debug)]
+pub(super) enum Node {
+    /// A value with no parts to share: None, numbers, str, bytes,
+    /// bytearray, a numpy scalar. Made by opcodes, stored in `leaves`
+    /// (never in `nodes`).
+    Leaf(PyValue),
+    Tuple(Vec<Id>),
+    List(Vec<Id>),
+    Dict(Vec<(Id, Id)>),
+    Set(Vec<Id>),
+    FrozenSet(Vec<Id>),
+    Global(Global),
+    /// `_reconstruct(ndarray, ...)` before its BUILD.
+    NewArray,
+    Array(Box<ArrayNode>),
+    /// `dtype(type, align, copy)` before its BUILD: the type string.
+    NewDType(String),
+    DType(Elem),
+    /// Taken by the tree builder (its one use): seen again only through a cycle.
+    Moved,
+}
+
+impl Node {
+    /// What it is, for messages.
+    pub(super) fn kind(&self) -> &'static str {
+        match self {
+            Node::Leaf(value) => value.type_name(),
+            Node::Tuple(_) => "tuple",
+            Node::List(_) => "list",
+            Node::Dict(_) => "dict",
+            Node::Set(_) => "set",
+            Node::FrozenSet(_) => "frozenset",
+            Node::Global(_) => "global",
+            Node::NewArray => "array under construction",
+            Node::Array(_) => "numpy array",
+            Node::NewDType(_) | Node::DType(_) => "numpy dtype",
+            Node::Moved => "container that holds itself",
+        }
+    }
+}
+
+/// An object seen through its id: a leaf value or a node.
+#[derive(Clone, Copy)]
+pub(super) enum View<'a> {
+    Leaf(&'a PyValue),
+    Node(&'a Node),
+}
+
+impl View<'_> {
+    /// What it is, for messages.
+    pub(super) fn kind(&self) -> &'static str {
+        match self {
+            View::Leaf(value) => value.type_name(),
+            View::Node(node) => node.kind(),
+        }
+    }
+}
+
+/// Most dimensions an array may have (numpy's `NPY_MAXDIMS`).
+const MAX_DIMS: usize = crate::header::MAX_DIMS;
+
+/// Every object made so far, and where the current opcode starts (for
+/// messages). It grows by at most one object per opcode.
+#[derive(Default)]
+pub(super) struct Arena {
+    pub(super) nodes: Vec<Node>,
+    pub(super) leaves: Vec<PyValue>,
+    /// Where the current opcode starts, for messages.
+    pub(super) position: u64,
+}
+
+impl Arena {
+    pub(super) fn error(&self, reason: impl Into<String>) -> Error {
+        Error::Unpickling {
+            position: self.position,
+            reason: reason.into(),
+        }
+    }
+
+    /// Stores `node` (a leaf among the leaves) and returns its id.
+    pub(super) fn add(&mut self, node: Node) -> Result<Id> {
+        let too_many = || self.error("too many objects");
+        Ok(match node {
+            Node::Leaf(value) => {
+                let index = Id::try_from(self.leaves.len()).ok().filter(|&i| i < LEAF);
+                let index = index.ok_or_else(too_many)?;
+                self.leaves.push(value);
+                LEAF | index
+            }
+            node => {
+                let index = Id::try_from(self.nodes.len()).ok().filter(|&i| i < LEAF);
+                let index = index.ok_or_else(too_many)?;
+                self.nodes.push(node);
+                index
+            }
+        })
+    }
+
+    /// The node `id` for changing it; `None` for a leaf.
+    pub(super) fn node_mut(&mut self, id: Id) -> Option<&mut Node> {
+        (id & LEAF == 0).then(|| &mut self.nodes[id as usize])
+    }
+
+    /// The object `id`, to look at.
+    pub(super) fn node(&self, id: Id) -> View<'_> {
+        match id & LEAF {
+            0 => View::Node(&self.nodes[id as usize]),
+            _ => View::Leaf(&self.leaves[(id & !LEAF) as usize]),
+        }
+    }
+
+    pub(super) fn tuple(&self, id: Id, what: &str) -> Result<&[Id]> {
+        match self.node(id) {
+            View::Node(Node::Tuple(items)) => Ok(items),
+            other => Err(self.error(format!("{what} must be a tuple, not a {}", other.kind()))),
+        }
+    }
+
+    /// Text given as `str` or (Python 2 with `encoding='bytes'`, protocol
+    /// 2 `bytes`) as bytes, read as latin-1.
+    pub(super) fn text_of(&self, id: Id, what: &str) -> Result<String> {
+        match self.node(id) {
+            View::Leaf(PyValue::Str(s)) => Ok(s.clone()),
+            View::Leaf(PyValue::Bytes(b)) => Ok(b.iter().map(|&b| char::from(b)).collect()),
+            other => Err(self.error(format!("{what} must be a str, not a {}", other.kind()))),
+        }
+    }
+
+    /// Binary data given as `bytes`/`bytearray` or, as numpy accepts it, a
+    /// `str` of code points below 256 (Python 2 data read with latin1).
+    pub(super) fn bytes_of(&self, id: Id, what: &str) -> Result<Vec<u8>> {
+        match self.node(id) {
+            View::Leaf(PyValue::Bytes(b) | PyValue::ByteArray(b)) => Ok(b.clone()),
+            View::Leaf(PyValue::Str(s)) => latin1_bytes(s)
+                .ok_or_else(|| self.error(format!("{what} holds characters above U+00FF"))),
+            other => Err(self.error(format!("{what} must be bytes, not a {}", other.kind()))),
+        }
+    }
+
+    pub(super) fn int_of(&self, id: Id, what: &str) -> Result<i64> {
+        match self.node(id) {
+            View::Leaf(PyValue::Int(n)) => Ok(*n),
+            View::Leaf(PyValue::Bool(b)) => Ok(i64::from(*b)),
+            other => Err(self.error(format!("{what} must be an int, not a {}", other.kind()))),
+        }
+    }
+
+    pub(super) fn float_of(&self, id: Id, what: &str) -> Result<f64> {
+        match self.node(id) {
+            View::Leaf(PyValue::Float(x)) => Ok(*x),
+            View::Leaf(PyValue::Int(n)) => Ok(*n as f64),
+            View::Leaf(PyValue::Bool(b)) => Ok(f64::from(u8::from(*b))),
+            other => Err(self.error(format!("{what} must be a float, not a {}", other.kind()))),
+        }
+    }
+
+    pub(super) fn shape_of(&self, id: Id) -> Result<Vec<usize>> {
+        let dims = self.tuple(id, "an array shape")?;
+        if dims.len() > MAX_DIMS {
+            return Err(self.error(format!(
+                "an array shape has {} dimensions (at most {MAX_DIMS})",
+                dims.len()
+            )));
+        }
+        dims.iter()
+            .map(|&dim| {
+                let n = self.int_of(dim, "an array dimension")?;
+                usize::try_from(n).map_err(|_| self.error("negative dimensions are not allowed"))
+            })
+            .collect()
+    }
+
+    pub(super) fn elem_of(&self, id: Id) -> Result<Elem> {
+        match self.node(id) {
+            View::Node(Node::DType(elem)) => Ok(elem.clone()),
+            View::Node(Node::NewDType(_)) => {
+                Err(self.error("a dtype is used before its state was set (BUILD)"))
+            }
+            other => Err(self.error(format!("expected a numpy dtype, not a {}", other.kind()))),
+        }
+    }
+}
+
+/// The bytes of a `str` whose code points are all below 256 (latin-1).
+pub(super) fn latin1_bytes(text: &str) -> Option<Vec<u8>> {
+    text.chars()
+        .map(|c| u8::try_from(u32::from(c)).ok())
+        .collect()
+}
