@@ -330,16 +330,13 @@ impl<'o, R: Read> Unpickler<'o, R> {
             ADDITEMS => {
                 let items = self.pop_mark()?;
                 let set = self.top()?;
-                match self.arena.node_mut(set) {
-                    Some(Node::Set(existing)) => {
+                self.add_to(set, "ADDITEMS on", "set", |node| match node {
+                    Node::Set(existing) => {
                         existing.extend(items);
-                        Ok(())
+                        true
                     }
-                    _ => {
-                        let kind = self.arena.node(set).kind();
-                        Err(self.arena.error(format!("ADDITEMS on a {kind}, not a set")))
-                    }
-                }
+                    _ => false,
+                })
             }
             _ => {
                 let items = self.pop_mark()?;
@@ -373,29 +370,41 @@ impl<'o, R: Read> Unpickler<'o, R> {
     }
 
     fn extend_list(&mut self, list: Id, items: Vec<Id>) -> Result<()> {
-        match self.arena.node_mut(list) {
-            Some(Node::List(existing)) => {
+        self.add_to(list, "APPEND to", "list", |node| match node {
+            Node::List(existing) => {
                 existing.extend(items);
-                Ok(())
+                true
             }
-            _ => {
-                let kind = self.arena.node(list).kind();
-                Err(self.arena.error(format!("APPEND to a {kind}, not a list")))
-            }
-        }
+            _ => false,
+        })
     }
 
     fn set_items(&mut self, dict: Id, items: Vec<(Id, Id)>) -> Result<()> {
-        match self.arena.node_mut(dict) {
-            Some(Node::Dict(existing)) => {
+        self.add_to(dict, "SETITEM on", "dict", |node| match node {
+            Node::Dict(existing) => {
                 existing.extend(items);
-                Ok(())
+                true
             }
-            _ => {
-                let kind = self.arena.node(dict).kind();
-                Err(self.arena.error(format!("SETITEM on a {kind}, not a dict")))
-            }
+            _ => false,
+        })
+    }
+
+    /// Adds to the container at `id` with `add`, which says whether the
+    /// node was the container `op` works on ("APPEND to a tuple, not a list").
+    fn add_to(
+        &mut self,
+        id: Id,
+        op: &str,
+        container: &str,
+        add: impl FnOnce(&mut Node) -> bool,
+    ) -> Result<()> {
+        if self.arena.node_mut(id).is_some_and(add) {
+            return Ok(());
         }
+        let kind = self.arena.node(id).kind();
+        Err(self
+            .arena
+            .error(format!("{op} a {kind}, not a {container}")))
     }
 }
 
