@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 #[allow(unused_imports)] // not every test file counts
-pub use npy_remote::CountingStore as Counting;
+pub use npy_store_counter::CountingStore as Counting;
 
 /// The bytes of rows `rows` of a C-order array of `row_bytes`-byte rows
 /// whose data is the byte pattern `(i * 7 + 3) as u8`.
