@@ -105,9 +105,7 @@ pub enum ArchiveError {
 
     /// The central directory is larger than the reader accepts (the
     /// archive says how large it is, and that is not trusted unbounded).
-    #[error(
-        "the central directory and end records are {len} bytes, more than the limit of {max}"
-    )]
+    #[error("the central directory and end records are {len} bytes, more than the limit of {max}")]
     DirectoryTooLarge {
         /// Bytes of the directory and end records.
         len: u64,

@@ -59,13 +59,12 @@ impl fmt::Display for Operation {
 /// ([`ArchiveError::NotAFile`]) is told from a corrupt archive by kind.
 ///
 /// The message is whole: it names the operation and path, and includes the
-/// kind's cause (npy-core's reason for a format error, the store's message
-/// for a failed request: `open a.npy: no such object`). So
+/// kind's cause (npy-core's reason for a format error; for a failed request
+/// the store's error and its causes, on one line, or `no such object` for a
+/// missing one: `open a.npy: no such object`). So
 /// [`source`](std::error::Error::source) returns only what was not printed:
-/// the store's error for a missing object (its message is the store's
-/// response, an XML body over several lines; the message says `no such
-/// object` instead), else nothing a walk of the chain would repeat. The
-/// store's error is always in the kind ([`ErrorKind::Store`]).
+/// the printed cause's own source, and nothing for a failed request. The
+/// store's error itself is in the kind ([`ErrorKind::Store`]).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -196,13 +195,11 @@ impl fmt::Display for Error {
             write!(f, "member '{member}': ")?;
         }
         match kind {
-            // One line: the store's message carries its own causes (and
-            // for a missing object its response body, left out).
             ErrorKind::Store {
                 not_found: false,
                 source,
                 ..
-            } => write!(f, "{}", one_line(&source.to_string())),
+            } => write!(f, "{}", store_message(&**source)),
             kind => {
                 write!(f, "{kind}")?;
                 match std::error::Error::source(kind).filter(|_| !kind.is_store()) {
@@ -229,17 +226,12 @@ impl fmt::Debug for Error {
 }
 
 impl std::error::Error for Error {
-    /// What the message did not print: the store's error for a missing
-    /// object; else the printed cause's own source, except the store's
-    /// (whose message prints its causes).
+    /// What the message did not print: the printed cause's own source, and
+    /// nothing for a failed request (the message has the store's whole chain).
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        let cause = std::error::Error::source(&self.0.kind)?;
         match &self.0.kind {
-            ErrorKind::Store {
-                not_found: true, ..
-            } => Some(cause),
             ErrorKind::Store { .. } => None,
-            _ => cause.source(),
+            kind => std::error::Error::source(kind)?.source(),
         }
     }
 }
@@ -375,7 +367,27 @@ impl ErrorKind {
     }
 }
 
-/// A message on one line (a store's may span several).
+/// The store's error and its causes on one line. object_store's messages
+/// print some of their causes and return them too, while the HTTP client's
+/// leave theirs out (the reason a connection failed is only a cause): so a
+/// cause is added unless the text already has it. This is the one place a
+/// chain is flattened by its text, at the edge of a crate that mixes both
+/// conventions; our own errors never repeat a cause.
+fn store_message(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = one_line(&error.to_string());
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let part = one_line(&inner.to_string());
+        if !part.is_empty() && !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = inner.source();
+    }
+    text
+}
+
+/// A message on one line (a store's may span several: S3's carry an XML body).
 fn one_line(text: &str) -> String {
     text.split('\n')
         .map(str::trim)

@@ -171,10 +171,14 @@ impl WritePlan {
 
     /// The store the plan's URL names (for workers on other machines).
     pub fn store(&self) -> Result<Store> {
-        let url = self.url.as_deref().ok_or_else(|| Error::at(
-            &self.path,
-            ErrorKind::Plan { reason: "the plan has no URL: pass the store explicitly".into() },
-        ))?;
+        let url = self.url.as_deref().ok_or_else(|| {
+            Error::at(
+                &self.path,
+                ErrorKind::Plan {
+                    reason: "the plan has no URL: pass the store explicitly".into(),
+                },
+            )
+        })?;
         Ok(Store::from_url(url)?.0)
     }
 
@@ -199,20 +203,26 @@ impl WritePlan {
         data: Bytes,
     ) -> Result<UploadedPart> {
         let path = self.object_path();
-        let part = self.parts.get(index).ok_or_else(|| Error::at(
-            &self.path,
-            ErrorKind::Plan { reason: format!("the plan has no part {index} (it has {})", self.parts.len()) },
-        ))?;
+        let part = self.parts.get(index).ok_or_else(|| {
+            Error::at(
+                &self.path,
+                ErrorKind::Plan {
+                    reason: format!("the plan has no part {index} (it has {})", self.parts.len()),
+                },
+            )
+        })?;
         let expected = part.rows.len() as u64 * self.row_bytes as u64;
         if data.len() as u64 != expected {
             return Err(Error::at(
                 &self.path,
-                ErrorKind::Plan { reason: format!(
-                    "part {index} holds rows {}..{}: {expected} bytes, got {}",
-                    part.rows.start,
-                    part.rows.end,
-                    data.len()
-                ) },
+                ErrorKind::Plan {
+                    reason: format!(
+                        "part {index} holds rows {}..{}: {expected} bytes, got {}",
+                        part.rows.start,
+                        part.rows.end,
+                        data.len()
+                    ),
+                },
             ));
         }
         let payload = if index == 0 {
@@ -269,7 +279,9 @@ impl WritePlan {
             self.abort(store).await?;
             return Err(Error::at(
                 &self.path,
-                ErrorKind::Plan { reason: format!("{reason}; the upload was aborted") },
+                ErrorKind::Plan {
+                    reason: format!("{reason}; the upload was aborted"),
+                },
             ));
         }
         let ids = ids.into_iter().flatten().collect();
@@ -289,10 +301,12 @@ impl WritePlan {
         if meta.size != expected {
             return Err(Error::at(
                 &self.path,
-                ErrorKind::Plan { reason: format!(
-                    "the completed object is {} bytes, the plan {expected}",
-                    meta.size
-                ) },
+                ErrorKind::Plan {
+                    reason: format!(
+                        "the completed object is {} bytes, the plan {expected}",
+                        meta.size
+                    ),
+                },
             ));
         }
         Ok(())
@@ -327,10 +341,7 @@ fn split(
     header_len: u64,
     options: PlanOptions,
 ) -> Result<Vec<PlannedPart>> {
-    let refuse = |reason: String| Error::at(
-        &path,
-        ErrorKind::Plan { reason },
-    );
+    let refuse = |reason: String| Error::at(&path, ErrorKind::Plan { reason });
     let rows = header.row_count() as u64;
     let row_bytes = header.row_bytes().unwrap_or(0) as u64;
     let data_len = header.data_len().map_err(|e| Error::format(path, e))? as u64;

@@ -434,18 +434,15 @@ impl RemoteArray {
             let span = in_object(span);
             let len = (span.end - span.start) as usize;
             // Every span lies in a planned request: the plan covers them all.
-            let (request, offset) =
-                npy_core::plan::locate(&requests, &span).ok_or_else(|| {
-                    Error::at(
-                        &self.path,
-                        ErrorKind::Io {
-                            operation: "read",
-                            source: std::io::Error::other(
-                                "a read outside the requests planned for it",
-                            ),
-                        },
-                    )
-                })?;
+            let (request, offset) = npy_core::plan::locate(&requests, &span).ok_or_else(|| {
+                Error::at(
+                    &self.path,
+                    ErrorKind::Io {
+                        operation: "read",
+                        source: std::io::Error::other("a read outside the requests planned for it"),
+                    },
+                )
+            })?;
             out[at..at + len].copy_from_slice(&fetched[request][offset..offset + len]);
             at += len;
         }

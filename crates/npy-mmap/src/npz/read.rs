@@ -762,10 +762,12 @@ fn not_a_zip(error: zip::result::ZipError) -> Error {
 fn archive_kind(error: zip::result::ZipError, member: &str) -> ErrorKind {
     use zip::result::ZipError;
     ErrorKind::Archive(match error {
-        ZipError::Io(source) => return ErrorKind::Io {
-            operation: "read",
-            source,
-        },
+        ZipError::Io(source) => {
+            return ErrorKind::Io {
+                operation: "read",
+                source,
+            };
+        }
         ZipError::CompressionMethodNotSupported(method) => {
             ArchiveError::UnsupportedCompression { method }
         }
