@@ -341,7 +341,7 @@ fn split(
     header_len: u64,
     options: PlanOptions,
 ) -> Result<Vec<PlannedPart>> {
-    let refuse = |reason: String| Error::at(&path, ErrorKind::Plan { reason });
+    let refuse = |reason: String| Error::at(path, ErrorKind::Plan { reason });
     let rows = header.row_count() as u64;
     let row_bytes = header.row_bytes().unwrap_or(0) as u64;
     let data_len = header.data_len().map_err(|e| Error::format(path, e))? as u64;

@@ -142,10 +142,7 @@ fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptio
     let (header, mut layout) = match Header::read_from(&mut stream, &headers_of_objects(options)) {
         Ok(parsed) => (parsed.header, parsed.layout),
         Err(err) => {
-            return Verdict::invalid(format!(
-                "member '{name}': {}",
-                crate::cause_text(&err)
-            ));
+            return Verdict::invalid(format!("member '{name}': {}", crate::cause_text(&err)));
         }
     };
     if header.dtype.has_object() && !options.parse.allow_pickle {
@@ -163,10 +160,7 @@ fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptio
         match npy_core::io::read_objects(&mut stream, &header, layout, options) {
             Ok(array) => layout = *array.layout(),
             Err(err) => {
-                return Verdict::invalid(format!(
-                    "member '{name}': {}",
-                    crate::cause_text(&err)
-                ));
+                return Verdict::invalid(format!("member '{name}': {}", crate::cause_text(&err)));
             }
         }
     }
