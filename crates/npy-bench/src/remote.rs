@@ -24,7 +24,8 @@ use npy_remote::object_store::memory::InMemory;
 use npy_remote::object_store::path::Path;
 use npy_remote::object_store::throttle::{ThrottleConfig, ThrottledStore};
 use npy_remote::object_store::{ObjectStore, ObjectStoreExt};
-use npy_remote::{CountingStore, RemoteArray, Store, Transfer, UploadOptions, upload};
+use npy_remote::{RemoteArray, Store, Transfer, UploadOptions, upload};
+use npy_store_counter::CountingStore;
 
 /// Remote reads side by side with numpy + s3fs.
 #[derive(Parser, Debug)]

@@ -83,7 +83,7 @@ pub fn npy_file(url: &str, options: &ParseOptions) -> anyhow::Result<NpyFile> {
     let found = runtime()?
         .block_on(RemoteHeader::read(store.objects(), &path, options))
         .map_err(|e| {
-            let what = if e.format_error().is_some() {
+            let what = if matches!(e.kind(), npy_remote::ErrorKind::Format(_)) {
                 "is not a valid .npy file"
             } else {
                 "cannot be read"

@@ -2,8 +2,18 @@
 //!
 //! Messages follow NumPy's wording where NumPy has one, so that a user who
 //! searches for the text finds the same explanation for both libraries.
+//!
+//! A cause is either in the message or the [source](std::error::Error::source),
+//! never both (as `std::io::Error` does): walking the chain (`outer: inner`)
+//! repeats nothing. Here the one cause, an invalid descr's reason, is the
+//! source; [`Error::Io`] is the I/O error itself (its message and source).
 
 /// Everything that can go wrong while reading, checking or writing `.npy` data.
+///
+/// A cause is never both printed and returned from
+/// [`source`](std::error::Error::source): print the chain to see it all,
+/// as the `npy` tool does (`descr is not a valid dtype descriptor: 'xyz':
+/// data type 'xyz' not understood`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -109,8 +119,11 @@ pub enum Error {
         found: String,
     },
 
-    /// The `descr` of a header does not describe a dtype.
-    #[error("descr is not a valid dtype descriptor: {} ({source})", quoted(descr))]
+    /// The `descr` of a header does not describe a dtype. The message is
+    /// numpy's; why the descr was refused is the
+    /// [source](std::error::Error::source) (numpy chains it the same way,
+    /// `raise ValueError(...) from e`).
+    #[error("descr is not a valid dtype descriptor: {}", quoted(descr))]
     InvalidDescr {
         /// The descr, as Python would print it.
         descr: String,

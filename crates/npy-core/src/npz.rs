@@ -32,6 +32,151 @@ impl MemberCompression {
             other => MemberCompression::Other(other),
         }
     }
+
+    /// The method's number in the zip format (0 stored, 8 deflated).
+    pub fn method(self) -> u16 {
+        match self {
+            MemberCompression::Stored => 0,
+            MemberCompression::Deflated => 8,
+            MemberCompression::Other(method) => method,
+        }
+    }
+
+    /// The compression a central directory file header records (its
+    /// method number, at byte 10), or `None` when `header` does not start
+    /// with one (`PK\x01\x02` and the 46 bytes of its fixed part).
+    ///
+    /// Both readers take a member's compression from these bytes: the zip
+    /// crate they parse the directory with names methods it was not built
+    /// for only through a deprecated conversion, and this is one rule for both.
+    ///
+    /// ```
+    /// use npy_core::npz::MemberCompression;
+    ///
+    /// let mut header = [0u8; 46];
+    /// header[..4].copy_from_slice(b"PK\x01\x02");
+    /// header[10] = 12; // bzip2
+    /// assert_eq!(MemberCompression::from_central_header(&header), Some(MemberCompression::Other(12)));
+    /// assert_eq!(MemberCompression::from_central_header(b"PK\x03\x04"), None);
+    /// ```
+    pub fn from_central_header(header: &[u8]) -> Option<MemberCompression> {
+        if header.len() < CENTRAL_HEADER_LEN || !header.starts_with(CENTRAL_HEADER_SIGNATURE) {
+            return None;
+        }
+        Some(MemberCompression::from_method(u16::from_le_bytes([
+            header[10], header[11],
+        ])))
+    }
+}
+
+/// Bytes in the fixed part of a central directory file header (before the name).
+pub const CENTRAL_HEADER_LEN: usize = 46;
+
+/// The signature a central directory file header starts with.
+const CENTRAL_HEADER_SIGNATURE: &[u8; 4] = b"PK\x01\x02";
+
+/// What is wrong with an `.npz` archive or one of its members: the kinds
+/// npy-mmap's reader of local archives and npy-remote's reader of archives
+/// in object storage both report, so that a caller matches one thing for a
+/// file and for an object (`npy_mmap::ErrorKind::Archive`,
+/// `npy_remote::ErrorKind::Archive`). The archive's path and the member
+/// are the reader's error's (its `path()` and `member()`).
+///
+/// Messages are numpy's, and Python's `zipfile`'s where numpy leaves the
+/// archive to it.
+///
+/// ```
+/// use npy_core::npz::ArchiveError;
+///
+/// let missing = ArchiveError::NotAFile { key: "weights".into() };
+/// assert_eq!(missing.to_string(), "weights is not a file in the archive"); // numpy's KeyError
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArchiveError {
+    /// The archive is not a zip file: it does not start like one, or its
+    /// end records (zip64 ones too) or central directory are missing,
+    /// truncated or damaged (`zipfile.BadZipFile`'s wording).
+    #[error("File is not a zip file: {detail}")]
+    NotAZip {
+        /// What the reader found.
+        detail: String,
+    },
+
+    /// The central directory is larger than the reader accepts (the
+    /// archive says how large it is, and that is not trusted unbounded).
+    #[error("the central directory and end records are {len} bytes, more than the limit of {max}")]
+    DirectoryTooLarge {
+        /// Bytes of the directory and end records.
+        len: u64,
+        /// The limit.
+        max: u64,
+    },
+
+    /// No member has this name, with or without the `.npy` suffix (numpy's
+    /// `KeyError`).
+    #[error("{key} is not a file in the archive")]
+    NotAFile {
+        /// The key that was looked up.
+        key: String,
+    },
+
+    /// The member is encrypted (`zipfile`'s wording; numpy has no password).
+    #[error("File '{member}' is encrypted, password required for extraction")]
+    Encrypted {
+        /// The member's name in the archive.
+        member: String,
+    },
+
+    /// The member is compressed with a method other than stored or
+    /// deflated, the two `np.savez` and `np.savez_compressed` write.
+    #[error(
+        "That compression method is not supported: zip method {method} \
+         (stored and deflated members are read)"
+    )]
+    UnsupportedCompression {
+        /// The method's number in the zip format.
+        method: u16,
+    },
+
+    /// A compressed member where a stored one is needed: only a stored
+    /// member's bytes can be mapped, borrowed or read by range.
+    #[error(
+        "compressed ({compression:?}): only a stored member can be mapped or read by range; \
+         load it into memory instead"
+    )]
+    Compressed {
+        /// How the member is stored.
+        compression: MemberCompression,
+    },
+
+    /// The member's content does not match the CRC-32 the archive records.
+    #[error("Bad CRC-32 for file '{member}'")]
+    BadCrc {
+        /// The member's name in the archive.
+        member: String,
+    },
+
+    /// The member is damaged: its local header is missing or disagrees
+    /// with the central directory, its data lies outside the archive or
+    /// overlaps another member's, its sizes lie, or its compressed data
+    /// does not inflate.
+    #[error("{detail}")]
+    Corrupt {
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+impl ArchiveError {
+    /// Whether the message names the member already (zipfile's wording
+    /// does), so that an error that adds the member does not say it twice.
+    pub fn names_member(&self) -> bool {
+        matches!(
+            self,
+            ArchiveError::Encrypted { .. } | ArchiveError::BadCrc { .. }
+        )
+    }
 }
 
 /// What the central directory says about one member (nothing is read to get it).

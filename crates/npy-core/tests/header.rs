@@ -39,8 +39,17 @@ fn parse(bytes: &[u8]) -> Result<ParsedHeader, Error> {
     Header::parse(bytes, &ParseOptions::default())
 }
 
+/// The error's message and its causes', `outer: inner` (a message never
+/// repeats its cause: the cause is the source).
 fn parse_err(bytes: &[u8]) -> String {
-    parse(bytes).expect_err("must be rejected").to_string()
+    let error = parse(bytes).expect_err("must be rejected");
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(&error);
+    while let Some(inner) = cause {
+        text.push_str(&format!(": {inner}"));
+        cause = inner.source();
+    }
+    text
 }
 
 fn f8() -> DType {
@@ -512,22 +521,22 @@ fn rejections_use_numpys_wording() {
         ),
         (
             dict("'xyz'", "False", "(3,)"),
-            "descr is not a valid dtype descriptor: 'xyz' (data type 'xyz' not understood)",
+            "descr is not a valid dtype descriptor: 'xyz': data type 'xyz' not understood",
         ),
         (
             dict("[('a', '<i4'), ('a', '<f8')]", "False", "(3,)"),
-            "descr is not a valid dtype descriptor: [('a', '<i4'), ('a', '<f8')] \
-             (invalid dtype: name already used as a name or title: ('a', '<f8'))",
+            "descr is not a valid dtype descriptor: [('a', '<i4'), ('a', '<f8')]: \
+             invalid dtype: name already used as a name or title: ('a', '<f8')",
         ),
         (
             dict("[(1, '<i4')]", "False", "(3,)"),
-            "descr is not a valid dtype descriptor: [(1, '<i4')] \
-             (invalid dtype: field names must be strings: (1, '<i4'))",
+            "descr is not a valid dtype descriptor: [(1, '<i4')]: \
+             invalid dtype: field names must be strings: (1, '<i4')",
         ),
         (
             dict("5", "False", "(3,)"),
-            "descr is not a valid dtype descriptor: 5 (invalid dtype: a descr is a string, \
-             a (base, shape) tuple or a list of fields, not 5)",
+            "descr is not a valid dtype descriptor: 5: invalid dtype: a descr is a string, \
+             a (base, shape) tuple or a list of fields, not 5",
         ),
     ];
     for (text, message) in cases {

@@ -1,5 +1,13 @@
 //! The one error type of this crate: what went wrong ([`ErrorKind`]) and
 //! where (the file's path, and inside an archive the member).
+//!
+//! A cause is either printed or returned from
+//! [`source`](std::error::Error::source), never both, as `std::io::Error`
+//! does: an [`ErrorKind`] returns its cause (the operating system's error,
+//! the fill function's) and leaves it out of its message; an [`Error`]
+//! prints its kind and that cause on one line and returns from `source`
+//! only what the cause did not print (the cause's own source). Walking the
+//! chain (`outer: inner: ...`) repeats nothing.
 
 use std::fmt;
 use std::io;
@@ -11,8 +19,13 @@ use std::path::{Path, PathBuf};
 /// What went wrong is [`kind`](Self::kind); where is [`path`](Self::path)
 /// (every error about a file names it) and, for an archive,
 /// [`member`](Self::member). The message says all three:
-/// `data.npz: member 'a.npy': Bad CRC-32 for file 'a.npy'`. One pointer
-/// wide, so `Result<T>` stays small on the happy path.
+/// `data.npz: Bad CRC-32 for file 'a.npy'`. One pointer wide, so
+/// `Result<T>` stays small on the happy path.
+///
+/// The message is whole: it includes the kind's cause (`cannot open a.npy:
+/// No such file or directory`), so [`source`](std::error::Error::source)
+/// returns only what that cause did not print (its own source, usually
+/// none); the cause itself is in the kind (`ErrorKind::Io { source, .. }`).
 ///
 /// ```
 /// use npy_mmap::ErrorKind;
@@ -96,6 +109,7 @@ impl From<ErrorKind> for Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Context { kind, path, member } = &*self.0;
+        let cause = std::error::Error::source(kind);
         match (kind, path) {
             // "cannot open a.npy: No such file or directory", like std's tools.
             (ErrorKind::Io { operation, source }, Some(path)) => {
@@ -109,14 +123,20 @@ impl fmt::Display for Error {
             _ => {}
         }
         // numpy's own messages that name the member already keep its wording.
-        let names_member = matches!(
-            kind,
-            ErrorKind::BadCrc { .. } | ErrorKind::DuplicateName { .. }
-        );
+        let names_member = match kind {
+            ErrorKind::Archive(archive) => archive.names_member(),
+            ErrorKind::DuplicateName { .. } => true,
+            _ => false,
+        };
         if let Some(member) = member.as_ref().filter(|_| !names_member) {
             write!(f, "member '{member}': ")?;
         }
-        write!(f, "{kind}")
+        write!(f, "{kind}")?;
+        // The kind's cause, which the kind leaves out of its message.
+        match cause {
+            Some(cause) => write!(f, ": {cause}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -135,17 +155,22 @@ impl fmt::Debug for Error {
 }
 
 impl std::error::Error for Error {
+    /// What the kind's cause did not print: the message has the cause itself.
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        std::error::Error::source(&self.0.kind)
+        std::error::Error::source(&self.0.kind)?.source()
     }
 }
 
 /// What went wrong; see [`Error`] for where.
+///
+/// A kind with a cause (the operating system's error, the fill function's)
+/// returns it from [`source`](std::error::Error::source) and leaves it out
+/// of its message; [`Error`]'s message adds it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// A system call (or a read or write of the stream) failed.
-    #[error("cannot {operation}: {source}")]
+    #[error("cannot {operation}")]
     Io {
         /// What was being done (`open`, `map`, `flush`, `write`, ...).
         operation: &'static str,
@@ -166,7 +191,7 @@ pub enum ErrorKind {
     /// (Every other error of a save leaves the old file in place.)
     #[error(
         "replaced with the new file, but its durability is unknown: \
-         syncing the directory after the rename failed: {source}"
+         syncing the directory after the rename failed"
     )]
     NotDurable {
         /// The operating system's error.
@@ -323,61 +348,26 @@ pub enum ErrorKind {
 
     /// The function given to [`MappedArray::fill_blocks`](crate::MappedArray::fill_blocks)
     /// failed; the rows it filled before are flushed.
-    #[error("the fill function failed: {source}")]
+    #[error("the fill function failed")]
     Fill {
         /// Its error.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
 
-    /// The file is not a zip archive, or its central directory is damaged.
-    #[error("File is not a zip file: {detail}")]
-    NotAZip {
-        /// What the zip reader found.
-        detail: String,
-    },
+    /// The archive, or one of its members, is not what the zip format
+    /// and numpy allow, or a key names no member: npy-core's
+    /// [`ArchiveError`](npy_core::npz::ArchiveError), the one kind npy-remote's
+    /// archives report too. This crate adds the path and member.
+    #[error(transparent)]
+    Archive(npy_core::npz::ArchiveError),
 
     /// The file is an `.npy` file where an `.npz` archive was expected.
     #[error("this is an .npy file, not an .npz archive; open it with OpenOptions::open")]
     IsNpy,
 
-    /// The zip layer refused a member (unsupported method, bad local header, ...).
-    #[error("{detail}")]
-    Zip {
-        /// What the zip layer reported.
-        detail: String,
-    },
-
-    /// No member has this name, with or without the `.npy` suffix.
-    #[error("{key} is not a file in the archive")]
-    NotAFile {
-        /// The key that was looked up.
-        key: String,
-    },
-
-    /// The member's data does not match the CRC-32 stored in the archive.
-    #[error("Bad CRC-32 for file '{member}'")]
-    BadCrc {
-        /// The member's name in the archive.
-        member: String,
-    },
-
     /// An array was asked for, but the member does not start with the `.npy` magic.
     #[error("not .npy data (it does not start with \\x93NUMPY); read it as raw bytes")]
     NotNpy,
-
-    /// Only stored (uncompressed) members can be mapped.
-    #[error("compressed ({method}) and cannot be mapped; load it into memory instead")]
-    Compressed {
-        /// The member's compression method, as the zip layer names it.
-        method: String,
-    },
-
-    /// The member's data does not lie inside the archive (truncated or lying sizes).
-    #[error("{detail}")]
-    Corrupt {
-        /// What is wrong.
-        detail: String,
-    },
 
     /// A member with this name was already written.
     #[error("duplicate member name '{member}'")]
@@ -432,5 +422,11 @@ pub(crate) fn format_error_kind(operation: &'static str, error: npy_core::Error)
             Error::from(ErrorKind::IsAnArchive)
         }
         error => Error::from(ErrorKind::Format(error)),
+    }
+}
+
+impl From<npy_core::npz::ArchiveError> for Error {
+    fn from(error: npy_core::npz::ArchiveError) -> Error {
+        Error::from(ErrorKind::Archive(error))
     }
 }

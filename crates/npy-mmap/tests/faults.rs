@@ -277,7 +277,10 @@ fn entries_that_disagree_with_their_local_header_are_refused() {
     let bytes = shared_stream_archive(&["a.npy", "b.npy", "c.npy"]);
     let error = NpzArchive::new(Cursor::new(bytes)).unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::Corrupt { .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::Archive(npy_core::npz::ArchiveError::Corrupt { .. })
+        ),
         "{error:?}"
     );
     assert!(
@@ -302,7 +305,10 @@ fn a_shared_stream_is_refused_before_anything_is_inflated() {
     assert!(error.to_string().contains("differ"), "{error}");
     let error = NpzArchive::from_bytes(&bytes).unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::Corrupt { .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::Archive(npy_core::npz::ArchiveError::Corrupt { .. })
+        ),
         "{error:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -325,7 +331,10 @@ fn overlapping_entries_are_refused() {
     bytes[directory + 20..directory + 24].copy_from_slice(&1100u32.to_le_bytes());
     let error = NpzArchive::new(Cursor::new(bytes)).unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::Corrupt { .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::Archive(npy_core::npz::ArchiveError::Corrupt { .. })
+        ),
         "{error:?}"
     );
     assert!(

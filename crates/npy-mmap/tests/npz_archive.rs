@@ -77,14 +77,20 @@ fn raw_name_wins_over_key_like_numpy() {
 fn missing_key_uses_numpys_message() {
     let mut archive = open(archive_with(&[("x.npy", b"1")], Compression::Stored));
     let error = archive.read_raw("nope").unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::NotAFile { .. }));
+    assert!(matches!(
+        error.kind(),
+        ErrorKind::Archive(npy_core::npz::ArchiveError::NotAFile { .. })
+    ));
     assert_eq!(error.to_string(), "nope is not a file in the archive");
     for error in [
         archive.info("nope").unwrap_err(),
         archive.header("nope").unwrap_err(),
     ] {
         assert!(
-            matches!(error.kind(), ErrorKind::NotAFile { .. }),
+            matches!(
+                error.kind(),
+                ErrorKind::Archive(npy_core::npz::ArchiveError::NotAFile { .. })
+            ),
             "{error:?}"
         );
         assert_eq!(error.to_string(), "nope is not a file in the archive");
@@ -146,7 +152,10 @@ fn bad_crc_fails_that_member_only() {
     corrupt_first_byte_of(&mut bytes, b"member to damage");
     let mut archive = open(bytes);
     let error = archive.read_raw("x").unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::BadCrc { .. }));
+    assert!(matches!(
+        error.kind(),
+        ErrorKind::Archive(npy_core::npz::ArchiveError::BadCrc { .. })
+    ));
     assert_eq!(error.to_string(), "Bad CRC-32 for file 'x.npy'");
     assert_eq!(archive.read_raw("good").unwrap(), b"intact member");
 }
@@ -176,7 +185,10 @@ fn truncated_archive_is_not_a_zip() {
     for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
         let error = NpzArchive::new(Cursor::new(bytes[..cut].to_vec())).unwrap_err();
         assert!(
-            matches!(error.kind(), ErrorKind::NotAZip { .. }),
+            matches!(
+                error.kind(),
+                ErrorKind::Archive(npy_core::npz::ArchiveError::NotAZip { .. })
+            ),
             "cut {cut}: {error}"
         );
         assert!(error.to_string().starts_with("File is not a zip file"));
@@ -195,7 +207,7 @@ fn crc_recorded_in_central_directory_is_the_one_checked() {
     let mut archive = open(lying);
     assert!(matches!(
         (archive.read_raw("x").unwrap_err()).kind(),
-        ErrorKind::BadCrc { .. }
+        ErrorKind::Archive(npy_core::npz::ArchiveError::BadCrc { .. })
     ));
 }
 
@@ -417,7 +429,10 @@ fn compressed_member_cannot_be_borrowed() {
     let mut archive = NpzArchive::from_bytes(&bytes).unwrap();
     let error = archive.stored_member("z").unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::Compressed { .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::Archive(npy_core::npz::ArchiveError::Compressed { .. })
+        ),
         "{error}"
     );
     let message = error.to_string();
@@ -427,7 +442,7 @@ fn compressed_member_cannot_be_borrowed() {
     );
     assert!(matches!(
         (archive.array_bytes("z").unwrap_err()).kind(),
-        ErrorKind::Compressed { .. }
+        ErrorKind::Archive(npy_core::npz::ArchiveError::Compressed { .. })
     ));
 }
 
@@ -446,7 +461,10 @@ fn stored_member_past_the_end_is_refused() {
     let error = NpzArchive::from_bytes(&bytes).unwrap_err();
     let message = error.to_string();
     assert!(
-        matches!(error.kind(), ErrorKind::Corrupt { .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::Archive(npy_core::npz::ArchiveError::Corrupt { .. })
+        ),
         "{error:?}"
     );
     assert!(
@@ -455,7 +473,10 @@ fn stored_member_past_the_end_is_refused() {
     );
     let error = NpzArchive::new(Cursor::new(bytes.clone())).unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::Corrupt { .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::Archive(npy_core::npz::ArchiveError::Corrupt { .. })
+        ),
         "{error:?}"
     );
 }
@@ -532,7 +553,13 @@ fn member_reader_streams_and_checks_the_crc_at_the_end() {
         .unwrap_err();
     assert_eq!(error.to_string(), "Bad CRC-32 for file 'm.npy'");
     let error = archive.reader("m").unwrap().verify().unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::BadCrc { .. }), "{error}");
+    assert!(
+        matches!(
+            error.kind(),
+            ErrorKind::Archive(npy_core::npz::ArchiveError::BadCrc { .. })
+        ),
+        "{error}"
+    );
 }
 
 /// An `.npy` file of `values` as big-endian float64, whose header may claim
@@ -609,7 +636,10 @@ fn an_npy_file_opened_as_an_archive_is_told_what_it_is() {
     std::fs::write(&path, b"neither a zip nor an npy file").unwrap();
     let error = npy_mmap::OpenOptions::new().open_npz(&path).unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::NotAZip { .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::Archive(npy_core::npz::ArchiveError::NotAZip { .. })
+        ),
         "{error:?}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

@@ -92,7 +92,10 @@ fn compressed_members_name_the_alternative() {
     let mapped = npy_mmap::OpenOptions::new().map_npz(&path).unwrap();
     let error = mapped.archive().unwrap().view::<f32>("z").unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::Compressed { .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::Archive(npy_core::npz::ArchiveError::Compressed { .. })
+        ),
         "{error}"
     );
     assert!(error.to_string().contains("load"), "{error}");
@@ -148,7 +151,7 @@ fn missing_or_empty_files_are_errors() {
     assert!(mapped.bytes().is_empty());
     assert!(matches!(
         (mapped.archive().unwrap_err()).kind(),
-        ErrorKind::NotAZip { .. }
+        ErrorKind::Archive(npy_core::npz::ArchiveError::NotAZip { .. })
     ));
     std::fs::write(dir.join("junk.npz"), vec![0x50; 5000]).unwrap();
     let mapped = npy_mmap::OpenOptions::new()
@@ -156,7 +159,10 @@ fn missing_or_empty_files_are_errors() {
         .unwrap();
     let error = mapped.archive().unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::NotAZip { .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::Archive(npy_core::npz::ArchiveError::NotAZip { .. })
+        ),
         "{error:?}"
     );
     std::fs::remove_dir_all(dir).unwrap();

@@ -3,6 +3,7 @@
 
 use std::io;
 
+use npy_core::npz::ArchiveError;
 use npy_mmap::ErrorKind;
 use pyo3::exceptions::{
     PyBlockingIOError, PyFileExistsError, PyFileNotFoundError, PyIndexError, PyIsADirectoryError,
@@ -39,19 +40,39 @@ fn bad_zip(message: String) -> PyErr {
     })
 }
 
+/// An error's message and its causes, `outer: inner`: a message may leave
+/// its cause to `source()` (an invalid descr's reason), and an exception's
+/// text is all Python shows.
+fn message(error: &(dyn std::error::Error + 'static)) -> String {
+    std::iter::successors(Some(error), |cause| cause.source())
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
 /// npy-core's error (a stream or buffer with no path): numpy raises
 /// `ValueError` for every format error.
 pub(crate) fn core_error(error: npy_core::Error) -> PyErr {
     match error {
-        npy_core::Error::Io(source) => os_error(&source, source.to_string(), None),
-        npy_core::Error::IndexOutOfBounds { .. } => PyIndexError::new_err(error.to_string()),
-        other => PyValueError::new_err(other.to_string()),
+        npy_core::Error::Io(source) => os_error(&source, message(&source), None),
+        npy_core::Error::IndexOutOfBounds { .. } => PyIndexError::new_err(message(&error)),
+        other => PyValueError::new_err(message(&other)),
+    }
+}
+
+/// npy-core's archive error as numpy's exception: `KeyError` for a key that
+/// names no member, `zipfile.BadZipFile` for a damaged archive.
+fn archive_error(error: &ArchiveError, message: String) -> PyErr {
+    match error {
+        ArchiveError::NotAFile { .. } => PyKeyError::new_err(message),
+        ArchiveError::Compressed { .. } => PyValueError::new_err(message),
+        _ => bad_zip(message),
     }
 }
 
 /// npy-mmap's error as numpy's exception type.
 pub(crate) fn mmap_error(error: npy_mmap::Error) -> PyErr {
-    let message = error.to_string();
+    let message = message(&error);
     let path = error.path().map(|p| p.display().to_string());
     match error.kind() {
         ErrorKind::Io { source, .. } => os_error(source, message, path),
@@ -60,10 +81,7 @@ pub(crate) fn mmap_error(error: npy_mmap::Error) -> PyErr {
         ErrorKind::Locked { .. } | ErrorKind::Conflict { .. } => {
             PyBlockingIOError::new_err((11, message, path))
         }
-        ErrorKind::NotAZip { .. } | ErrorKind::Zip { .. } | ErrorKind::BadCrc { .. } => {
-            bad_zip(message)
-        }
-        ErrorKind::NotAFile { .. } => PyKeyError::new_err(message),
+        ErrorKind::Archive(archive) => archive_error(archive, message),
         ErrorKind::Format(npy_core::Error::IndexOutOfBounds { .. }) => {
             PyIndexError::new_err(message)
         }
@@ -76,21 +94,23 @@ pub(crate) fn mmap_error(error: npy_mmap::Error) -> PyErr {
 /// npy-remote's error: not found as `FileNotFoundError`, format errors as
 /// `ValueError`, everything else (the store, the network) as `OSError`.
 pub(crate) fn remote_error(error: npy_remote::Error) -> PyErr {
-    let message = error.to_string();
+    use npy_remote::ErrorKind;
+    let message = message(&error);
     if error.is_not_found() {
         return PyFileNotFoundError::new_err((2, message));
     }
-    match error {
+    match error.kind() {
         // numpy's IndexError for an index past an axis, as for local files.
-        npy_remote::Error::Format {
-            source: npy_core::Error::IndexOutOfBounds { .. },
-            ..
-        } => PyIndexError::new_err(message),
-        npy_remote::Error::Format { .. }
-        | npy_remote::Error::OutsideData { .. }
-        | npy_remote::Error::Url { .. }
-        | npy_remote::Error::Plan { .. }
-        | npy_remote::Error::NotSupported { .. } => PyValueError::new_err(message),
+        ErrorKind::Format(npy_core::Error::IndexOutOfBounds { .. }) => {
+            PyIndexError::new_err(message)
+        }
+        ErrorKind::Archive(archive) => archive_error(archive, message),
+        ErrorKind::Format(_)
+        | ErrorKind::OutsideData { .. }
+        | ErrorKind::Url { .. }
+        | ErrorKind::Plan { .. }
+        | ErrorKind::PartialRow { .. }
+        | ErrorKind::NotSupported { .. } => PyValueError::new_err(message),
         _ => PyOSError::new_err(message),
     }
 }

@@ -213,7 +213,7 @@ impl MappedArchive {
             Err(error)
                 if matches!(
                     error.kind(),
-                    ErrorKind::Compressed { .. }
+                    ErrorKind::Archive(npy_core::npz::ArchiveError::Compressed { .. })
                         | ErrorKind::NotNpy
                         | ErrorKind::Format(npy_core::Error::ObjectDType)
                 ) =>

@@ -14,7 +14,7 @@ use npy_core::NpyArray;
 use object_store::ObjectStore;
 use object_store::path::Path;
 
-use crate::error::{Error, Operation, Result};
+use crate::error::{Error, ErrorKind, Operation, Result};
 use crate::read::{RemoteArray, RowBlocks, fetch};
 
 /// Owns the runtime the async API runs on.
@@ -29,9 +29,11 @@ impl Runtime {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
-            .map_err(|source| Error::Io {
-                path: "<tokio runtime>".into(),
-                source,
+            .map_err(|source| {
+                Error::from(ErrorKind::Io {
+                    operation: "start the runtime",
+                    source,
+                })
             })?;
         Ok(Runtime {
             runtime: Arc::new(runtime),

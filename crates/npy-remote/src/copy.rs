@@ -11,7 +11,7 @@ use futures::stream::FuturesUnordered;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
-use crate::error::{Error, Operation, Result};
+use crate::error::{Error, ErrorKind, Operation, Result};
 use crate::read::{Transfer, fetch, get_prefix};
 use crate::store::Store;
 use crate::write::UploadOptions;
@@ -28,9 +28,14 @@ pub async fn download(
     mut progress: impl FnMut(u64) + Send,
 ) -> Result<u64> {
     let part_size = transfer.part_size.max(1) as u64;
-    let io_error = |source| Error::Io {
-        path: path.to_string(),
-        source,
+    let io_error = |source| {
+        Error::at(
+            path,
+            ErrorKind::Io {
+                operation: "write",
+                source,
+            },
+        )
     };
     // The first part tells the size (an empty object has no first part).
     let first = get_prefix(store, path, 0, part_size, Operation::Read).await?;
@@ -72,9 +77,14 @@ pub async fn upload_reader(
     let objects = store.objects();
     let read_part = |reader: &mut (dyn Read + Send), len: u64| -> Result<Bytes> {
         let mut buffer = vec![0u8; len as usize];
-        reader.read_exact(&mut buffer).map_err(|source| Error::Io {
-            path: path.to_string(),
-            source,
+        reader.read_exact(&mut buffer).map_err(|source| {
+            Error::at(
+                path,
+                ErrorKind::Io {
+                    operation: "read",
+                    source,
+                },
+            )
         })?;
         Ok(Bytes::from(buffer))
     };
@@ -135,13 +145,18 @@ fn ensure_ended(reader: &mut (dyn Read + Send), path: &Path) -> Result<()> {
     let mut probe = [0u8; 1];
     match reader.read(&mut probe) {
         Ok(0) => Ok(()),
-        Ok(_) => Err(Error::Write {
-            path: path.to_string(),
-            reason: "the source grew while it was copied".into(),
-        }),
-        Err(source) => Err(Error::Io {
-            path: path.to_string(),
-            source,
-        }),
+        Ok(_) => Err(Error::at(
+            path,
+            ErrorKind::Write {
+                reason: "the source grew while it was copied".into(),
+            },
+        )),
+        Err(source) => Err(Error::at(
+            path,
+            ErrorKind::Io {
+                operation: "read",
+                source,
+            },
+        )),
     }
 }

@@ -1,6 +1,18 @@
-//! The one error type of the crate.
+//! The one error type of the crate: what went wrong ([`ErrorKind`]) and
+//! where (the object's path, and inside an archive the member), the shape
+//! of npy-mmap's error.
+//!
+//! A cause is either printed or returned from
+//! [`source`](std::error::Error::source), never both, as `std::io::Error`
+//! does: an [`ErrorKind`] returns its cause and leaves it out of its
+//! message; an [`Error`] prints its kind and that cause on one line and
+//! returns from `source` only what the cause did not print. Walking the
+//! chain (`outer: inner: ...`) repeats nothing.
 
+use std::fmt;
 use std::ops::Range;
+
+use npy_core::npz::ArchiveError;
 
 /// What was being done when a request failed: named in every message so
 /// that a log line says which request to look at.
@@ -23,8 +35,8 @@ pub enum Operation {
     Delete,
 }
 
-impl std::fmt::Display for Operation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Operation::Open => "open",
             Operation::Read => "read",
@@ -37,61 +49,240 @@ impl std::fmt::Display for Operation {
     }
 }
 
-/// Everything that can go wrong with an array in object storage.
+/// Everything that can go wrong with an array or archive in object storage.
 ///
-/// Format problems carry npy-core's error (numpy's wording) and the object's
-/// path; request failures carry the operation and path, with the store's
-/// error (`object_store::Error`, wrapped, never part of a signature) as the
-/// [source](std::error::Error::source).
+/// What went wrong is [`kind`](Self::kind); where is [`path`](Self::path)
+/// (the object's path in its store) and, for an archive,
+/// [`member`](Self::member): the same methods, with the same meanings, as
+/// `npy_mmap::Error`'s. Archive problems are npy-core's
+/// [`ArchiveError`], the kind local archives report too, so a missing member
+/// ([`ArchiveError::NotAFile`]) is told from a corrupt archive by kind.
+///
+/// The message is whole: it names the operation and path, and includes the
+/// kind's cause (npy-core's reason for a format error; for a failed request
+/// the store's error and its causes, on one line, or `no such object` for a
+/// missing one: `open a.npy: no such object`). So
+/// [`source`](std::error::Error::source) returns only what was not printed:
+/// the printed cause's own source, and nothing for a failed request. The
+/// store's error itself is in the kind ([`ErrorKind::Store`]).
+///
+/// ```
+/// use std::sync::Arc;
+/// use npy_remote::{ErrorKind, Operation, RemoteArray};
+/// use object_store::{memory::InMemory, path::Path};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let error = RemoteArray::open(Arc::new(InMemory::new()), Path::from("a.npy"))
+///     .await
+///     .unwrap_err();
+/// assert!(matches!(error.kind(), ErrorKind::Store { operation: Operation::Open, not_found: true, .. }));
+/// assert!(error.is_not_found());
+/// assert_eq!(error.path(), Some("a.npy"));
+/// assert_eq!(error.to_string(), "open a.npy: no such object");
+/// # }
+/// ```
+pub struct Error(Box<Context>);
+
+struct Context {
+    kind: ErrorKind,
+    path: Option<String>,
+    member: Option<String>,
+}
+
+impl Error {
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0.kind
+    }
+
+    /// What went wrong, taken.
+    pub fn into_kind(self) -> ErrorKind {
+        self.0.kind
+    }
+
+    /// The object the error is about, as its path in its store (a URL
+    /// that names no store has none: [`ErrorKind::Url`] holds it).
+    pub fn path(&self) -> Option<&str> {
+        self.0.path.as_deref()
+    }
+
+    /// The archive member the error is about, if any.
+    pub fn member(&self) -> Option<&str> {
+        self.0.member.as_deref()
+    }
+
+    /// Whether the object does not exist (a missing object, not a failure).
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self.kind(),
+            ErrorKind::Store {
+                not_found: true,
+                ..
+            }
+        )
+    }
+
+    /// `kind` about the object at `path`.
+    pub(crate) fn at(path: impl fmt::Display, kind: ErrorKind) -> Error {
+        let mut error = Error::from(kind);
+        error.0.path = Some(path.to_string());
+        error
+    }
+
+    /// This error, about archive member `member` (unless it already names one).
+    pub(crate) fn in_member(mut self, member: &str) -> Error {
+        if self.0.member.is_none() {
+            self.0.member = Some(member.to_owned());
+        }
+        self
+    }
+
+    /// A failed request: `operation` on `path`.
+    pub(crate) fn store(
+        operation: Operation,
+        path: &object_store::path::Path,
+        source: object_store::Error,
+    ) -> Error {
+        if matches!(source, object_store::Error::Precondition { .. }) {
+            return Error::at(path, ErrorKind::Changed { operation });
+        }
+        let not_found = matches!(source, object_store::Error::NotFound { .. });
+        Error::at(
+            path,
+            ErrorKind::Store {
+                operation,
+                not_found,
+                source: Box::new(source),
+            },
+        )
+    }
+
+    /// A format error about the object at `path`.
+    pub(crate) fn format(path: &object_store::path::Path, source: npy_core::Error) -> Error {
+        Error::at(path, ErrorKind::Format(source))
+    }
+
+    /// An archive error about the archive at `path`.
+    pub(crate) fn archive(path: &object_store::path::Path, error: ArchiveError) -> Error {
+        Error::at(path, ErrorKind::Archive(error))
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Error {
+        Error(Box::new(Context {
+            kind,
+            path: None,
+            member: None,
+        }))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Context { kind, path, member } = &*self.0;
+        // A request's operation leads, as in a log line: "open a.npy: ...".
+        match (kind.operation(), path) {
+            (Some(operation), Some(path)) => write!(f, "{operation} {path}: ")?,
+            (None, Some(path)) => write!(f, "{path}: ")?,
+            (Some(operation), None) => write!(f, "{operation}: ")?,
+            (None, None) => {}
+        }
+        // numpy's (and zipfile's) messages that name the member keep their wording.
+        let names_member = matches!(kind, ErrorKind::Archive(archive) if archive.names_member());
+        if let Some(member) = member.as_ref().filter(|_| !names_member) {
+            write!(f, "member '{member}': ")?;
+        }
+        match kind {
+            ErrorKind::Store {
+                not_found: false,
+                source,
+                ..
+            } => write!(f, "{}", store_message(&**source)),
+            kind => {
+                write!(f, "{kind}")?;
+                match std::error::Error::source(kind).filter(|_| !kind.is_store()) {
+                    Some(cause) => write!(f, ": {cause}"),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut debug = f.debug_struct("Error");
+        debug.field("kind", &self.0.kind);
+        if let Some(path) = &self.0.path {
+            debug.field("path", path);
+        }
+        if let Some(member) = &self.0.member {
+            debug.field("member", member);
+        }
+        debug.finish()
+    }
+}
+
+impl std::error::Error for Error {
+    /// What the message did not print: the printed cause's own source, and
+    /// nothing for a failed request (the message has the store's whole chain).
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.0.kind {
+            ErrorKind::Store { .. } => None,
+            kind => std::error::Error::source(kind)?.source(),
+        }
+    }
+}
+
+/// What went wrong; see [`Error`] for where.
+///
+/// A kind with a cause (the store's error, an I/O error) returns it from
+/// [`source`](std::error::Error::source) and leaves it out of its message;
+/// [`Error`]'s message adds it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum ErrorKind {
     /// The store refused or failed a request.
-    #[error("{operation} {path}: {message}")]
+    #[error("{}", if *not_found { "no such object" } else { "the store failed the request" })]
     Store {
         /// What was being done.
         operation: Operation,
-        /// The object's path in its store.
-        path: String,
-        /// The store's message.
-        message: String,
         /// Whether the object does not exist.
         not_found: bool,
-        /// The store's error.
-        #[source]
+        /// The store's error (an `object_store::Error`: downcast it; the
+        /// type stays out of this crate's signatures).
         source: Box<dyn std::error::Error + Send + Sync>,
     },
 
     /// The object was replaced after it was opened: its ETag no longer
     /// matches the one every later read is pinned to (`If-Match`), so the
     /// bytes would come from another version. Open it again.
-    #[error(
-        "{operation} {path}: the object changed since it was opened (its ETag no longer matches); open it again"
-    )]
+    #[error("the object changed since it was opened (its ETag no longer matches); open it again")]
     Changed {
         /// What was being done.
         operation: Operation,
-        /// The object's path in its store.
-        path: String,
     },
 
     /// The object is not a valid `.npy` (or archive member), or a request
-    /// does not fit the array: npy-core's error, with numpy's wording.
-    #[error("{path}: {source}")]
-    Format {
-        /// The object's path in its store.
-        path: String,
-        /// What is wrong.
-        #[source]
-        source: npy_core::Error,
-    },
+    /// does not fit the array: npy-core's error, with numpy's wording, the
+    /// same as a local file's.
+    #[error(transparent)]
+    Format(npy_core::Error),
+
+    /// An `.npz` archive is not a valid zip, a member is corrupt, or a key
+    /// names no member: npy-core's [`ArchiveError`], the same as a local
+    /// archive's.
+    #[error(transparent)]
+    Archive(ArchiveError),
 
     /// A server answered a ranged read with another number of bytes than
     /// asked for.
-    #[error("read {path}: asked for bytes {}..{}, the store returned {got}", .range.start, .range.end)]
+    #[error("asked for bytes {}..{}, the store returned {got}", .range.start, .range.end)]
     ShortRead {
-        /// The object's path in its store.
-        path: String,
+        /// What was being done.
+        operation: Operation,
         /// The bytes asked for.
         range: Range<u64>,
         /// The bytes returned.
@@ -107,20 +298,9 @@ pub enum Error {
         reason: String,
     },
 
-    /// An `.npz` archive is not a valid zip, or a member is corrupt.
-    #[error("{path}: {reason}")]
-    Npz {
-        /// The archive's path in its store.
-        path: String,
-        /// What is wrong (Python's zipfile wording where it has one).
-        reason: String,
-    },
-
     /// Data bytes outside the array's data were asked for.
-    #[error("{path}: data bytes {start}..{end} are outside the {data_len} bytes of data")]
+    #[error("data bytes {start}..{end} are outside the {data_len} bytes of data")]
     OutsideData {
-        /// The object's path in its store.
-        path: String,
         /// First byte asked for.
         start: usize,
         /// One past the last byte asked for.
@@ -130,100 +310,90 @@ pub enum Error {
     },
 
     /// A multipart plan is inconsistent, or a part does not fit it.
-    #[error("{path}: {reason}")]
+    #[error("{reason}")]
     Plan {
-        /// The object's path in its store.
-        path: String,
         /// What is wrong.
         reason: String,
     },
 
+    /// Streamed data is not a whole number of rows.
+    #[error("{bytes} data bytes are not a whole number of rows of {row_bytes} bytes")]
+    PartialRow {
+        /// Bytes written.
+        bytes: u64,
+        /// Bytes in one row.
+        row_bytes: usize,
+    },
+
     /// The data written does not match what the header promises.
-    #[error("{path}: {reason}")]
+    #[error("{reason}")]
     Write {
-        /// The object's path in its store.
-        path: String,
         /// What is wrong.
         reason: String,
     },
 
     /// The store cannot do what was asked (for example, a multipart upload
     /// whose parts arrive out of order on a store without that API).
-    #[error("{path}: {what} is not supported by this store")]
+    #[error("{what} is not supported by this store")]
     NotSupported {
-        /// The object's path in its store.
-        path: String,
         /// What was asked.
         what: &'static str,
     },
 
-    /// A local file could not be read or written.
-    #[error("{path}: {source}")]
+    /// A local read or write (a file copied to or from the store), or the
+    /// runtime the requests run on, failed.
+    #[error("cannot {operation}")]
     Io {
-        /// The file.
-        path: String,
+        /// What was being done (`read`, `write`, `start the runtime`, ...).
+        operation: &'static str,
         /// The failure.
-        #[source]
         source: std::io::Error,
     },
 }
 
-impl Error {
-    /// A failed request: `operation` on `path`.
-    pub(crate) fn store(
-        operation: Operation,
-        path: &object_store::path::Path,
-        source: object_store::Error,
-    ) -> Error {
-        if matches!(source, object_store::Error::Precondition { .. }) {
-            return Error::Changed {
-                operation,
-                path: path.to_string(),
-            };
-        }
-        let not_found = matches!(source, object_store::Error::NotFound { .. });
-        Error::Store {
-            operation,
-            path: path.to_string(),
-            // One line: the store's own message carries the response body
-            // (S3's is XML over several lines); it stays the source.
-            message: if not_found {
-                "no such object".to_string()
-            } else {
-                source.to_string()
-            },
-            not_found,
-            source: Box::new(source),
-        }
-    }
-
-    /// A format error about the object at `path`.
-    pub(crate) fn format(path: &object_store::path::Path, source: npy_core::Error) -> Error {
-        Error::Format {
-            path: path.to_string(),
-            source,
-        }
-    }
-
-    /// Whether the object does not exist (a missing object, not a failure).
-    pub fn is_not_found(&self) -> bool {
-        matches!(
-            self,
-            Error::Store {
-                not_found: true,
-                ..
-            }
-        )
-    }
-
-    /// npy-core's error, when this is a format error: for matching on the
-    /// same variants as local reads.
-    pub fn format_error(&self) -> Option<&npy_core::Error> {
+impl ErrorKind {
+    /// The request this kind is about, if it is about one.
+    fn operation(&self) -> Option<Operation> {
         match self {
-            Error::Format { source, .. } => Some(source),
+            ErrorKind::Store { operation, .. }
+            | ErrorKind::Changed { operation }
+            | ErrorKind::ShortRead { operation, .. } => Some(*operation),
             _ => None,
         }
     }
+
+    fn is_store(&self) -> bool {
+        matches!(self, ErrorKind::Store { .. })
+    }
+}
+
+/// The store's error and its causes on one line. object_store's messages
+/// print some of their causes and return them too, while the HTTP client's
+/// leave theirs out (the reason a connection failed is only a cause): so a
+/// cause is added unless the text already has it. This is the one place a
+/// chain is flattened by its text, at the edge of a crate that mixes both
+/// conventions; our own errors never repeat a cause.
+fn store_message(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = one_line(&error.to_string());
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let part = one_line(&inner.to_string());
+        if !part.is_empty() && !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = inner.source();
+    }
+    text
+}
+
+/// A message on one line (a store's may span several: S3's carry an XML body).
+fn one_line(text: &str) -> String {
+    text.split('\n')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `Result` with this crate's [`Error`].

@@ -46,7 +46,6 @@
 
 pub mod blocking;
 mod copy;
-mod counting;
 mod error;
 mod guard;
 pub mod npz;
@@ -56,8 +55,7 @@ mod store;
 mod write;
 
 pub use copy::{download, upload_reader};
-pub use counting::CountingStore;
-pub use error::{Error, Operation, Result};
+pub use error::{Error, ErrorKind, Operation, Result};
 pub use guard::UNRANGED_READ_LIMIT;
 pub use plan::{PlanOptions, PlannedPart, UploadedPart, WritePlan};
 pub use read::{OPEN_PREFIX, RemoteArray, RemoteHeader, RowBlocks, Transfer};

@@ -17,14 +17,14 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use npy_core::npz::key_for;
+use npy_core::npz::{ArchiveError, key_for};
 pub use npy_core::npz::{MemberCompression, MemberInfo};
 use npy_core::{NpyArray, ReadOptions};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
 use zip::read::{ArchiveOffset, Config};
 
-use crate::error::{Error, Operation, Result};
+use crate::error::{Error, ErrorKind, Operation, Result};
 use crate::read::{Fetched, OPEN_PREFIX, RemoteArray, Transfer, checked_bytes, fetch};
 use crate::store::Store;
 
@@ -77,8 +77,9 @@ const LOCAL_EXTRA_GUESS: u64 = 256;
 impl RemoteNpz {
     /// Lists the archive at `path` (one suffix GET in the common case).
     ///
-    /// Errors: [`Error::Format`]-like [`Error::Npz`] when it is not a zip
-    /// archive or its directory is larger than [`NpzOptions::max_directory`].
+    /// Errors: [`ErrorKind::Archive`] when it is not a zip archive
+    /// ([`ArchiveError::NotAZip`]) or its directory is larger than
+    /// [`NpzOptions::max_directory`] ([`ArchiveError::DirectoryTooLarge`]).
     pub async fn open(
         store: Arc<dyn ObjectStore>,
         path: Path,
@@ -92,10 +93,11 @@ impl RemoteNpz {
                 e_tag,
             } = get_suffix(&store, &path, want, Operation::List).await?;
             let missed = Arc::new(Mutex::new(None));
+            let start = size - tail.len() as u64;
             let reader = TailReader {
                 size,
-                start: size - tail.len() as u64,
-                tail,
+                start,
+                tail: tail.clone(),
                 pos: 0,
                 missed: missed.clone(),
             };
@@ -104,7 +106,7 @@ impl RemoteNpz {
             };
             match zip::ZipArchive::with_config(config, reader) {
                 Ok(zip) => {
-                    let members = list(&zip, &path)?;
+                    let members = list(&zip, &path, &tail, start)?;
                     return Ok(RemoteNpz {
                         directory_start: zip.central_directory_start(),
                         e_tag,
@@ -121,16 +123,23 @@ impl RemoteNpz {
                         Some(offset) if size - offset > want => {
                             want = size - offset;
                             if want > options.max_directory {
-                                return Err(npz_error(
+                                return Err(Error::archive(
                                     &path,
-                                    format!(
-                                        "the central directory and end records are {want} bytes, more than the limit of {}",
-                                        options.max_directory
-                                    ),
+                                    ArchiveError::DirectoryTooLarge {
+                                        len: want,
+                                        max: options.max_directory,
+                                    },
                                 ));
                             }
                         }
-                        _ => return Err(npz_error(&path, format!("not a zip archive: {e}"))),
+                        _ => {
+                            return Err(Error::archive(
+                                &path,
+                                ArchiveError::NotAZip {
+                                    detail: e.to_string(),
+                                },
+                            ));
+                        }
                     }
                 }
             }
@@ -159,12 +168,22 @@ impl RemoteNpz {
     }
 
     /// The member whose key (or full name) is `key`.
+    ///
+    /// Errors: [`ArchiveError::NotAFile`] (numpy's `KeyError`) when no
+    /// member has that key or name.
     pub fn member(&self, key: &str) -> Result<&MemberInfo> {
         self.members
             .iter()
             .find(|m| m.key == key)
             .or_else(|| self.members.iter().find(|m| m.name == key))
-            .ok_or_else(|| npz_error(&self.path, format!("{key} is not a file in the archive")))
+            .ok_or_else(|| {
+                Error::archive(
+                    &self.path,
+                    ArchiveError::NotAFile {
+                        key: key.to_owned(),
+                    },
+                )
+            })
     }
 
     /// Where a member's data starts, from its local header (one GET of the
@@ -180,6 +199,15 @@ impl RemoteNpz {
         let mut bytes = fetch(&self.store, &self.path, start..end, self.e_tag.as_deref()).await?;
         if &bytes[..4] != b"PK\x03\x04" {
             return Err(self.corrupt(member, "Bad magic number for file header"));
+        }
+        // Bit 0 of the flags: encrypted (as the zip reader of local archives refuses it).
+        if bytes[6] & 1 != 0 {
+            return Err(self.member_error(
+                member,
+                ErrorKind::Archive(ArchiveError::Encrypted {
+                    member: member.name.clone(),
+                }),
+            ));
         }
         let local_name_len = u64::from(u16::from_le_bytes([bytes[26], bytes[27]]));
         let extra_len = u64::from(u16::from_le_bytes([bytes[28], bytes[29]]));
@@ -212,22 +240,29 @@ impl RemoteNpz {
     }
 
     fn corrupt(&self, member: &MemberInfo, detail: &str) -> Error {
-        npz_error(&self.path, format!("member '{}': {detail}", member.name))
+        self.member_error(
+            member,
+            ErrorKind::Archive(ArchiveError::Corrupt {
+                detail: detail.to_owned(),
+            }),
+        )
     }
 
     /// A stored member as a [`RemoteArray`]: its header read with the local
     /// header in one GET, its data read by range like any array.
     ///
-    /// Errors: [`Error::NotSupported`] for a deflated member (use
+    /// Errors: [`ArchiveError::Compressed`] for a deflated member (use
     /// [`load`](Self::load) or [`content`](Self::content)); format errors
     /// as for an `.npy` object.
     pub async fn array(&self, key: &str) -> Result<RemoteArray> {
         let member = self.member(key)?.clone();
         if member.compression != MemberCompression::Stored {
-            return Err(Error::NotSupported {
-                path: format!("{}/{}", self.path, member.name),
-                what: "reading rows of a compressed member by range",
-            });
+            return Err(self.member_error(
+                &member,
+                ErrorKind::Archive(ArchiveError::Compressed {
+                    compression: member.compression,
+                }),
+            ));
         }
         let (data_start, prefix) = self.locate(&member, OPEN_PREFIX).await?;
         let prefix = prefix.slice(..prefix.len().min(member.size as usize));
@@ -243,6 +278,7 @@ impl RemoteNpz {
             self.options.transfer,
         )
         .await
+        .map_err(|e| e.in_member(&member.name))
     }
 
     /// A member's header (one GET for a stored member; the first inflated
@@ -262,18 +298,18 @@ impl RemoteNpz {
             prefix.extend_from_slice(&chunk?);
             match npy_core::Header::parse(&prefix, &self.options.read.parse) {
                 Err(npy_core::Error::Eof { .. }) => continue,
-                other => return other.map_err(|e| self.member_error(member, e)),
+                other => {
+                    return other.map_err(|e| self.member_error(member, ErrorKind::Format(e)));
+                }
             }
         }
         npy_core::Header::parse(&prefix, &self.options.read.parse)
-            .map_err(|e| self.member_error(member, e))
+            .map_err(|e| self.member_error(member, ErrorKind::Format(e)))
     }
 
-    fn member_error(&self, member: &MemberInfo, source: npy_core::Error) -> Error {
-        Error::Format {
-            path: format!("{}/{}", self.path, member.name),
-            source,
-        }
+    /// `kind` about `member` of this archive.
+    fn member_error(&self, member: &MemberInfo, kind: ErrorKind) -> Error {
+        Error::at(&self.path, kind).in_member(&member.name)
     }
 
     /// A member's content (an `.npy` file or raw bytes) as a stream of
@@ -285,9 +321,12 @@ impl RemoteNpz {
             MemberCompression::Stored => None,
             MemberCompression::Deflated => Some(flate2::Decompress::new(false)),
             other => {
-                return Err(
-                    self.corrupt(&member, &format!("compression {other:?} is not supported"))
-                );
+                return Err(self.member_error(
+                    &member,
+                    ErrorKind::Archive(ArchiveError::UnsupportedCompression {
+                        method: other.method(),
+                    }),
+                ));
             }
         };
         let (data_start, first) = self.locate(&member, 0).await?;
@@ -332,7 +371,7 @@ impl RemoteNpz {
         let member = self.member(key)?.clone();
         let content = self.read_content(&member).await?;
         npy_core::read_npy(&content[..], &self.options.read)
-            .map_err(|e| self.member_error(&member, e))
+            .map_err(|e| self.member_error(&member, ErrorKind::Format(e)))
     }
 
     /// A member's whole content in memory (the raw bytes numpy returns for
@@ -348,10 +387,10 @@ impl RemoteNpz {
         {
             return Err(self.member_error(
                 member,
-                npy_core::Error::DataTooLarge {
+                ErrorKind::Format(npy_core::Error::DataTooLarge {
                     len: member.size as usize,
                     max,
-                },
+                }),
             ));
         }
         let mut content = self.content(&member.name).await?;
@@ -394,11 +433,13 @@ impl MemberContent {
         &self.member
     }
 
+    /// `error` about this member.
+    fn error(&self, error: ArchiveError) -> Error {
+        Error::at(&self.archive, ErrorKind::Archive(error)).in_member(&self.member.name)
+    }
+
     fn corrupt(&self, detail: String) -> Error {
-        Error::Npz {
-            path: self.archive.clone(),
-            reason: format!("member '{}': {detail}", self.member.name),
-        }
+        self.error(ArchiveError::Corrupt { detail })
     }
 
     /// The next chunk of content, or `None` at its end (after the size and
@@ -429,10 +470,9 @@ impl MemberContent {
                         self.produced, self.member.size
                     ))))
                 } else if crc != self.member.crc32 {
-                    Some(Err(self.corrupt(format!(
-                        "Bad CRC-32 (computed {crc:#010x}, recorded {:#010x})",
-                        self.member.crc32
-                    ))))
+                    Some(Err(self.error(ArchiveError::BadCrc {
+                        member: self.member.name.clone(),
+                    })))
                 } else {
                     None
                 }
@@ -469,12 +509,10 @@ impl MemberContent {
             } else {
                 flate2::FlushDecompress::None
             };
-            let status = inflater
-                .decompress_vec(&self.input, &mut out, flush)
-                .map_err(|e| Error::Npz {
-                    path: self.archive.clone(),
-                    reason: format!("member '{}': {e}", self.member.name),
-                })?;
+            let status = match inflater.decompress_vec(&self.input, &mut out, flush) {
+                Ok(status) => status,
+                Err(e) => return Err(self.corrupt(e.to_string())),
+            };
             let consumed = (inflater.total_in() - before_in) as usize;
             self.input = self.input.slice(consumed..);
             let made = inflater.total_out() - before_out;
@@ -486,13 +524,7 @@ impl MemberContent {
             }
             if input_ended && made == 0 && consumed == 0 {
                 if out.is_empty() {
-                    return Err(Error::Npz {
-                        path: self.archive.clone(),
-                        reason: format!(
-                            "member '{}': the compressed data ends early",
-                            self.member.name
-                        ),
-                    });
+                    return Err(self.corrupt("the compressed data ends early".to_owned()));
                 }
                 return Ok(Some(Bytes::from(out)));
             }
@@ -515,26 +547,43 @@ pub(crate) async fn get_suffix(
     let (size, e_tag) = (result.meta.size, result.meta.e_tag.clone());
     let (bytes, range) = checked_bytes(result, path, operation, len).await?;
     if range.end != size {
-        return Err(Error::ShortRead {
-            path: path.to_string(),
-            range: size.saturating_sub(len)..size,
-            got: bytes.len() as u64,
-        });
+        return Err(Error::at(
+            path,
+            ErrorKind::ShortRead {
+                operation,
+                range: size.saturating_sub(len)..size,
+                got: bytes.len() as u64,
+            },
+        ));
     }
     Ok(Fetched { bytes, size, e_tag })
 }
 
-/// The members the zip crate found in the directory.
-fn list<R: Read + Seek>(zip: &zip::ZipArchive<R>, path: &Path) -> Result<Vec<MemberInfo>> {
+/// The members the zip crate found in the directory, each one's compression
+/// read from its header in the fetched `tail` (which starts at byte `start`).
+fn list<R: Read + Seek>(
+    zip: &zip::ZipArchive<R>,
+    path: &Path,
+    tail: &[u8],
+    start: u64,
+) -> Result<Vec<MemberInfo>> {
+    let not_a_zip = |detail: String| Error::archive(path, ArchiveError::NotAZip { detail });
     (0..zip.len())
         .map(|index| {
             let entry = zip
                 .by_index_data(index)
-                .map_err(|e| npz_error(path, format!("central directory entry {index}: {e}")))?;
+                .map_err(|e| not_a_zip(format!("central directory entry {index}: {e}")))?;
             let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
-            // The deprecated number is the one way to read a method zip has no name for.
-            #[allow(deprecated)]
-            let compression = MemberCompression::from_method(entry.compression().to_u16());
+            let compression = entry
+                .central_header_start()
+                .checked_sub(start)
+                .and_then(|at| tail.get(usize::try_from(at).ok()?..))
+                .and_then(MemberCompression::from_central_header)
+                .ok_or_else(|| {
+                    not_a_zip(format!(
+                        "no central directory header for '{name}' where the directory says"
+                    ))
+                })?;
             Ok(MemberInfo {
                 key: key_for(&name).to_owned(),
                 name,
@@ -546,13 +595,6 @@ fn list<R: Read + Seek>(zip: &zip::ZipArchive<R>, path: &Path) -> Result<Vec<Mem
             })
         })
         .collect()
-}
-
-fn npz_error(path: &Path, reason: String) -> Error {
-    Error::Npz {
-        path: path.to_string(),
-        reason,
-    }
 }
 
 /// `Read + Seek` over the fetched tail of an object: reads before the tail

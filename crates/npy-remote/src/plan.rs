@@ -21,7 +21,7 @@ use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Operation, Result};
+use crate::error::{Error, ErrorKind, Operation, Result};
 use crate::store::Store;
 use crate::write::{MAX_PART_SIZE, MAX_PARTS, MIN_PART_SIZE, concat_span};
 
@@ -92,8 +92,8 @@ impl WritePlan {
     /// Starts a multipart upload of an array of `dtype`, `order`, `shape`
     /// at `path` and splits its rows into parts.
     ///
-    /// Errors: [`Error::NotSupported`] for a store without numbered parts;
-    /// [`Error::Plan`] when the array cannot be split within the store's
+    /// Errors: [`ErrorKind::NotSupported`] for a store without numbered parts;
+    /// [`ErrorKind::Plan`] when the array cannot be split within the store's
     /// rules (a row larger than [`MAX_PART_SIZE`], or too many parts).
     pub async fn create(
         store: &Store,
@@ -146,9 +146,10 @@ impl WritePlan {
 
     /// A plan from JSON.
     pub fn from_json(json: &str) -> Result<WritePlan> {
-        serde_json::from_str(json).map_err(|e| Error::Plan {
-            path: String::new(),
-            reason: format!("not a write plan: {e}"),
+        serde_json::from_str(json).map_err(|e| {
+            Error::from(ErrorKind::Plan {
+                reason: format!("not a write plan: {e}"),
+            })
         })
     }
 
@@ -170,9 +171,13 @@ impl WritePlan {
 
     /// The store the plan's URL names (for workers on other machines).
     pub fn store(&self) -> Result<Store> {
-        let url = self.url.as_deref().ok_or_else(|| Error::Plan {
-            path: self.path.clone(),
-            reason: "the plan has no URL: pass the store explicitly".into(),
+        let url = self.url.as_deref().ok_or_else(|| {
+            Error::at(
+                &self.path,
+                ErrorKind::Plan {
+                    reason: "the plan has no URL: pass the store explicitly".into(),
+                },
+            )
         })?;
         Ok(Store::from_url(url)?.0)
     }
@@ -198,21 +203,27 @@ impl WritePlan {
         data: Bytes,
     ) -> Result<UploadedPart> {
         let path = self.object_path();
-        let part = self.parts.get(index).ok_or_else(|| Error::Plan {
-            path: self.path.clone(),
-            reason: format!("the plan has no part {index} (it has {})", self.parts.len()),
+        let part = self.parts.get(index).ok_or_else(|| {
+            Error::at(
+                &self.path,
+                ErrorKind::Plan {
+                    reason: format!("the plan has no part {index} (it has {})", self.parts.len()),
+                },
+            )
         })?;
         let expected = part.rows.len() as u64 * self.row_bytes as u64;
         if data.len() as u64 != expected {
-            return Err(Error::Plan {
-                path: self.path.clone(),
-                reason: format!(
-                    "part {index} holds rows {}..{}: {expected} bytes, got {}",
-                    part.rows.start,
-                    part.rows.end,
-                    data.len()
-                ),
-            });
+            return Err(Error::at(
+                &self.path,
+                ErrorKind::Plan {
+                    reason: format!(
+                        "part {index} holds rows {}..{}: {expected} bytes, got {}",
+                        part.rows.start,
+                        part.rows.end,
+                        data.len()
+                    ),
+                },
+            ));
         }
         let payload = if index == 0 {
             let head = Bytes::from(
@@ -237,7 +248,7 @@ impl WritePlan {
 
     /// Completes the upload from the workers' receipts (in any order).
     /// When a part is missing or repeated the upload is aborted, leaving no
-    /// object, and [`Error::Plan`] says which part. After completing, the
+    /// object, and [`ErrorKind::Plan`] says which part. After completing, the
     /// object's size is checked against the header.
     pub async fn complete(&self, store: &Store, receipts: &[UploadedPart]) -> Result<()> {
         let path = self.object_path();
@@ -266,10 +277,12 @@ impl WritePlan {
         }
         if let Some(reason) = problem {
             self.abort(store).await?;
-            return Err(Error::Plan {
-                path: self.path.clone(),
-                reason: format!("{reason}; the upload was aborted"),
-            });
+            return Err(Error::at(
+                &self.path,
+                ErrorKind::Plan {
+                    reason: format!("{reason}; the upload was aborted"),
+                },
+            ));
         }
         let ids = ids.into_iter().flatten().collect();
         if let Err(e) = multipart(store, &path)?
@@ -286,13 +299,15 @@ impl WritePlan {
             .await
             .map_err(|e| Error::store(Operation::Head, &path, e))?;
         if meta.size != expected {
-            return Err(Error::Plan {
-                path: self.path.clone(),
-                reason: format!(
-                    "the completed object is {} bytes, the plan {expected}",
-                    meta.size
-                ),
-            });
+            return Err(Error::at(
+                &self.path,
+                ErrorKind::Plan {
+                    reason: format!(
+                        "the completed object is {} bytes, the plan {expected}",
+                        meta.size
+                    ),
+                },
+            ));
         }
         Ok(())
     }
@@ -309,9 +324,13 @@ impl WritePlan {
 
 /// The store's numbered-part API, or why there is none.
 fn multipart<'s>(store: &'s Store, path: &Path) -> Result<&'s std::sync::Arc<dyn MultipartStore>> {
-    store.multipart().ok_or_else(|| Error::NotSupported {
-        path: path.to_string(),
-        what: "a multipart upload with numbered parts",
+    store.multipart().ok_or_else(|| {
+        Error::at(
+            path,
+            ErrorKind::NotSupported {
+                what: "a multipart upload with numbered parts",
+            },
+        )
     })
 }
 
@@ -322,10 +341,7 @@ fn split(
     header_len: u64,
     options: PlanOptions,
 ) -> Result<Vec<PlannedPart>> {
-    let refuse = |reason: String| Error::Plan {
-        path: path.to_string(),
-        reason,
-    };
+    let refuse = |reason: String| Error::at(path, ErrorKind::Plan { reason });
     let rows = header.row_count() as u64;
     let row_bytes = header.row_bytes().unwrap_or(0) as u64;
     let data_len = header.data_len().map_err(|e| Error::format(path, e))? as u64;

@@ -13,7 +13,7 @@ use npy_core::{
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
-use crate::error::{Error, Operation, Result};
+use crate::error::{Error, ErrorKind, Operation, Result};
 use crate::store::Store;
 
 /// Bytes the first request of an open asks for: enough for the preamble and
@@ -82,10 +82,10 @@ impl RemoteArray {
     /// most [`OPEN_PREFIX`] bytes (two for a header longer than that).
     ///
     /// Errors: the same format errors as a local file (npy-core's, numpy's
-    /// wording) in [`Error::Format`]: a bad magic string, a header longer
+    /// wording) in [`ErrorKind::Format`]: a bad magic string, a header longer
     /// than `max_header_size`, an object dtype, and numpy's "Failed to read
     /// all data" when the object is shorter than `data_offset + nbytes`;
-    /// [`Error::Store`] when a request fails ([`Error::is_not_found`] for a
+    /// [`ErrorKind::Store`] when a request fails ([`Error::is_not_found`] for a
     /// missing object).
     pub async fn open(store: Arc<dyn ObjectStore>, path: Path) -> Result<RemoteArray> {
         RemoteArray::open_with(store, path, ReadOptions::default(), Transfer::default()).await
@@ -220,12 +220,14 @@ impl RemoteArray {
     }
 
     fn outside(&self, start: usize, end: usize) -> Error {
-        Error::OutsideData {
-            path: self.path.to_string(),
-            start,
-            end,
-            data_len: self.layout.data_len,
-        }
+        Error::at(
+            &self.path,
+            ErrorKind::OutsideData {
+                start,
+                end,
+                data_len: self.layout.data_len,
+            },
+        )
     }
 
     /// Checks `rows` against the header; returns their data bytes.
@@ -346,12 +348,17 @@ impl RemoteArray {
         for &row in rows {
             spans.push(self.row_span(&(row..row + 1))?);
         }
-        let len = row_bytes.checked_mul(rows.len()).ok_or_else(|| Error::Io {
-            path: self.path.to_string(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::OutOfMemory,
-                "the rows asked for add up to more bytes than memory can address",
-            ),
+        let len = row_bytes.checked_mul(rows.len()).ok_or_else(|| {
+            Error::at(
+                &self.path,
+                ErrorKind::Io {
+                    operation: "allocate",
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::OutOfMemory,
+                        "the rows asked for add up to more bytes than memory can address",
+                    ),
+                },
+            )
         })?;
         let mut data = AlignedBytes::zeroed(len);
         self.gather(&spans, &mut data).await?;
@@ -427,11 +434,15 @@ impl RemoteArray {
             let span = in_object(span);
             let len = (span.end - span.start) as usize;
             // Every span lies in a planned request: the plan covers them all.
-            let (request, offset) =
-                npy_core::plan::locate(&requests, &span).ok_or_else(|| Error::Io {
-                    path: self.path.to_string(),
-                    source: std::io::Error::other("a read outside the requests planned for it"),
-                })?;
+            let (request, offset) = npy_core::plan::locate(&requests, &span).ok_or_else(|| {
+                Error::at(
+                    &self.path,
+                    ErrorKind::Io {
+                        operation: "read",
+                        source: std::io::Error::other("a read outside the requests planned for it"),
+                    },
+                )
+            })?;
             out[at..at + len].copy_from_slice(&fetched[request][offset..offset + len]);
             at += len;
         }
@@ -487,10 +498,13 @@ impl RowBlocks {
         self.start_next();
         Some(match handle.await {
             Ok(result) => result.map(|array| (rows, array)),
-            Err(join) => Err(Error::Io {
-                path: self.array.path.to_string(),
-                source: std::io::Error::other(join),
-            }),
+            Err(join) => Err(Error::at(
+                &self.array.path,
+                ErrorKind::Io {
+                    operation: "read",
+                    source: std::io::Error::other(join),
+                },
+            )),
         })
     }
 }
@@ -645,29 +659,35 @@ pub(crate) async fn checked_bytes(
     let range = result.range.clone();
     let expected = range.end.saturating_sub(range.start);
     if expected > max_len {
-        return Err(Error::ShortRead {
-            path: path.to_string(),
-            range,
-            got: expected,
-        });
+        return Err(Error::at(
+            path,
+            ErrorKind::ShortRead {
+                operation,
+                range,
+                got: expected,
+            },
+        ));
     }
     let bytes = result
         .bytes()
         .await
         .map_err(|e| Error::store(operation, path, e))?;
     if bytes.len() as u64 != expected {
-        return Err(Error::ShortRead {
-            path: path.to_string(),
-            range,
-            got: bytes.len() as u64,
-        });
+        return Err(Error::at(
+            path,
+            ErrorKind::ShortRead {
+                operation,
+                range,
+                got: bytes.len() as u64,
+            },
+        ));
     }
     Ok((bytes, range))
 }
 
 /// Bytes `range` of the object, checked to be exactly that many; with an
 /// ETag, only from that version of the object (`If-Match`), so that reads
-/// after an open never mix two versions ([`Error::Changed`]). The response's
+/// after an open never mix two versions ([`ErrorKind::Changed`]). The response's
 /// own ETag is checked too: a server that ignores `If-Match` must not hand
 /// over another version's bytes unnoticed.
 pub(crate) async fn fetch(
@@ -688,19 +708,24 @@ pub(crate) async fn fetch(
     if let Some(pinned) = e_tag
         && result.meta.e_tag.as_deref() != Some(pinned)
     {
-        return Err(Error::Changed {
-            operation: Operation::Read,
-            path: path.to_string(),
-        });
+        return Err(Error::at(
+            path,
+            ErrorKind::Changed {
+                operation: Operation::Read,
+            },
+        ));
     }
     let (bytes, got) =
         checked_bytes(result, path, Operation::Read, range.end - range.start).await?;
     if got != range {
-        return Err(Error::ShortRead {
-            path: path.to_string(),
-            range,
-            got: bytes.len() as u64,
-        });
+        return Err(Error::at(
+            path,
+            ErrorKind::ShortRead {
+                operation: Operation::Read,
+                range,
+                got: bytes.len() as u64,
+            },
+        ));
     }
     Ok(bytes)
 }

@@ -9,7 +9,7 @@ use object_store::{ClientConfigKey, RetryConfig};
 use object_store::{ObjectStore, ObjectStoreScheme};
 use url::Url;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::guard::Guarded;
 
 /// How the requests of a store made from a URL behave
@@ -100,7 +100,7 @@ impl Store {
     /// - `file:///absolute/path`: the local file system.
     /// - `memory:///key`: a new, empty in-memory store (for tests).
     ///
-    /// Errors: [`Error::Url`] for a URL that does not parse or names no store.
+    /// Errors: [`ErrorKind::Url`] for a URL that does not parse or names no store.
     pub fn from_url(url: &str) -> Result<(Store, Path)> {
         Store::from_url_with(url, &StoreOptions::default())
     }
@@ -108,9 +108,11 @@ impl Store {
     /// [`from_url`](Self::from_url) with options (the request timeout).
     pub fn from_url_with(url: &str, options: &StoreOptions) -> Result<(Store, Path)> {
         install_tls();
-        let bad = |reason: String| Error::Url {
-            url: url.to_string(),
-            reason,
+        let bad = |reason: String| {
+            Error::from(ErrorKind::Url {
+                url: url.to_string(),
+                reason,
+            })
         };
         let parsed = Url::parse(url).map_err(|e| bad(e.to_string()))?;
         let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(e.to_string()))?;

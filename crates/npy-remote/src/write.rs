@@ -14,7 +14,7 @@ use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use object_store::{MultipartId, ObjectStoreExt, PutPayload};
 
-use crate::error::{Error, Operation, Result};
+use crate::error::{Error, ErrorKind, Operation, Result};
 use crate::store::Store;
 
 /// The smallest part S3 (and GCS's XML API) accepts, except the last.
@@ -298,7 +298,7 @@ impl StreamWriter {
     /// with the row axis (axis 0 in C order, the last in Fortran order)
     /// decided by the rows written.
     ///
-    /// Errors: [`Error::NotSupported`] when the store cannot upload
+    /// Errors: [`ErrorKind::NotSupported`] when the store cannot upload
     /// numbered parts; format errors for an unwritable dtype or shape.
     pub fn new(
         store: &Store,
@@ -309,26 +309,34 @@ impl StreamWriter {
         options: UploadOptions,
     ) -> Result<StreamWriter> {
         let Some(multipart) = store.multipart().cloned() else {
-            return Err(Error::NotSupported {
-                path: path.to_string(),
-                what: "a streaming upload (parts in any order)",
-            });
+            return Err(Error::at(
+                &path,
+                ErrorKind::NotSupported {
+                    what: "a streaming upload (parts in any order)",
+                },
+            ));
         };
         let mut header = Header::new(dtype, order, shape);
         let Some(axis) = header.row_axis() else {
-            return Err(Error::Write {
-                path: path.to_string(),
-                reason: "a 0-d array has no rows to stream".into(),
-            });
+            return Err(Error::at(
+                &path,
+                ErrorKind::Write {
+                    reason: "a 0-d array has no rows to stream".into(),
+                },
+            ));
         };
         header.shape[axis] = 0;
         let header_len = header
             .to_bytes(None)
             .map_err(|e| Error::format(&path, e))?
             .len();
-        let row_bytes = header.row_bytes().ok_or_else(|| Error::Write {
-            path: path.to_string(),
-            reason: "a row of this shape does not fit in memory".into(),
+        let row_bytes = header.row_bytes().ok_or_else(|| {
+            Error::at(
+                &path,
+                ErrorKind::Write {
+                    reason: "a row of this shape does not fit in memory".into(),
+                },
+            )
         })?;
         let part_size = options.part_size.max(MIN_PART_SIZE).max(header_len + 1);
         Ok(StreamWriter {
@@ -421,7 +429,7 @@ impl StreamWriter {
     /// Uploads what remains and the header part, and completes the upload.
     /// Returns the array's header.
     ///
-    /// Errors: [`Error::Write`] when the data is not a whole number of rows;
+    /// Errors: [`ErrorKind::PartialRow`] when the data is not a whole number of rows;
     /// any failed request. On error the upload is aborted: no object appears.
     pub async fn finish(mut self) -> Result<Header> {
         let result = self.finish_inner().await;
@@ -437,13 +445,13 @@ impl StreamWriter {
             0
         } else {
             if !self.data_len.is_multiple_of(self.row_bytes as u64) {
-                return Err(Error::Write {
-                    path: self.path.to_string(),
-                    reason: format!(
-                        "{} data bytes are not a whole number of rows of {} bytes",
-                        self.data_len, self.row_bytes
-                    ),
-                });
+                return Err(Error::at(
+                    &self.path,
+                    ErrorKind::PartialRow {
+                        bytes: self.data_len,
+                        row_bytes: self.row_bytes,
+                    },
+                ));
             }
             usize::try_from(self.data_len / self.row_bytes as u64).unwrap_or(usize::MAX)
         };
@@ -455,10 +463,12 @@ impl StreamWriter {
             .to_bytes(None)
             .map_err(|e| Error::format(&self.path, e))?;
         if head.len() != self.header_len {
-            return Err(Error::Write {
-                path: self.path.to_string(),
-                reason: "the header's length changed with the row count".into(),
-            });
+            return Err(Error::at(
+                &self.path,
+                ErrorKind::Write {
+                    reason: "the header's length changed with the row count".into(),
+                },
+            ));
         }
         let mut first = head;
         first.extend_from_slice(&self.first);
@@ -489,9 +499,13 @@ impl StreamWriter {
             .iter_mut()
             .map(|p| p.take())
             .collect::<Option<Vec<_>>>();
-        let parts = parts.ok_or_else(|| Error::Write {
-            path: self.path.to_string(),
-            reason: "a part was not uploaded".into(),
+        let parts = parts.ok_or_else(|| {
+            Error::at(
+                &self.path,
+                ErrorKind::Write {
+                    reason: "a part was not uploaded".into(),
+                },
+            )
         })?;
         self.multipart
             .complete_multipart(&self.path, &id, parts)

@@ -118,8 +118,7 @@ async fn bad_fixtures_fail_as_they_do_locally() {
         };
         match (local, remote) {
             (Err(local), Err(remote)) => {
-                let message = remote
-                    .format_error()
+                let message = support::format_error(&remote)
                     .unwrap_or_else(|| panic!("{file}: {remote}"))
                     .to_string();
                 assert_eq!(message, local.to_string(), "{file}");

@@ -51,9 +51,9 @@ fn summaries(archive: &mut Archive) -> anyhow::Result<Vec<MemberSummary>> {
                 archive
                     .header(&name)
                     .map(|parsed| (parsed.header, parsed.layout))
-                    .map_err(|e| crate::message::one_line(&e.to_string())),
+                    .map_err(|e| crate::message::cause_text(&e)),
             ),
-            Err(err) => Some(Err(crate::message::one_line(&err.to_string()))),
+            Err(err) => Some(Err(crate::message::cause_text(&err))),
         };
         out.push(MemberSummary { info, array });
     }

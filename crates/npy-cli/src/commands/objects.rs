@@ -95,7 +95,7 @@ pub fn check_stdin(options: &ReadOptions) -> anyhow::Result<Verdict> {
     let array = match npy_core::read_npy(&mut stdin, options) {
         Ok(array) => array,
         Err(npy_core::Error::Io(err)) => return Err(err).context("cannot read standard input"),
-        Err(err) => return Ok(Verdict::invalid(crate::message::one_line(&err.to_string()))),
+        Err(err) => return Ok(Verdict::invalid(crate::message::cause_text(&err))),
     };
     let rest =
         std::io::copy(&mut stdin, &mut std::io::sink()).context("cannot read standard input")?;
@@ -208,10 +208,10 @@ pub fn check_pickle(path: &Path, file: &NpyFile, options: &ReadOptions) -> Verdi
         Ok(array) => pickle_verdict(&array, file),
         Err(err) => {
             let text = match err.kind() {
-                npy_mmap::ErrorKind::Format(source) => source.to_string(),
-                _ => err.to_string(),
+                npy_mmap::ErrorKind::Format(source) => crate::message::cause_text(source),
+                _ => crate::message::cause_text(&err),
             };
-            Verdict::invalid(crate::message::one_line(&text))
+            Verdict::invalid(text)
         }
     }
 }

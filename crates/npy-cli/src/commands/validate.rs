@@ -82,7 +82,7 @@ fn validate_archive(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdic
         .with_context(|| format!("cannot read {}", path.display()))?;
     let mut archive = match opened {
         Ok(archive) => archive,
-        Err(err) => return Ok(Verdict::invalid(crate::message::one_line(&err.to_string()))),
+        Err(err) => return Ok(Verdict::invalid(crate::message::cause_text(&err))),
     };
     let mut verdict = Verdict::default();
     for name in archive.member_names().to_vec() {
@@ -99,7 +99,7 @@ fn validate_archive(path: &Path, options: &ReadOptions) -> anyhow::Result<Verdic
 fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptions) -> Verdict {
     let mut reader = match archive.reader(name) {
         Ok(reader) => reader,
-        Err(err) => return Verdict::invalid(crate::message::one_line(&err.to_string())),
+        Err(err) => return Verdict::invalid(crate::message::cause_text(&err)),
     };
     let mut magic = Vec::with_capacity(6);
     if let Err(err) = (&mut reader).take(6).read_to_end(&mut magic) {
@@ -122,7 +122,7 @@ fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptio
         Err(err) => {
             return Verdict::invalid(format!(
                 "member '{name}': {}",
-                crate::message::one_line(&err.to_string())
+                crate::message::cause_text(&err)
             ));
         }
     };
@@ -143,7 +143,7 @@ fn member_verdict(archive: &mut source::Archive, name: &str, options: &ReadOptio
             Err(err) => {
                 return Verdict::invalid(format!(
                     "member '{name}': {}",
-                    crate::message::one_line(&err.to_string())
+                    crate::message::cause_text(&err)
                 ));
             }
         }
@@ -209,7 +209,7 @@ fn header_problem(err: &anyhow::Error) -> String {
     else {
         return crate::message::error_text(err);
     };
-    let mut problem = crate::message::one_line(&format_error.to_string());
+    let mut problem = crate::message::cause_text(format_error);
     if matches!(format_error, npy_core::Error::HeaderTooLarge { .. }) {
         problem.push_str(" (npy validate: raise it with --max-header-size)");
     }

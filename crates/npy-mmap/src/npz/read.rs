@@ -8,7 +8,9 @@ use std::path::Path;
 use npy_core::element::Element;
 // Members that do not start with the `.npy` magic are raw bytes.
 use npy_core::header::MAGIC;
-use npy_core::npz::{MemberCompression, MemberInfo, is_zip_start, key_for};
+use npy_core::npz::{
+    ArchiveError, CENTRAL_HEADER_LEN, MemberCompression, MemberInfo, is_zip_start, key_for,
+};
 use npy_core::{ArrayView, Header, Layout, NpyArray, ParsedHeader, ReadOptions, read_npy};
 use zip::read::ZipFile;
 use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
@@ -46,6 +48,8 @@ pub struct NpzArchive<R> {
     keys: Vec<String>,
     /// Full member name -> index, decoded once at open.
     by_name: HashMap<String, usize>,
+    /// How each member is stored, in zip order (from the central directory).
+    compressions: Vec<MemberCompression>,
     options: ReadOptions,
     /// Bytes in the archive: a stored member can hold no more.
     archive_len: u64,
@@ -95,7 +99,7 @@ impl<R: Read + Seek> NpzArchive<R> {
             // The first bytes were checked by `check_start`.
             Err(error) => return Err(not_a_zip(error)),
         };
-        check_entries(&mut reader, spans)?;
+        let compressions = check_entries(&mut reader, spans)?;
         let zip = ZipArchive::new(reader).map_err(not_a_zip)?;
         let mut names = Vec::with_capacity(zip.len());
         let mut by_name = HashMap::with_capacity(zip.len());
@@ -114,6 +118,7 @@ impl<R: Read + Seek> NpzArchive<R> {
             names,
             keys,
             by_name,
+            compressions,
             options,
             archive_len,
             path: None,
@@ -161,7 +166,7 @@ impl<R: Read + Seek> NpzArchive<R> {
 
     pub(crate) fn resolve(&self, key: &str) -> Result<usize> {
         self.index_of(key).ok_or_else(|| {
-            self.located(Error::from(ErrorKind::NotAFile {
+            self.located(Error::from(ArchiveError::NotAFile {
                 key: key.to_owned(),
             }))
         })
@@ -173,11 +178,11 @@ impl<R: Read + Seek> NpzArchive<R> {
         let entry = self
             .zip
             .by_index_data(index)
-            .map_err(|source| self.member_error(index, zip_kind(source)))?;
+            .map_err(|source| self.member_error(index, archive_kind(source, &self.names[index])))?;
         Ok(MemberInfo {
             name: self.names[index].clone(),
             key: self.keys[index].clone(),
-            compression: compression_of(entry.compression()),
+            compression: self.compressions[index],
             compressed_size: entry.compressed_size(),
             size: entry.size(),
             crc32: entry.crc32(),
@@ -193,7 +198,7 @@ impl<R: Read + Seek> NpzArchive<R> {
             .zip
             .by_index_with_options(index, ZipReadOptions::new().ignore_crc32(true))
             .map_err(|source| {
-                Error::from(zip_kind(source))
+                Error::from(archive_kind(source, member))
                     .in_member(member)
                     .located(path)
             })?;
@@ -293,7 +298,14 @@ impl<R: Read + Seek> NpzArchive<R> {
             Err(source) => {
                 let error = reader.format_error(source);
                 return Err(match reader.verify() {
-                    Err(crc) if matches!(crc.kind(), ErrorKind::BadCrc { .. }) => crc,
+                    Err(crc)
+                        if matches!(
+                            crc.kind(),
+                            ErrorKind::Archive(ArchiveError::BadCrc { .. })
+                        ) =>
+                    {
+                        crc
+                    }
                     _ => error,
                 });
             }
@@ -317,6 +329,8 @@ impl<R: Read + Seek> NpzArchive<R> {
 /// Where the central directory says one entry lies.
 struct EntrySpan {
     name: Vec<u8>,
+    /// Where its central directory file header starts (its method is read there).
+    central_header_start: u64,
     header_start: u64,
     compressed_size: u64,
     /// The content's size, for a stored entry (which must equal
@@ -330,6 +344,7 @@ fn entry_spans<R: Read + Seek>(zip: &ZipArchive<R>) -> Result<(Vec<EntrySpan>, u
         let entry = zip.by_index_data(index).map_err(not_a_zip)?;
         spans.push(EntrySpan {
             name: entry.name_raw().to_vec(),
+            central_header_start: entry.central_header_start(),
             header_start: entry.header_start(),
             compressed_size: entry.compressed_size(),
             stored_size: (entry.compression() == CompressionMethod::Stored).then(|| entry.size()),
@@ -347,13 +362,34 @@ const LOCAL_HEADER_SIGNATURE: &[u8; 4] = b"PK\x03\x04";
 /// about the name (as Python's zipfile does), or whose stored entries
 /// declare a size other than their bytes. One compressed stream shared by
 /// many entries is the overlapping zip bomb: each entry would inflate it again.
+/// Returns each entry's compression, read from its central directory header.
 fn check_entries<R: Read + Seek>(
     reader: &mut R,
     (mut spans, directory_start): (Vec<EntrySpan>, u64),
-) -> Result<()> {
+) -> Result<Vec<MemberCompression>> {
     let corrupt = |name: &[u8], detail: String| {
-        Error::from(ErrorKind::Corrupt { detail }).in_member(&String::from_utf8_lossy(name))
+        Error::from(ArchiveError::Corrupt { detail }).in_member(&String::from_utf8_lossy(name))
     };
+    let mut compressions = Vec::with_capacity(spans.len());
+    for span in &spans {
+        let mut header = [0u8; CENTRAL_HEADER_LEN];
+        reader
+            .seek(io::SeekFrom::Start(span.central_header_start))
+            .map_err(stream_error("seek in"))?;
+        let compression = reader
+            .read_exact(&mut header)
+            .ok()
+            .and_then(|()| MemberCompression::from_central_header(&header))
+            .ok_or_else(|| {
+                Error::from(ArchiveError::NotAZip {
+                    detail: format!(
+                        "no central directory header for '{}' where the directory says",
+                        String::from_utf8_lossy(&span.name)
+                    ),
+                })
+            })?;
+        compressions.push(compression);
+    }
     let mut ends = Vec::with_capacity(spans.len());
     for span in &spans {
         let mut fixed = [0u8; LOCAL_HEADER_LEN];
@@ -434,7 +470,7 @@ fn check_entries<R: Read + Seek>(
             ));
         }
     }
-    Ok(())
+    Ok(compressions)
 }
 
 /// Reads a stored `.npy` member whose length is known: the header, then the
@@ -506,16 +542,17 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
         let member = self.names[index].as_str();
         let fail = |kind| Error::from(kind).in_member(member).located(path);
         let bytes: &'a [u8] = self.zip_bytes();
+        let compression = self.compressions[index];
         let file = self
             .zip
             .by_index_raw(index)
-            .map_err(|source| fail(zip_kind(source)))?;
-        if file.compression() != CompressionMethod::Stored {
-            return Err(fail(ErrorKind::Compressed {
-                method: file.compression().to_string(),
-            }));
+            .map_err(|source| fail(archive_kind(source, member)))?;
+        if compression != MemberCompression::Stored {
+            return Err(fail(ErrorKind::Archive(ArchiveError::Compressed {
+                compression,
+            })));
         }
-        let corrupt = |detail: String| fail(ErrorKind::Corrupt { detail });
+        let corrupt = |detail: String| fail(ErrorKind::Archive(ArchiveError::Corrupt { detail }));
         let start = file
             .data_start()
             .ok_or_else(|| corrupt("the local header was not read".to_owned()))?;
@@ -555,7 +592,7 @@ impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
                     layout.data_len,
                     content.len().saturating_sub(layout.data_offset)
                 );
-                self.member_error(index, ErrorKind::Corrupt { detail })
+                self.member_error(index, ErrorKind::Archive(ArchiveError::Corrupt { detail }))
             })?;
         Ok(StoredArray {
             header,
@@ -652,13 +689,13 @@ impl<R: Read> MemberReader<'_, R> {
     /// Names the member in an error from its stream.
     pub(crate) fn io_error(&self, error: io::Error) -> Error {
         if self.crc_ok == Some(false) {
-            return self.error(ErrorKind::BadCrc {
+            return self.error(ErrorKind::Archive(ArchiveError::BadCrc {
                 member: self.member.to_owned(),
-            });
+            }));
         }
-        self.error(ErrorKind::Corrupt {
+        self.error(ErrorKind::Archive(ArchiveError::Corrupt {
             detail: error.to_string(),
-        })
+        }))
     }
 
     /// `kind` about this member.
@@ -674,15 +711,8 @@ impl<R: Read> MemberReader<'_, R> {
     }
 }
 
-/// The compression a zip entry names.
-// The deprecated number is the one way to read a method zip has no name for.
-#[allow(deprecated)]
-fn compression_of(method: CompressionMethod) -> MemberCompression {
-    MemberCompression::from_method(method.to_u16())
-}
-
 fn unreachable_index<T>(index: usize) -> Result<T> {
-    Err(Error::from(ErrorKind::NotAZip {
+    Err(Error::from(ArchiveError::NotAZip {
         detail: format!("central directory entry {index} vanished"),
     }))
 }
@@ -704,7 +734,7 @@ fn check_start<R: Read + Seek>(reader: &mut R) -> Result<()> {
     if start == MAGIC {
         return Err(Error::from(ErrorKind::IsNpy));
     }
-    Err(Error::from(ErrorKind::NotAZip {
+    Err(Error::from(ArchiveError::NotAZip {
         detail: "it does not start with a zip header (np.load decides by the first bytes: \
                  a zip after other bytes is not an .npz)"
             .to_owned(),
@@ -714,16 +744,37 @@ fn check_start<R: Read + Seek>(reader: &mut R) -> Result<()> {
 /// The zip reader's refusal of the archive as a whole. (Its error type
 /// stays private: zip is not part of this crate's API.)
 fn not_a_zip(error: zip::result::ZipError) -> Error {
-    Error::from(ErrorKind::NotAZip {
+    Error::from(ArchiveError::NotAZip {
         detail: error.to_string(),
     })
 }
 
-/// The zip reader's refusal of one member.
-fn zip_kind(error: zip::result::ZipError) -> ErrorKind {
-    ErrorKind::Zip {
-        detail: error.to_string(),
-    }
+/// The zip reader's refusal of `member`, as the kind npy-remote reports
+/// for the same member.
+fn archive_kind(error: zip::result::ZipError, member: &str) -> ErrorKind {
+    use zip::result::ZipError;
+    ErrorKind::Archive(match error {
+        ZipError::Io(source) => {
+            return ErrorKind::Io {
+                operation: "read",
+                source,
+            };
+        }
+        ZipError::CompressionMethodNotSupported(method) => {
+            ArchiveError::UnsupportedCompression { method }
+        }
+        ZipError::InvalidPassword => ArchiveError::Encrypted {
+            member: member.to_owned(),
+        },
+        ZipError::UnsupportedArchive(detail) if detail == ZipError::PASSWORD_REQUIRED => {
+            ArchiveError::Encrypted {
+                member: member.to_owned(),
+            }
+        }
+        other => ArchiveError::Corrupt {
+            detail: other.to_string(),
+        },
+    })
 }
 
 impl<R> NpzArchive<R> {

@@ -5,7 +5,16 @@
 use std::ops::Range;
 
 #[allow(unused_imports)] // not every test file counts
-pub use npy_remote::CountingStore as Counting;
+pub use npy_store_counter::CountingStore as Counting;
+
+/// npy-core's error, when `error` is a format error: for comparing with a
+/// local read's.
+pub fn format_error(error: &npy_remote::Error) -> Option<&npy_core::Error> {
+    match error.kind() {
+        npy_remote::ErrorKind::Format(source) => Some(source),
+        _ => None,
+    }
+}
 
 /// The bytes of rows `rows` of a C-order array of `row_bytes`-byte rows
 /// whose data is the byte pattern `(i * 7 + 3) as u8`.

@@ -1,4 +1,10 @@
-//! A store wrapper that counts requests and bytes.
+//! A store wrapper that counts requests and bytes: test instrumentation,
+//! not part of any published crate's API. npy-remote's tests hold the
+//! library to its request budget with it (docs/REMOTE.md) and npy-bench's
+//! remote harness reports requests and bytes with it.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
