@@ -121,6 +121,7 @@ impl Arena {
     }
 
     /// Stores `node` (a leaf among the leaves) and returns its id.
+    #[inline]
     pub(super) fn add(&mut self, node: Node) -> Result<Id> {
         let too_many = || self.error("too many objects");
         Ok(match node {
@@ -140,11 +141,13 @@ impl Arena {
     }
 
     /// The node `id` for changing it; `None` for a leaf.
+    #[inline]
     pub(super) fn node_mut(&mut self, id: Id) -> Option<&mut Node> {
         (id & LEAF == 0).then(|| &mut self.nodes[id as usize])
     }
 
     /// The object `id`, to look at.
+    #[inline]
     pub(super) fn node(&self, id: Id) -> View<'_> {
         match id & LEAF {
             0 => View::Node(&self.nodes[id as usize]),

@@ -98,6 +98,7 @@ pub(crate) fn tuple_op(count: usize) -> u8 {
 /// The width in bytes of the little-endian number that follows `op` (a
 /// payload's length, an int, a memo index); 0 for opcodes without one.
 /// `BININT`, `LONG4` and `BINSTRING` read theirs as signed.
+#[inline]
 pub(crate) fn argument_width(op: u8) -> usize {
     match op {
         BININT1 | LONG1 | SHORT_BINSTRING | SHORT_BINBYTES | SHORT_BINUNICODE | BINGET | BINPUT => {
