@@ -108,7 +108,7 @@ pub(crate) fn remote_error(error: npy_remote::Error) -> PyErr {
         ErrorKind::Format(_)
         | ErrorKind::OutsideData { .. }
         | ErrorKind::Url { .. }
-        | ErrorKind::Plan { .. }
+        | ErrorKind::Plan(_)
         | ErrorKind::PartialRow { .. }
         | ErrorKind::NotSupported { .. } => PyValueError::new_err(message),
         _ => PyOSError::new_err(message),

@@ -11,7 +11,7 @@ use futures::stream::FuturesUnordered;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
-use crate::error::{Error, ErrorKind, Operation, Result};
+use crate::error::{Error, ErrorKind, Operation, Result, WriteError};
 use crate::read::{Transfer, fetch, get_prefix};
 use crate::store::Store;
 use crate::write::UploadOptions;
@@ -145,12 +145,7 @@ fn ensure_ended(reader: &mut (dyn Read + Send), path: &Path) -> Result<()> {
     let mut probe = [0u8; 1];
     match reader.read(&mut probe) {
         Ok(0) => Ok(()),
-        Ok(_) => Err(Error::at(
-            path,
-            ErrorKind::Write {
-                reason: "the source grew while it was copied".into(),
-            },
-        )),
+        Ok(_) => Err(Error::at(path, ErrorKind::Write(WriteError::SourceGrew))),
         Err(source) => Err(Error::at(
             path,
             ErrorKind::Io {

@@ -309,12 +309,10 @@ pub enum ErrorKind {
         data_len: usize,
     },
 
-    /// A multipart plan is inconsistent, or a part does not fit it.
-    #[error("{reason}")]
-    Plan {
-        /// What is wrong.
-        reason: String,
-    },
+    /// A multipart plan cannot be made, is inconsistent, or a part does
+    /// not fit it.
+    #[error("{0}")]
+    Plan(PlanError),
 
     /// Streamed data is not a whole number of rows.
     #[error("{bytes} data bytes are not a whole number of rows of {row_bytes} bytes")]
@@ -326,11 +324,8 @@ pub enum ErrorKind {
     },
 
     /// The data written does not match what the header promises.
-    #[error("{reason}")]
-    Write {
-        /// What is wrong.
-        reason: String,
-    },
+    #[error("{0}")]
+    Write(WriteError),
 
     /// The store cannot do what was asked (for example, a multipart upload
     /// whose parts arrive out of order on a store without that API).
@@ -398,3 +393,107 @@ fn one_line(text: &str) -> String {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a multipart write plan ([`WritePlan`](crate::WritePlan)) cannot be
+/// made or used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// The text given to [`WritePlan::from_json`](crate::WritePlan::from_json)
+    /// is not a plan (the JSON parser's message).
+    #[error("not a write plan: {detail}")]
+    NotAPlan {
+        /// What the JSON parser said.
+        detail: String,
+    },
+    /// The plan was made without a URL, so it cannot name its store.
+    #[error("the plan has no URL: pass the store explicitly")]
+    NoUrl,
+    /// A part index the plan does not have (uploading, or in a receipt).
+    #[error("the plan has no part {index} (it has {parts})")]
+    NoSuchPart {
+        /// The index asked for.
+        index: usize,
+        /// How many parts the plan has.
+        parts: usize,
+    },
+    /// A part's data is not the size of its rows.
+    #[error("part {index} holds rows {}..{}: {expected} bytes, got {actual}", rows.start, rows.end)]
+    PartLength {
+        /// The part.
+        index: usize,
+        /// The rows it holds.
+        rows: std::ops::Range<usize>,
+        /// Bytes of those rows.
+        expected: u64,
+        /// Bytes given.
+        actual: u64,
+    },
+    /// Two receipts for one part: the upload was aborted.
+    #[error("part {index} was reported twice; the upload was aborted")]
+    PartReportedTwice {
+        /// The part.
+        index: usize,
+    },
+    /// No receipt for a part: the upload was aborted.
+    #[error("part {index} (rows {}..{}) was not uploaded; the upload was aborted", rows.start, rows.end)]
+    PartMissing {
+        /// The first part without a receipt.
+        index: usize,
+        /// Its rows.
+        rows: std::ops::Range<usize>,
+    },
+    /// The completed object is not the size the plan says.
+    #[error("the completed object is {actual} bytes, the plan {expected}")]
+    CompletedSize {
+        /// The object's size.
+        actual: u64,
+        /// The plan's.
+        expected: u64,
+    },
+    /// One row is bigger than the largest part a store takes.
+    #[error("a row is {row_bytes} bytes, more than the largest part ({max_part_size})")]
+    RowTooLarge {
+        /// Bytes in one row.
+        row_bytes: u64,
+        /// [`MAX_PART_SIZE`](crate::MAX_PART_SIZE).
+        max_part_size: u64,
+    },
+    /// The rows need more parts than a store takes, even at the largest
+    /// part size.
+    #[error(
+        "{rows} rows of {row_bytes} bytes need parts larger than {max_part_size} bytes to fit {max_parts} parts"
+    )]
+    TooManyParts {
+        /// Rows in the array.
+        rows: u64,
+        /// Bytes in one row.
+        row_bytes: u64,
+        /// [`MAX_PART_SIZE`](crate::MAX_PART_SIZE).
+        max_part_size: u64,
+        /// [`MAX_PARTS`](crate::MAX_PARTS).
+        max_parts: usize,
+    },
+}
+
+/// Why a streamed or copied write cannot go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// A 0-d array has no rows to stream.
+    #[error("a 0-d array has no rows to stream")]
+    NoRows,
+    /// One row of this shape is more bytes than memory can address.
+    #[error("a row of this shape does not fit in memory")]
+    RowTooLarge,
+    /// The header's length changed with the final row count (the header
+    /// is written last, into the room the first part kept for it).
+    #[error("the header's length changed with the row count")]
+    HeaderLength,
+    /// A part of the upload has no receipt.
+    #[error("a part was not uploaded")]
+    PartMissing,
+    /// The source grew while it was copied.
+    #[error("the source grew while it was copied")]
+    SourceGrew,
+}

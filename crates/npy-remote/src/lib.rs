@@ -55,7 +55,7 @@ mod store;
 mod write;
 
 pub use copy::{download, upload_reader};
-pub use error::{Error, ErrorKind, Operation, Result};
+pub use error::{Error, ErrorKind, Operation, PlanError, Result, WriteError};
 pub use guard::UNRANGED_READ_LIMIT;
 pub use plan::{PlanOptions, PlannedPart, UploadedPart, WritePlan};
 pub use read::{OPEN_PREFIX, RemoteArray, RemoteHeader, RowBlocks, Transfer};

@@ -21,7 +21,7 @@ use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, ErrorKind, Operation, Result};
+use crate::error::{Error, ErrorKind, Operation, PlanError, Result};
 use crate::store::Store;
 use crate::write::{MAX_PART_SIZE, MAX_PARTS, MIN_PART_SIZE, concat_span};
 
@@ -147,9 +147,9 @@ impl WritePlan {
     /// A plan from JSON.
     pub fn from_json(json: &str) -> Result<WritePlan> {
         serde_json::from_str(json).map_err(|e| {
-            Error::from(ErrorKind::Plan {
-                reason: format!("not a write plan: {e}"),
-            })
+            Error::from(ErrorKind::Plan(PlanError::NotAPlan {
+                detail: e.to_string(),
+            }))
         })
     }
 
@@ -171,14 +171,10 @@ impl WritePlan {
 
     /// The store the plan's URL names (for workers on other machines).
     pub fn store(&self) -> Result<Store> {
-        let url = self.url.as_deref().ok_or_else(|| {
-            Error::at(
-                &self.path,
-                ErrorKind::Plan {
-                    reason: "the plan has no URL: pass the store explicitly".into(),
-                },
-            )
-        })?;
+        let url = self
+            .url
+            .as_deref()
+            .ok_or_else(|| Error::at(&self.path, ErrorKind::Plan(PlanError::NoUrl)))?;
         Ok(Store::from_url(url)?.0)
     }
 
@@ -206,23 +202,22 @@ impl WritePlan {
         let part = self.parts.get(index).ok_or_else(|| {
             Error::at(
                 &self.path,
-                ErrorKind::Plan {
-                    reason: format!("the plan has no part {index} (it has {})", self.parts.len()),
-                },
+                ErrorKind::Plan(PlanError::NoSuchPart {
+                    index,
+                    parts: self.parts.len(),
+                }),
             )
         })?;
         let expected = part.rows.len() as u64 * self.row_bytes as u64;
         if data.len() as u64 != expected {
             return Err(Error::at(
                 &self.path,
-                ErrorKind::Plan {
-                    reason: format!(
-                        "part {index} holds rows {}..{}: {expected} bytes, got {}",
-                        part.rows.start,
-                        part.rows.end,
-                        data.len()
-                    ),
-                },
+                ErrorKind::Plan(PlanError::PartLength {
+                    index,
+                    rows: part.rows.clone(),
+                    expected,
+                    actual: data.len() as u64,
+                }),
             ));
         }
         let payload = if index == 0 {
@@ -262,27 +257,29 @@ impl WritePlan {
                     })
                 }
                 Some(Some(_)) => {
-                    problem = Some(format!("part {} was reported twice", receipt.index))
+                    problem = Some(PlanError::PartReportedTwice {
+                        index: receipt.index,
+                    })
                 }
-                None => problem = Some(format!("the plan has no part {}", receipt.index)),
+                None => {
+                    problem = Some(PlanError::NoSuchPart {
+                        index: receipt.index,
+                        parts: self.parts.len(),
+                    })
+                }
             }
         }
         if problem.is_none()
             && let Some(missing) = ids.iter().position(Option::is_none)
         {
-            problem = Some(format!(
-                "part {missing} (rows {}..{}) was not uploaded",
-                self.parts[missing].rows.start, self.parts[missing].rows.end
-            ));
+            problem = Some(PlanError::PartMissing {
+                index: missing,
+                rows: self.parts[missing].rows.clone(),
+            });
         }
-        if let Some(reason) = problem {
+        if let Some(problem) = problem {
             self.abort(store).await?;
-            return Err(Error::at(
-                &self.path,
-                ErrorKind::Plan {
-                    reason: format!("{reason}; the upload was aborted"),
-                },
-            ));
+            return Err(Error::at(&self.path, ErrorKind::Plan(problem)));
         }
         let ids = ids.into_iter().flatten().collect();
         if let Err(e) = multipart(store, &path)?
@@ -301,12 +298,10 @@ impl WritePlan {
         if meta.size != expected {
             return Err(Error::at(
                 &self.path,
-                ErrorKind::Plan {
-                    reason: format!(
-                        "the completed object is {} bytes, the plan {expected}",
-                        meta.size
-                    ),
-                },
+                ErrorKind::Plan(PlanError::CompletedSize {
+                    actual: meta.size,
+                    expected,
+                }),
             ));
         }
         Ok(())
@@ -341,7 +336,7 @@ fn split(
     header_len: u64,
     options: PlanOptions,
 ) -> Result<Vec<PlannedPart>> {
-    let refuse = |reason: String| Error::at(path, ErrorKind::Plan { reason });
+    let refuse = |problem: PlanError| Error::at(path, ErrorKind::Plan(problem));
     let rows = header.row_count() as u64;
     let row_bytes = header.row_bytes().unwrap_or(0) as u64;
     let data_len = header.data_len().map_err(|e| Error::format(path, e))? as u64;
@@ -354,9 +349,10 @@ fn split(
         }]);
     }
     if row_bytes > MAX_PART_SIZE {
-        return Err(refuse(format!(
-            "a row is {row_bytes} bytes, more than the largest part ({MAX_PART_SIZE})"
-        )));
+        return Err(refuse(PlanError::RowTooLarge {
+            row_bytes,
+            max_part_size: MAX_PART_SIZE,
+        }));
     }
     let wanted = options.part_size.max(MIN_PART_SIZE as u64);
     let mut rows_per_part = wanted
@@ -364,9 +360,12 @@ fn split(
         .max(rows.div_ceil(MAX_PARTS as u64));
     rows_per_part = rows_per_part.min(rows);
     if rows_per_part * row_bytes + header_len > MAX_PART_SIZE {
-        return Err(refuse(format!(
-            "{rows} rows of {row_bytes} bytes need parts larger than {MAX_PART_SIZE} bytes to fit {MAX_PARTS} parts"
-        )));
+        return Err(refuse(PlanError::TooManyParts {
+            rows,
+            row_bytes,
+            max_part_size: MAX_PART_SIZE,
+            max_parts: MAX_PARTS,
+        }));
     }
     let parts = rows
         .div_ceil(rows_per_part)

@@ -14,7 +14,7 @@ use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use object_store::{MultipartId, ObjectStoreExt, PutPayload};
 
-use crate::error::{Error, ErrorKind, Operation, Result};
+use crate::error::{Error, ErrorKind, Operation, Result, WriteError};
 use crate::store::Store;
 
 /// The smallest part S3 (and GCS's XML API) accepts, except the last.
@@ -318,26 +318,16 @@ impl StreamWriter {
         };
         let mut header = Header::new(dtype, order, shape);
         let Some(axis) = header.row_axis() else {
-            return Err(Error::at(
-                &path,
-                ErrorKind::Write {
-                    reason: "a 0-d array has no rows to stream".into(),
-                },
-            ));
+            return Err(Error::at(&path, ErrorKind::Write(WriteError::NoRows)));
         };
         header.shape[axis] = 0;
         let header_len = header
             .to_bytes(None)
             .map_err(|e| Error::format(&path, e))?
             .len();
-        let row_bytes = header.row_bytes().ok_or_else(|| {
-            Error::at(
-                &path,
-                ErrorKind::Write {
-                    reason: "a row of this shape does not fit in memory".into(),
-                },
-            )
-        })?;
+        let row_bytes = header
+            .row_bytes()
+            .ok_or_else(|| Error::at(&path, ErrorKind::Write(WriteError::RowTooLarge)))?;
         let part_size = options.part_size.max(MIN_PART_SIZE).max(header_len + 1);
         Ok(StreamWriter {
             multipart,
@@ -465,9 +455,7 @@ impl StreamWriter {
         if head.len() != self.header_len {
             return Err(Error::at(
                 &self.path,
-                ErrorKind::Write {
-                    reason: "the header's length changed with the row count".into(),
-                },
+                ErrorKind::Write(WriteError::HeaderLength),
             ));
         }
         let mut first = head;
@@ -499,14 +487,8 @@ impl StreamWriter {
             .iter_mut()
             .map(|p| p.take())
             .collect::<Option<Vec<_>>>();
-        let parts = parts.ok_or_else(|| {
-            Error::at(
-                &self.path,
-                ErrorKind::Write {
-                    reason: "a part was not uploaded".into(),
-                },
-            )
-        })?;
+        let parts = parts
+            .ok_or_else(|| Error::at(&self.path, ErrorKind::Write(WriteError::PartMissing)))?;
         self.multipart
             .complete_multipart(&self.path, &id, parts)
             .await

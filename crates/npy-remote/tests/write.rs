@@ -11,7 +11,8 @@ use npy_remote::object_store::memory::InMemory;
 use npy_remote::object_store::path::Path;
 use npy_remote::object_store::{ObjectStore, ObjectStoreExt};
 use npy_remote::{
-    MIN_PART_SIZE, PlanOptions, RemoteArray, Store, StreamWriter, UploadOptions, WritePlan, upload,
+    ErrorKind, MIN_PART_SIZE, PlanError, PlanOptions, RemoteArray, Store, StreamWriter,
+    UploadOptions, WritePlan, upload,
 };
 use support::{Counting, fixtures_dir, manifest, pattern};
 
@@ -345,9 +346,17 @@ async fn a_missing_part_aborts_the_plan_and_leaves_no_object() {
         );
     }
     let err = plan.complete(&store, &receipts).await.unwrap_err();
+    let missing = PlanError::PartMissing {
+        index: 2,
+        rows: 1310720..1966080,
+    };
+    assert!(
+        matches!(err.kind(), ErrorKind::Plan(problem) if *problem == missing),
+        "{err:?}"
+    );
     assert!(
         err.to_string()
-            .contains("part 2 (rows 1310720..1966080) was not uploaded; the upload was aborted"),
+            .ends_with("part 2 (rows 1310720..1966080) was not uploaded; the upload was aborted"),
         "{err}"
     );
     assert!(!exists(&store, &path).await);
@@ -356,7 +365,17 @@ async fn a_missing_part_aborts_the_plan_and_leaves_no_object() {
         .upload_part(&store, 1, Bytes::from_static(b"short"))
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("part 1 holds rows"), "{err}");
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::Plan(PlanError::PartLength {
+                index: 1,
+                actual: 5,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
@@ -388,9 +407,13 @@ async fn plans_keep_within_the_part_count_and_size_rules() {
     )
     .await
     .unwrap_err();
+    let too_large = PlanError::RowTooLarge {
+        row_bytes: 6 << 30,
+        max_part_size: npy_remote::MAX_PART_SIZE,
+    };
     assert!(
-        err.to_string().contains("more than the largest part"),
-        "{err}"
+        matches!(err.kind(), ErrorKind::Plan(problem) if *problem == too_large),
+        "{err:?}"
     );
     // An empty array is one part holding the header.
     let plan = WritePlan::create(
