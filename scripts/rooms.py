@@ -144,9 +144,19 @@ def imports(module, path, mods, roots):
     items = root_items(mods)
     found = set()
     # A re-export (`pub use reduce::Grid;`) says what the module shows, as
-    # `mod reduce;` does: declaring, not depending.
-    code = re.sub(r"\bpub(?:\([^)]*\))? use [^;]*;", "", code_of(path))
-    for parts in paths_in(code):
+    # `mod reduce;` does: declaring, not depending; unless the file itself
+    # uses a name it re-exports (`lib.rs`'s `open()` calling `OpenOptions`).
+    full = code_of(path)
+    reexport = re.compile(r"\bpub(?:\([^)]*\))? use [^;]*;")
+    code = reexport.sub("", full)
+    used = []
+    for statement in reexport.findall(full):
+        for parts in paths_in(statement[statement.index("use ") + 4 :]):
+            alias = re.search(r"\b" + re.escape(parts[-1]) + r"\s+as\s+(\w+)", statement)
+            name = alias.group(1) if alias else parts[-1]
+            if re.search(r"\b" + re.escape(name) + r"\b", code):
+                used.append(parts)
+    for parts in paths_in(code) + used:
         head, rest = parts[0], parts[1:]
         if head == "crate":
             target = resolve(rest, mods, roots)
