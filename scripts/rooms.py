@@ -256,33 +256,40 @@ def doc_blocks(text):
     return found
 
 
+def redraw(text, crates):
+    """`text` with the drawings of `crates` ({name: src}) redrawn, and what
+    was wrong with them (one line each; none when the text was current)."""
+    problems = []
+    for crate, src in crates.items():
+        blocks = doc_blocks(text)
+        if crate not in blocks:
+            problems.append(f"no drawing of {crate} (<!-- rooms.py: {crate} --> and a ```text fence)")
+            continue
+        start, end = blocks[crate]
+        want = drawing(crate, src) + "\n"
+        if text[start:end] != want:
+            problems.append(f"the drawing of {crate} is out of date: run scripts/rooms.py --write-docs")
+            text = text[:start] + want + text[end:]
+    return text, problems
+
+
 def check_doc(write):
     """docs/ARCHITECTURE.md draws every crate's stack as this script sees
     it; with `write`, redraws them. Returns whether the doc is current."""
     path = os.path.join(ROOT, "docs", "ARCHITECTURE.md")
     text = open(path, encoding="utf-8").read()
-    blocks = doc_blocks(text)
-    current = True
-    for crate in reversed(CRATES):
+    crates = {}
+    for crate in CRATES:
         src = os.path.join(ROOT, "crates", crate, "src")
-        if len(modules(src)) == 1:
-            continue  # one file: nothing to draw
-        want = drawing(crate, src) + "\n"
-        if crate not in blocks:
-            print(f"FAILED: docs/ARCHITECTURE.md has no drawing of {crate} (<!-- rooms.py: {crate} --> and a ```text fence)", file=sys.stderr)
-            current = False
-            continue
-        start, end = blocks[crate]
-        if text[start:end] != want:
-            current = False
-            if write:
-                text = text[:start] + want + text[end:]
-                blocks = doc_blocks(text)
-            else:
-                print(f"FAILED: docs/ARCHITECTURE.md's drawing of {crate} is out of date: run scripts/rooms.py --write-docs", file=sys.stderr)
+        if len(modules(src)) > 1:  # one file: nothing to draw
+            crates[crate] = src
+    text, problems = redraw(text, crates)
     if write:
         open(path, "w", encoding="utf-8").write(text)
-    return current
+    else:
+        for problem in problems:
+            print(f"FAILED: docs/ARCHITECTURE.md: {problem}", file=sys.stderr)
+    return write or not problems
 
 
 def check_crate(crate, src):
@@ -348,8 +355,19 @@ def self_test():
         if failed != (name != "clean"):
             print(f"FAILED: rooms.py self-test: {name}: the check {'failed' if failed else 'passed'}", file=sys.stderr)
             ok = False
+    # The drawings: a current one passes, a stale or missing one fails.
+    with tempfile.TemporaryDirectory() as src:
+        for rel, text in cases["clean"].items():
+            with open(os.path.join(src, rel), "w", encoding="utf-8") as out:
+                out.write(text)
+        current = "<!-- rooms.py: t -->\n```text\n" + drawing("t", src) + "\n```\n"
+        stale = current.replace(" 1  ", " 1  x, ")
+        for name, text, wanted in [("current drawing", current, 0), ("stale drawing", stale, 1), ("no drawing", "", 1)]:
+            if len(redraw(text, {"t": src})[1]) != wanted:
+                print(f"FAILED: rooms.py self-test: {name}", file=sys.stderr)
+                ok = False
     if ok:
-        print(f"self-test: the check catches each of {len(cases) - 1} breaches and passes a clean stack")
+        print(f"self-test: the check catches each of {len(cases) + 1} breaches and passes a clean stack")
     return ok
 
 
