@@ -130,7 +130,7 @@ def paths_in(code):
             elif item:
                 expanded.append(prefix + item)
         # Replaced by its paths, so that nested groups expand outward.
-        code = code[: match.start()] + " " + " ".join(expanded) + " " + code[match.end() :]
+        code = code[: match.start()] + " " + ", ".join(expanded) + " " + code[match.end() :]
     for match in re.finditer(r"(?<![\w:])(\w+(?:::\w+)+)", code):
         found.append(match.group(1).split("::"))
     return found
