@@ -227,10 +227,9 @@ impl<M: Mode> MappedArray<M> {
         read.map_err(io_error("read", self.path()))
     }
 
-    /// Where the mapping starts in the file.
+    /// Where the mapping starts in the file: the window's first byte.
     fn map_offset(&self) -> u64 {
-        // In bounds: checked when mapping.
-        (self.layout().data_offset + self.rows().start * self.row_bytes()) as u64
+        self.described.window.bytes.start
     }
 
     /// Byte range of window-relative `rows` inside [`bytes`](Self::bytes).
