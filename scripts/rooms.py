@@ -214,6 +214,13 @@ def cycles(graph):
     return out
 
 
+def graph_of(src):
+    """The crate's files ({module: path}) and who imports whom."""
+    mods = modules(src)
+    roots = reexports(mods)
+    return mods, {m: imports(m, p, mods, roots) for m, p in mods.items()}
+
+
 def layers(graph):
     """The stack, bottom first: a room's floor is one above the highest
     room it imports (a known circle shares one floor)."""
@@ -238,9 +245,7 @@ def layers(graph):
 
 def drawing(crate, src):
     """The stack as docs/ARCHITECTURE.md shows it: one line per floor."""
-    mods = modules(src)
-    roots = reexports(mods)
-    graph = {m: imports(m, p, mods, roots) for m, p in mods.items()}
+    _, graph = graph_of(src)
     lines = [f"{crate}, bottom first: a room imports only rooms on lower floors"]
     for level, rooms in enumerate(layers(graph)):
         lines.append(f"{level:>2}  " + ", ".join(m or "lib" for m in rooms))
@@ -295,9 +300,7 @@ def check_doc(write):
 def check_crate(crate, src):
     """Prints the crate's graph; returns whether it breaks a rule."""
     failed = False
-    mods = modules(src)
-    roots = reexports(mods)
-    graph = {m: imports(m, p, mods, roots) for m, p in mods.items()}
+    mods, graph = graph_of(src)
     edges = sum(len(v) for v in graph.values())
     lines = sum(len(code_of(p).splitlines()) for p in mods.values())
     circles = cycles(graph)
