@@ -483,9 +483,10 @@ pub enum WriteError {
     /// A 0-d array has no rows to stream.
     #[error("a 0-d array has no rows to stream")]
     NoRows,
-    /// One row of this shape is more bytes than memory can address.
+    /// One row of this shape is more bytes than memory can address (not
+    /// [`PlanError::RowTooLarge`], a row bigger than a store's part).
     #[error("a row of this shape does not fit in memory")]
-    RowTooLarge,
+    RowSizeOverflow,
     /// The header's length changed with the final row count (the header
     /// is written last, into the room the first part kept for it).
     #[error("the header's length changed with the row count")]

@@ -327,7 +327,7 @@ impl StreamWriter {
             .len();
         let row_bytes = header
             .row_bytes()
-            .ok_or_else(|| Error::at(&path, ErrorKind::Write(WriteError::RowTooLarge)))?;
+            .ok_or_else(|| Error::at(&path, ErrorKind::Write(WriteError::RowSizeOverflow)))?;
         let part_size = options.part_size.max(MIN_PART_SIZE).max(header_len + 1);
         Ok(StreamWriter {
             multipart,
