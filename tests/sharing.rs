@@ -11,7 +11,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use npy_core::DType;
-use npy_mmap::{CreateOptions, ErrorKind, Locking, OpenOptions};
+use npy_mmap::{CreateOptions, ErrorKind, ForeignMode, Locking, OpenOptions};
 
 const CHILD_ENV: &str = "NPY_SHARING_TEST_CHILD";
 
@@ -54,9 +54,16 @@ enum Use {
     Create,
     /// Appending rows: asked for only.
     Append,
+    /// Foreign (numpy-style) mappings: `r`, `r+`, `c`, and `r+` of rows 2..4.
+    ForeignR,
+    ForeignRw,
+    ForeignC,
+    ForeignRwHigh,
+    /// A file created (overwrite) and mapped for foreign code: held only.
+    ForeignCreate,
 }
 
-const HELD: [Use; 8] = [
+const HELD: [Use; 13] = [
     Use::R,
     Use::Rw,
     Use::C,
@@ -65,8 +72,13 @@ const HELD: [Use; 8] = [
     Use::Live,
     Use::LiveHigh,
     Use::Create,
+    Use::ForeignR,
+    Use::ForeignRw,
+    Use::ForeignC,
+    Use::ForeignRwHigh,
+    Use::ForeignCreate,
 ];
-const WANTED: [Use; 8] = [
+const WANTED: [Use; 12] = [
     Use::R,
     Use::Rw,
     Use::C,
@@ -75,6 +87,10 @@ const WANTED: [Use; 8] = [
     Use::Live,
     Use::LiveHigh,
     Use::Append,
+    Use::ForeignR,
+    Use::ForeignRw,
+    Use::ForeignC,
+    Use::ForeignRwHigh,
 ];
 
 impl Use {
@@ -89,6 +105,11 @@ impl Use {
             Use::LiveHigh => "live[2..4]",
             Use::Create => "create",
             Use::Append => "append",
+            Use::ForeignR => "foreign-r",
+            Use::ForeignRw => "foreign-r+",
+            Use::ForeignC => "foreign-c",
+            Use::ForeignRwHigh => "foreign-r+[2..4]",
+            Use::ForeignCreate => "foreign-create",
         }
     }
 
@@ -103,7 +124,7 @@ impl Use {
     fn rows(self) -> std::ops::Range<usize> {
         match self {
             Use::RwLow => 0..2,
-            Use::RwHigh | Use::LiveHigh => 2..ROWS,
+            Use::RwHigh | Use::LiveHigh | Use::ForeignRwHigh => 2..ROWS,
             _ => 0..ROWS,
         }
     }
@@ -113,6 +134,8 @@ impl Use {
             Use::R | Use::C => Group::Read,
             Use::Live | Use::LiveHigh => Group::Live,
             Use::Append => Group::Structure,
+            Use::ForeignR | Use::ForeignC => Group::ForeignRead,
+            Use::ForeignRw | Use::ForeignRwHigh | Use::ForeignCreate => Group::ForeignWrite,
             _ => Group::Write,
         }
     }
@@ -124,10 +147,14 @@ enum Group {
     Write,
     Live,
     Structure,
+    ForeignRead,
+    ForeignWrite,
 }
 
 /// The rule under test: overlapping bytes are shared only by readers with
-/// readers and live with live; a change of structure waits for every mapping.
+/// readers, live with live, foreign mappings with each other and foreign
+/// readers with plain readers; a change of structure waits for every
+/// mapping.
 fn admitted(held: Use, wanted: Use) -> bool {
     if wanted.group() == Group::Structure {
         return false;
@@ -137,7 +164,14 @@ fn admitted(held: Use, wanted: Use) -> bool {
     !overlap
         || matches!(
             (held.group(), wanted.group()),
-            (Group::Read, Group::Read) | (Group::Live, Group::Live)
+            (Group::Read, Group::Read)
+                | (Group::Live, Group::Live)
+                | (Group::Read, Group::ForeignRead)
+                | (Group::ForeignRead, Group::Read)
+                | (
+                    Group::ForeignRead | Group::ForeignWrite,
+                    Group::ForeignRead | Group::ForeignWrite
+                )
         )
 }
 
@@ -173,6 +207,17 @@ fn take(what: Use, path: &Path, locking: Locking) -> npy_mmap::Result<Holding> {
                 .overwrite(true)
                 .locking(locking)
                 .create(path)?,
+        ),
+        Use::ForeignR => Box::new(options.open_foreign(path, ForeignMode::ReadOnly)?),
+        Use::ForeignC => Box::new(options.open_foreign(path, ForeignMode::CopyOnWrite)?),
+        Use::ForeignRw | Use::ForeignRwHigh => {
+            Box::new(options.open_foreign(path, ForeignMode::ReadWrite)?)
+        }
+        Use::ForeignCreate => Box::new(
+            CreateOptions::new(f8(), [ROWS, 512])
+                .overwrite(true)
+                .locking(locking)
+                .create_foreign(path)?,
         ),
         Use::Append => {
             let mut appender = npy_mmap::OpenOptions::new().locking(locking).append(path)?;
@@ -229,6 +274,38 @@ fn child_entry_point() -> Result<()> {
             // Hold until the parent closes our stdin.
             std::io::stdin().read_to_end(&mut Vec::new())?;
             drop(held);
+        }
+        "chain" => {
+            // Holds `path` read-only, then, at the parent's byte, opens the
+            // file `arg` read-only too (waiting at most 10 s) and says how.
+            let held = take(Use::R, &path, Locking::NonBlocking)?;
+            println!("ready");
+            std::io::stdin().read_exact(&mut [0u8])?;
+            let started = Instant::now();
+            match take(
+                Use::R,
+                Path::new(arg),
+                Locking::Timeout(Duration::from_secs(10)),
+            ) {
+                Ok(second) => {
+                    println!("opened after {} ms", started.elapsed().as_millis());
+                    std::io::stdin().read_to_end(&mut Vec::new())?;
+                    drop(second);
+                }
+                Err(error) => {
+                    println!("failed after {} ms: {error}", started.elapsed().as_millis())
+                }
+            }
+            drop(held);
+        }
+        "append" => {
+            // Appends a row, waiting up to 30 s for the readers to go.
+            println!("ready");
+            let mut appender = OpenOptions::new()
+                .locking(Locking::Timeout(Duration::from_secs(30)))
+                .append(&path)?;
+            appender.append(&[1.0f64; 512])?;
+            println!("appended");
         }
         "count" => {
             let updates: u64 = arg.parse()?;
@@ -364,7 +441,17 @@ fn every_pairing_across_two_processes_is_admitted_refused_or_waited_for() -> Res
             let result = take(wanted, &path, Locking::NonBlocking);
             let expected = admitted(held, wanted);
             match (&result.as_ref().map_err(|e| e.kind()), expected) {
-                (Ok(_), true) | (Err(ErrorKind::Locked { .. }), false) => {}
+                (Ok(_), true) => {}
+                (Err(ErrorKind::Locked { held: holder, .. }), false) => {
+                    // The message names the kind of holder it really is.
+                    let word = holder_word(held, wanted);
+                    ensure!(
+                        holder.contains(word),
+                        "{} in another process, then {}: the error names {holder:?}, not {word:?}",
+                        held.name(),
+                        wanted.name()
+                    );
+                }
                 (other, _) => bail!(
                     "{} in another process, then {}: expected {}, got {:?}",
                     held.name(),
@@ -411,6 +498,21 @@ fn every_pairing_across_two_processes_is_admitted_refused_or_waited_for() -> Res
     Ok(())
 }
 
+/// A word of the holder's description when `wanted` is refused beside
+/// `held` in another process.
+fn holder_word(held: Use, wanted: Use) -> &'static str {
+    if wanted.group() == Group::Structure {
+        return "a mapping of the file";
+    }
+    match held.group() {
+        Group::Read => "read-only mapping",
+        Group::Write => "read-write mapping",
+        Group::Live => "live",
+        Group::ForeignRead | Group::ForeignWrite => "numpy-style",
+        Group::Structure => "change of the file",
+    }
+}
+
 #[test]
 fn the_issue_example_fails_cleanly() {
     let _serial = serial();
@@ -425,7 +527,7 @@ fn the_issue_example_fails_cleanly() {
     );
     assert!(
         error.to_string().contains(
-            "a read-only mapping conflicts with a read-write mapping of the same bytes that this process holds"
+            "a read-only mapping conflicts with a strict (Rust-reference) read-write mapping of the same bytes that this process holds"
         ),
         "{error}"
     );
@@ -452,6 +554,63 @@ fn try_from_another_process(what: Use, path: &Path) -> Result<bool> {
     } else {
         bail!("try child said neither: {stdout}")
     }
+}
+
+/// Round 4: the writers' turn closed a cycle. P1 maps F and then opens G,
+/// P2 maps G and then opens F, while W1 waits to append to F and W2 to G:
+/// P1 queued behind W2's turn on G, W2 waited for P2, P2 queued behind
+/// W1's turn on F, W1 waited for P1 (with `Locking::Blocking`, for ever;
+/// by default the readers gave up after 10 s). A process that holds any
+/// lock of ours is now let in ahead of a turn, so both readers open at once
+/// and then both writers get their appends.
+#[test]
+fn the_writers_turn_closes_no_cycle_between_two_files() -> Result<()> {
+    let _serial = serial();
+    let dir = support::temp_dir("sharing-turn-cycle");
+    let (f, g) = (dir.join("f.npy"), dir.join("g.npy"));
+    for path in [&f, &g] {
+        CreateOptions::new(f8(), [1, 512])
+            .overwrite(true)
+            .preallocate(path)?;
+    }
+    let (mut p1, mut p1_out) = spawn("chain", &g.display().to_string(), &f)?;
+    let (mut p2, mut p2_out) = spawn("chain", &f.display().to_string(), &g)?;
+    let (w1, mut w1_out) = spawn("append", "-", &f)?;
+    let (w2, mut w2_out) = spawn("append", "-", &g)?;
+    // Both writers wait, each holding its file's turn: a newcomer that
+    // holds nothing is held back from both files.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while try_from_another_process(Use::R, &f)? || try_from_another_process(Use::R, &g)? {
+        ensure!(
+            Instant::now() < deadline,
+            "the writers never took their turns"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Now each reader opens the other file.
+    for child in [&mut p1, &mut p2] {
+        child.stdin.as_mut().context("stdin")?.write_all(&[1])?;
+    }
+    for (name, out) in [("P1", &mut p1_out), ("P2", &mut p2_out)] {
+        let mut line = String::new();
+        out.read_line(&mut line)?;
+        let millis: u64 = line
+            .trim()
+            .strip_prefix("opened after ")
+            .and_then(|rest| rest.strip_suffix(" ms"))
+            .and_then(|n| n.parse().ok())
+            .with_context(|| format!("{name} did not open the other file: {line}"))?;
+        ensure!(millis < 5_000, "{name} waited {millis} ms for a turn");
+    }
+    finish(p1)?;
+    finish(p2)?;
+    for (writer, out) in [(w1, &mut w1_out), (w2, &mut w2_out)] {
+        let mut line = String::new();
+        out.read_line(&mut line)?;
+        ensure!(line.trim() == "appended", "a writer said {line:?}");
+        finish(writer)?;
+    }
+    Ok(())
 }
 
 /// Round 3: an appender against readers that re-open the file in a loop

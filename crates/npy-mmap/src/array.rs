@@ -15,7 +15,8 @@ use crate::sys::{self, Storage, StorageMut};
 mod gather;
 mod window;
 
-pub(crate) use window::{MapRequest, Window};
+pub(crate) use gather::Planner;
+pub(crate) use window::{MapRequest, Window, check_byte_range};
 pub(crate) use window::{MappedFile, mapped_file_accessors};
 
 /// What a [`MappedArray::fill_blocks`] function returns: any error (`?`
@@ -160,15 +161,7 @@ impl<M: Mode> MappedArray<M> {
     }
 
     fn check_byte_range(&self, range: &Range<usize>) -> Result<()> {
-        let len = self.bytes().len();
-        if range.start > range.end || range.end > len {
-            return Err(Error::from(ErrorKind::BytesOutOfBounds {
-                start: range.start,
-                end: range.end,
-                len,
-            }));
-        }
-        Ok(())
+        window::check_byte_range(range, self.bytes().len())
     }
 
     /// Whether the mapped data has holes: ranges of a sparse file with no

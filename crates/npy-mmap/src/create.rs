@@ -10,7 +10,7 @@ use crate::array::MapRequest;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::file::read_header;
 use crate::lock::{Locking, Locks, downgrade, lock_exclusive};
-use crate::{Advice, AtomicFile, MappedArray, ReadWrite};
+use crate::{Advice, AtomicFile, ForeignArray, ForeignMode, MappedArray, ReadWrite};
 
 /// Options for creating an `.npy` file (numpy's `open_memmap(mode="w+")`).
 ///
@@ -123,6 +123,27 @@ impl CreateOptions {
             locks: self.locks(),
         };
         MappedArray::map(file, path, self.header.clone(), layout, &request)
+    }
+
+    /// Creates the file and maps all of it read-write for foreign code
+    /// (numpy's `open_memmap(mode="w+")` as numpy shares it): see
+    /// [`ForeignArray`](crate::ForeignArray).
+    pub fn create_foreign(&self, path: impl AsRef<Path>) -> Result<ForeignArray> {
+        let path = path.as_ref();
+        let (file, layout) = self.write_file(path)?;
+        let request = MapRequest {
+            window: None,
+            advice: self.advice,
+            locks: self.locks(),
+        };
+        ForeignArray::map(
+            file,
+            path,
+            self.header.clone(),
+            layout,
+            &request,
+            ForeignMode::ReadWrite,
+        )
     }
 
     /// Creates the file without mapping it, and releases it: for a parent

@@ -255,13 +255,16 @@ pub enum ErrorKind {
     /// once with [`Locking::NonBlocking`](crate::Locking::NonBlocking), or
     /// within [`Locking::Timeout`](crate::Locking::Timeout).
     #[error(
-        "another process holds a conflicting lock on the file (a read-write or live mapping \
-         of the same bytes, an append, or a stream being written){}",
+        "another process holds a conflicting lock on the file: {held}{}",
         waited_message(*waited)
     )]
     Locked {
         /// How long this process waited before giving up.
         waited: std::time::Duration,
+        /// What held the lock when this process gave up ("a numpy-style
+        /// read-write mapping of the same bytes", "a change of the file's
+        /// header or length (...)", ...), read from the lock itself.
+        held: &'static str,
     },
 
     /// This process already maps bytes of the file in a way the new
@@ -388,7 +391,7 @@ fn waited_message(waited: std::time::Duration) -> String {
     if waited.is_zero() {
         String::new()
     } else {
-        format!("; gave up after {waited:.1?} (Locking::Blocking waits as long as it takes)")
+        format!("; gave up after {waited:.1?}")
     }
 }
 

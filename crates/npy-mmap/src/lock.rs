@@ -6,13 +6,21 @@
 //!
 //! **Data** (byte ranges, one per mapping): a plain view (`&[T]`, `&mut
 //! [T]`) of some bytes may exist only while nothing else that uses this
-//! crate can write them. Three kinds of access:
+//! crate can write them. Five kinds of access:
 //!
-//! | held \ wanted | read (`r`, `c`) | write (`r+`, create) | live (atomics) |
-//! | --- | --- | --- | --- |
-//! | read | admitted | refused | refused |
-//! | write | refused | refused | refused |
-//! | live | refused | refused | admitted |
+//! | held \ wanted | read (`r`, `c`) | write (`r+`, create) | live (atomics) | foreign read | foreign write |
+//! | --- | --- | --- | --- | --- | --- |
+//! | read | admitted | refused | refused | admitted | refused |
+//! | write | refused | refused | refused | refused | refused |
+//! | live | refused | refused | admitted | refused | refused |
+//! | foreign read | admitted | refused | refused | admitted | admitted |
+//! | foreign write | refused | refused | refused | admitted | admitted |
+//!
+//! *Foreign* mappings ([`ForeignArray`](crate::ForeignArray): numpy's
+//! arrays, through the Python package) lend their bytes to code outside
+//! Rust's rules and read them only with atomic loads, so they share bytes
+//! with each other as numpy's memmaps do; they still exclude every Rust
+//! reference that the sharing would break.
 //!
 //! (for overlapping ranges; disjoint ranges never conflict, so workers fill
 //! disjoint windows in parallel).
@@ -20,13 +28,14 @@
 //! Inside one process a registry of mapped ranges (per device and inode)
 //! decides, and a conflict fails at once: waiting for ourselves could never
 //! end. Across processes, Linux open-file-description locks (`F_OFD_SETLK`)
-//! decide: plain mappings lock their bytes (read or write lock); live
-//! mappings read-lock the same range shifted into a second *lane* far past
-//! any data. Byte-range locks alone cannot admit a group and exclude
-//! another, so an opener takes its own lock, then tests the other group's
-//! lane and backs off if it finds a lock there: two `fcntl` calls when
-//! nobody is in the way. A blocking open that meets a conflict holds
-//! nothing while it waits, and retries with a growing pause.
+//! decide: plain mappings lock their bytes (read or write lock); live and
+//! foreign mappings read-lock the same range shifted into *lanes* of their
+//! own far past any data (see [`cross_process`]). Byte-range locks alone
+//! cannot admit a group and exclude another, so an opener takes its own
+//! locks, then tests the lanes of the groups it excludes and backs off if
+//! it finds a lock there: a few `fcntl` calls when nobody is in the way. A
+//! blocking open that meets a conflict holds nothing of that file while it
+//! waits, and retries with a growing pause.
 //!
 //! Elsewhere (macOS, Windows: no OFD locks here yet) the registry still
 //! protects each process from itself, but nothing checks other processes'
@@ -73,20 +82,28 @@ impl Default for Locking {
     }
 }
 
-/// Retries `attempt` (which says whether it got the lock) as `locking`
-/// says, counting from `started`: once, until a deadline, or for ever;
-/// sleeping between attempts with a backoff from 100 µs to 50 ms.
+/// What one attempt at a lock found: the lock, or what holds it.
+enum Attempt {
+    Got,
+    /// Held by this (for the message: "a read-write mapping of ...").
+    Blocked(&'static str),
+}
+
+/// Retries `attempt` as `locking` says, counting from `started`: once,
+/// until a deadline, or for ever; sleeping between attempts with a backoff
+/// from 100 µs to 50 ms. Giving up names what held the lock last.
 fn retry(
     path: &Path,
     locking: Locking,
     started: Instant,
-    mut attempt: impl FnMut() -> Result<bool>,
+    mut attempt: impl FnMut() -> Result<Attempt>,
 ) -> Result<()> {
     let mut pause = Duration::from_micros(100);
     loop {
-        if attempt()? {
-            return Ok(());
-        }
+        let held = match attempt()? {
+            Attempt::Got => return Ok(()),
+            Attempt::Blocked(held) => held,
+        };
         let waited = started.elapsed();
         let left = match locking {
             Locking::NonBlocking => Duration::ZERO,
@@ -94,7 +111,7 @@ fn retry(
             Locking::Blocking => Duration::MAX,
         };
         if left.is_zero() {
-            return Err(Error::at(path, ErrorKind::Locked { waited }));
+            return Err(Error::at(path, ErrorKind::Locked { waited, held }));
         }
         std::thread::sleep(pause.min(left));
         pause = (pause * 2).min(Duration::from_millis(50));
@@ -126,13 +143,26 @@ pub enum Access {
     Write,
     /// Atomic element views only: shared with other live mappings.
     Live,
+    /// Lent to foreign code (numpy) that only reads: `r` and `c` of a
+    /// [`ForeignArray`](crate::ForeignArray).
+    ForeignRead,
+    /// Lent to foreign code (numpy) that writes: `r+` and `w+` of a
+    /// [`ForeignArray`](crate::ForeignArray).
+    ForeignWrite,
 }
 
 impl Access {
+    /// Whether a mapping with this access and one with `other` may share
+    /// bytes (the table of the module docs; symmetric).
     fn admits(self, other: Access) -> bool {
+        use Access::{ForeignRead, ForeignWrite, Live, Read};
         matches!(
             (self, other),
-            (Access::Read, Access::Read) | (Access::Live, Access::Live)
+            (Read, Read)
+                | (Live, Live)
+                | (Read, ForeignRead)
+                | (ForeignRead, Read)
+                | (ForeignRead | ForeignWrite, ForeignRead | ForeignWrite)
         )
     }
 
@@ -141,14 +171,18 @@ impl Access {
             Access::Read => "a read-only mapping",
             Access::Write => "a read-write mapping",
             Access::Live => "a live (atomic) mapping",
+            Access::ForeignRead => "a numpy-style read-only mapping",
+            Access::ForeignWrite => "a numpy-style read-write mapping",
         }
     }
 
     fn describe_held(self) -> &'static str {
         match self {
-            Access::Read => "a read-only mapping of the same bytes",
-            Access::Write => "a read-write mapping of the same bytes",
+            Access::Read => "a strict (Rust-reference) read-only mapping of the same bytes",
+            Access::Write => "a strict (Rust-reference) read-write mapping of the same bytes",
             Access::Live => "a live (atomic) mapping of the same bytes",
+            Access::ForeignRead => "a numpy-style read-only mapping of the same bytes",
+            Access::ForeignWrite => "a numpy-style read-write mapping of the same bytes",
         }
     }
 }
@@ -440,14 +474,17 @@ pub(crate) fn lock_shared(file: &File, path: &Path, locks: Locks) -> Result<()> 
     let Locks::Take(locking) = locks else {
         return Ok(());
     };
-    let key = refuse_own(file, path, "opening the file", |held| {
+    refuse_own(file, path, "opening the file", |held| {
         matches!(held, Held::Structure(_))
     })?;
-    // A process that already maps the file is let in ahead of waiting
-    // writers: it may be holding them up itself (a reader opening a second
-    // view before dropping its first), and making it queue would deadlock.
-    let mapped_here = registry().iter().any(|entry| entry.key == key);
-    if !mapped_here {
+    // A process that holds any lock of ours, of this file or another, is
+    // let in ahead of waiting writers: it may be what holds them up, here
+    // or through a chain of files (P1 maps F and opens G while W2 waits for
+    // G's readers, P2 maps G and opens F while W1 waits for F's: had P1 and
+    // P2 queued behind the turns, all four would wait for ever). Only a
+    // process that holds nothing queues, and nobody waits for it.
+    let holds_any = !registry().is_empty();
+    if !holds_any {
         turn::wait_for_writers(file, path, locking)?;
     }
     lock_structure(file, path, locking, false)
@@ -533,6 +570,12 @@ fn lock_structure(file: &File, path: &Path, locking: Locking, exclusive: bool) -
         };
         return locked.map_err(io_error("lock", path));
     }
+    let held = if exclusive {
+        "a mapping of the file, or a change of its header or length"
+    } else {
+        "a change of the file's header or length (an append, a stream being written, or a file \
+         being created)"
+    };
     retry(path, locking, started, || {
         let tried = if exclusive {
             file.try_lock()
@@ -540,41 +583,112 @@ fn lock_structure(file: &File, path: &Path, locking: Locking, exclusive: bool) -
             file.try_lock_shared()
         };
         match tried {
-            Ok(()) => Ok(true),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+            Ok(()) => Ok(Attempt::Got),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(Attempt::Blocked(held)),
             Err(std::fs::TryLockError::Error(source)) => Err(io_error("lock", path)(source)),
         }
     })
 }
 
+/// The lanes (Linux): each group of mappings locks its bytes in a lane of
+/// its own, `LANE` bytes apart, so that a test of one lane finds exactly
+/// that group:
+///
+/// | access | locks (own) | backs off if it finds a lock in |
+/// | --- | --- | --- |
+/// | read (`&[T]`) | data lane, read | live, foreign-write |
+/// | write (`&mut [T]`) | data lane, write | live, foreign (any) |
+/// | live | live, read | data lane (any), foreign (any) |
+/// | foreign read | foreign, read | data lane (writes only), live |
+/// | foreign write | foreign + foreign-write, read | data lane (any), live |
+///
+/// Every refused pair of the module's table appears in one of its two
+/// rows' last column (or conflicts in the kernel: write locks in the data
+/// lane), so of two racing openers at least one sees the other.
 #[cfg(target_os = "linux")]
 mod cross_process {
     use std::fs::File;
     use std::ops::Range;
     use std::path::Path;
 
-    use super::{Access, Locking};
+    use super::{Access, Attempt, Locking};
     use crate::error::{Result, io_error};
     use crate::sys::range_lock::{self, Kind};
 
-    /// Live locks lie in a second lane, this far past the data's bytes.
+    /// The distance between lanes, and so the most data bytes lockable.
+    const LANE: u64 = 1 << 60;
+    /// Live mappings' lane.
     pub(super) const LIVE_LANE: u64 = 1 << 62;
-    /// Data lies below this, so that the live lane ends before the turn.
-    const DATA_LIMIT: u64 = super::turn::TURN.start - LIVE_LANE;
+    /// Every foreign mapping's lane.
+    const FOREIGN_LANE: u64 = LIVE_LANE + LANE;
+    /// Foreign writers' second lane (what plain readers test).
+    const FOREIGN_WRITE_LANE: u64 = LIVE_LANE + 2 * LANE;
+    /// Data lies below this, so that every lane ends before the turn.
+    const DATA_LIMIT: u64 = LANE;
+    const _: () = assert!(FOREIGN_WRITE_LANE + LANE <= super::turn::TURN.start);
 
-    fn shifted(range: &Range<u64>) -> Range<u64> {
-        range.start + LIVE_LANE..range.end + LIVE_LANE
+    fn in_lane(lane: u64, range: &Range<u64>) -> Range<u64> {
+        range.start + lane..range.end + lane
     }
 
-    /// Takes the cross-process lock of `range` for `access` on `file`'s
+    /// What holds a lock found at `start` of kind `kind`, in words.
+    fn holder(start: u64, kind: Kind) -> &'static str {
+        if start >= super::turn::TURN.start {
+            "a writer waiting for the file (it goes first)"
+        } else if start >= FOREIGN_WRITE_LANE || (start >= FOREIGN_LANE && kind == Kind::Write) {
+            "a numpy-style read-write mapping of the same bytes"
+        } else if start >= FOREIGN_LANE {
+            "a numpy-style mapping of the same bytes"
+        } else if start >= LIVE_LANE {
+            "a live (atomic) mapping of the same bytes"
+        } else if kind == Kind::Write {
+            "a strict (Rust-reference) read-write mapping of the same bytes"
+        } else {
+            "a strict (Rust-reference) read-only mapping of the same bytes"
+        }
+    }
+
+    /// Lanes, each with a kind of lock (or of test).
+    type Lanes = &'static [(u64, Kind)];
+
+    /// The locks `access` takes (lane, kind) and the lanes it tests, with
+    /// the kind of the test (a write test finds every lock, a read test
+    /// only write locks).
+    fn plan(access: Access) -> (Lanes, Lanes) {
+        match access {
+            Access::Read => (
+                &[(0, Kind::Read)],
+                &[(LIVE_LANE, Kind::Write), (FOREIGN_WRITE_LANE, Kind::Write)],
+            ),
+            Access::Write => (
+                &[(0, Kind::Write)],
+                &[(LIVE_LANE, Kind::Write), (FOREIGN_LANE, Kind::Write)],
+            ),
+            Access::Live => (
+                &[(LIVE_LANE, Kind::Read)],
+                &[(0, Kind::Write), (FOREIGN_LANE, Kind::Write)],
+            ),
+            Access::ForeignRead => (
+                &[(FOREIGN_LANE, Kind::Read)],
+                &[(0, Kind::Read), (LIVE_LANE, Kind::Write)],
+            ),
+            Access::ForeignWrite => (
+                &[(FOREIGN_LANE, Kind::Read), (FOREIGN_WRITE_LANE, Kind::Read)],
+                &[(0, Kind::Write), (LIVE_LANE, Kind::Write)],
+            ),
+        }
+    }
+
+    /// Takes the cross-process locks of `range` for `access` on `file`'s
     /// open file description (released when the file is closed).
     ///
-    /// Take, then check: the opener locks its own lane, then looks for any
-    /// lock in the other group's lane, and backs off (releasing its own)
-    /// if it finds one. Both steps are atomic in the kernel, so of two
-    /// openers from different groups racing for the same bytes at least one
-    /// sees the other: never both succeed. (A shared "sentinel" lock would
-    /// need a write lock, which a file opened read-only cannot take.)
+    /// Take, then check: the opener locks its own lanes, then looks for a
+    /// lock in the lanes of the groups it excludes, and backs off
+    /// (releasing its own) if it finds one. Each step is atomic in the
+    /// kernel, so of two openers from excluding groups racing for the same
+    /// bytes at least one sees the other: never both succeed. (A shared
+    /// "sentinel" lock would need a write lock, which a file opened
+    /// read-only cannot take.)
     pub(super) fn acquire(
         file: &File,
         path: &Path,
@@ -584,32 +698,45 @@ mod cross_process {
     ) -> Result<()> {
         if range.end > DATA_LIMIT {
             return Err(io_error("lock", path)(std::io::Error::other(
-                "the data lies past 4 EiB, beyond what byte-range locks here can cover",
+                "the data lies past 1 EiB, beyond what byte-range locks here can cover",
             )));
         }
-        let (own, kind, other) = match access {
-            Access::Read => (range.clone(), Kind::Read, shifted(range)),
-            Access::Write => (range.clone(), Kind::Write, shifted(range)),
-            Access::Live => (shifted(range), Kind::Read, range.clone()),
+        let (own, tests) = plan(access);
+        let release = |taken: &[(u64, Kind)]| -> std::io::Result<()> {
+            for (lane, _) in taken {
+                range_lock::unlock(file, &in_lane(*lane, range))?;
+            }
+            Ok(())
         };
         // A writer that has to wait takes the writers' turn if it is free,
         // so that readers arriving meanwhile queue behind it.
+        let writes = matches!(access, Access::Write | Access::Live | Access::ForeignWrite);
         let mut turn = None;
         super::retry(path, locking, std::time::Instant::now(), || {
-            if access != Access::Read && turn.is_none() {
+            if writes && turn.is_none() {
                 turn = super::turn::Turn::try_take(file, path)?;
             }
-            let attempt = || -> std::io::Result<bool> {
-                if !range_lock::try_lock(file, &own, kind)? {
-                    return Ok(false);
+            let attempt = || -> std::io::Result<Attempt> {
+                for (taken, (lane, kind)) in own.iter().enumerate() {
+                    let locked = in_lane(*lane, range);
+                    if !range_lock::try_lock(file, &locked, *kind)? {
+                        release(&own[..taken])?;
+                        let found = range_lock::conflict(file, &locked, *kind)?;
+                        return Ok(Attempt::Blocked(found.map_or(
+                            "a mapping of the same bytes (it went away meanwhile)",
+                            |(start, kind)| holder(start, kind),
+                        )));
+                    }
                 }
-                // Any lock in the other lane (a write test conflicts with
-                // every lock) means the other group holds these bytes.
-                if range_lock::is_locked(file, &other, Kind::Write)? {
-                    range_lock::unlock(file, &own)?;
-                    return Ok(false);
+                for (lane, kind) in tests {
+                    if let Some((start, found)) =
+                        range_lock::conflict(file, &in_lane(*lane, range), *kind)?
+                    {
+                        release(own)?;
+                        return Ok(Attempt::Blocked(holder(start, found)));
+                    }
                 }
-                Ok(true)
+                Ok(Attempt::Got)
             };
             attempt().map_err(io_error("lock", path))
         })
@@ -637,16 +764,18 @@ mod cross_process {
     }
 }
 
-/// The writers' turn (Linux): one byte past both lock lanes that a writer
+/// The writers' turn (Linux): one byte past every lock lane that a writer
 /// which has to wait (for the exclusive structure lock, or for a data lock
-/// that readers hold) write-locks while it waits; a process that does not
-/// use the file yet waits for the turn to be free before it takes the
+/// that readers hold) write-locks while it waits; a process that holds no
+/// lock of ours yet waits for the turn to be free before it takes the
 /// shared structure lock. So readers arriving in a steady stream cannot
 /// keep a writer out for ever: once it waits, newcomers queue behind it,
 /// and it gets in as soon as the readers already there let go. The turn is
 /// taken only when free (never waited for), so two writers never wait for
-/// each other's turn, and processes already using the file are let in
-/// (they may be the ones the writer waits for).
+/// each other's turn, and processes holding any lock of ours are let in
+/// (they may be the ones the writer waits for, directly or through a chain
+/// of files): whoever waits for a turn holds nothing anyone waits for, so
+/// the turn closes no cycle.
 #[cfg(target_os = "linux")]
 mod turn {
     use std::fs::File;
@@ -654,7 +783,7 @@ mod turn {
     use std::path::Path;
     use std::time::Instant;
 
-    use super::{Locking, cross_process::LIVE_LANE};
+    use super::{Attempt, Locking, cross_process::LIVE_LANE};
     use crate::error::{Result, io_error};
     use crate::sys::range_lock::{self, Kind};
 
@@ -686,8 +815,11 @@ mod turn {
     pub(super) fn wait_for_writers(file: &File, path: &Path, locking: Locking) -> Result<()> {
         super::retry(path, locking, Instant::now(), || {
             let waiting =
-                range_lock::is_locked(file, &TURN, Kind::Read).map_err(io_error("lock", path))?;
-            Ok(!waiting)
+                range_lock::conflict(file, &TURN, Kind::Read).map_err(io_error("lock", path))?;
+            Ok(match waiting {
+                Some(_) => Attempt::Blocked("a writer waiting for the file (it goes first)"),
+                None => Attempt::Got,
+            })
         })
     }
 }

@@ -17,7 +17,10 @@ use crate::lock::{Locking, Locks, lock_shared};
 #[cfg(feature = "npz")]
 use crate::npz::{MappedNpz, NpzArchive};
 use crate::sys::Storage;
-use crate::{Advice, Appender, CopyOnWrite, LiveArray, MappedArray, Mode, ReadOnly, ReadWrite};
+use crate::{
+    Advice, Appender, CopyOnWrite, ForeignArray, ForeignMode, LiveArray, MappedArray, Mode,
+    ReadOnly, ReadWrite,
+};
 
 /// How to open an existing `.npy` or `.npz` file: the one builder, with one
 /// terminal method per thing you can get.
@@ -28,6 +31,7 @@ use crate::{Advice, Appender, CopyOnWrite, LiveArray, MappedArray, Mode, ReadOnl
 /// | `np.load(p, mmap_mode="r+")` | [`open_rw`](Self::open_rw) | [`MappedArray<ReadWrite>`] |
 /// | `np.load(p, mmap_mode="c")` | [`open_cow`](Self::open_cow) | [`MappedArray<CopyOnWrite>`] |
 /// | — | [`open_live`](Self::open_live) | [`LiveArray`] (atomic views, shared while written) |
+/// | `np.load(p, mmap_mode=…)` for numpy itself | [`open_foreign`](Self::open_foreign) | [`ForeignArray`] (an address for foreign code, shared as numpy shares) |
 /// | `np.load(p)` | [`load`](Self::load) | [`NpyArray`] in memory |
 /// | — | [`append`](Self::append) | [`Appender`] (rows added in place) |
 /// | `np.load(p)` of an `.npz` | [`open_npz`](Self::open_npz), [`read_npz`](Self::read_npz) | [`NpzArchive`](crate::npz::NpzArchive) |
@@ -181,6 +185,15 @@ impl OpenOptions {
         let path = path.as_ref();
         let (file, header, layout) = self.open_locked(path, true)?;
         LiveArray::map(file, path, header, layout, &self.request())
+    }
+
+    /// Maps `path` for foreign code (numpy) in `mode`: shared with every
+    /// other foreign mapping of the same bytes as numpy's memmaps share,
+    /// excluded by Rust mappings that lend references. See [`ForeignArray`].
+    pub fn open_foreign(&self, path: impl AsRef<Path>, mode: ForeignMode) -> Result<ForeignArray> {
+        let path = path.as_ref();
+        let (file, header, layout) = self.open_locked(path, mode.needs_write_access())?;
+        ForeignArray::map(file, path, header, layout, &self.request(), mode)
     }
 
     /// Reads the array in `path` into memory (numpy's `np.load(path)`):

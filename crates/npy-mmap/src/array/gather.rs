@@ -14,12 +14,15 @@
 //! the batch size. docs/ARCHITECTURE.md ("Random reads of cold files")
 //! says why this and not threads or `io_uring`, with the measurements.
 
+use std::fs::File;
 use std::ops::Range;
+use std::path::Path;
 
 use npy_core::plan::Coalesce;
 use npy_core::{ArrayView, Element, NdIndex};
 
 use super::MappedArray;
+use super::window::check_byte_range;
 use crate::error::{Result, format_error, io_error};
 use crate::mode::Mode;
 use crate::sys::read_ahead;
@@ -143,32 +146,11 @@ impl<M: Mode> MappedArray<M> {
     /// the reads the same way. Errors, before anything is read or written:
     /// an offset whose bytes pass the end, a wrong `out` length.
     pub fn gather_bytes(&self, offsets: &[usize], width: usize, out: &mut [u8]) -> Result<()> {
-        if offsets.len().checked_mul(width) != Some(out.len()) {
-            return Err(self.format(npy_core::Error::OutputLength {
-                expected: offsets.len().saturating_mul(width),
-                actual: out.len(),
-            }));
-        }
-        for &offset in offsets {
-            self.check_byte_range(&(offset..offset.saturating_add(width)))?;
-        }
-        if width == 0 {
-            return Ok(());
-        }
-        let cold = !self.all_resident(offsets, |&offset| Some(offset as u64))?;
         let bytes = self.bytes();
-        for (batch, out) in offsets
-            .chunks(PLANNED_INDICES)
-            .zip(out.chunks_mut(width * PLANNED_INDICES))
-        {
-            if cold {
-                self.read_ahead(batch.iter().map(|&at| at as u64..(at + width) as u64));
-            }
-            for (slot, &offset) in out.chunks_exact_mut(width).zip(batch) {
-                slot.copy_from_slice(&bytes[offset..offset + width]);
-            }
-        }
-        Ok(())
+        self.planner()
+            .gather_bytes(offsets, width, out, |offset, slot| {
+                slot.copy_from_slice(&bytes[offset..offset + slot.len()]);
+            })
     }
 
     /// Starts reading the pages of the elements at `indices` and returns
@@ -196,17 +178,18 @@ impl<M: Mode> MappedArray<M> {
     /// [`bytes`](Self::bytes) (rows: [`row_byte_range`](Self::row_byte_range))
     /// and returns without waiting, as [`prefetch`](Self::prefetch) does.
     pub fn prefetch_bytes(&self, ranges: &[Range<usize>]) -> Result<()> {
-        for range in ranges {
-            self.check_byte_range(range)?;
+        self.planner().prefetch_bytes(ranges)
+    }
+
+    /// The planner over this mapping.
+    fn planner(&self) -> Planner<'_> {
+        Planner {
+            file: &self.file,
+            path: self.path(),
+            base: self.bytes().as_ptr(),
+            len: self.bytes().len(),
+            map_offset: self.map_offset(),
         }
-        for batch in ranges.chunks(PLANNED_INDICES) {
-            self.read_ahead(
-                batch
-                    .iter()
-                    .map(|range| range.start as u64..range.end as u64),
-            );
-        }
-        Ok(())
     }
 
     /// Numpy's error for an index, located at this file.
@@ -251,12 +234,48 @@ impl<M: Mode> MappedArray<M> {
     /// is in memory: then the batch is read by the plain loop. Items that
     /// lead nowhere (bad indices) are skipped; the loop reports them.
     fn all_resident<X>(&self, items: &[X], offset: impl Fn(&X) -> Option<u64>) -> Result<bool> {
+        self.planner().all_resident(items, offset)
+    }
+
+    /// Plans `spans` (of `bytes()`) into page ranges and asks the kernel to
+    /// read them all now (see [`Planner::read_ahead`]).
+    fn read_ahead(&self, spans: impl IntoIterator<Item = Range<u64>>) {
+        self.planner().read_ahead(spans);
+    }
+}
+
+/// Planned reads of one mapping, whatever reads its bytes: the plain
+/// copies of a [`MappedArray`], the atomic loads of a
+/// [`ForeignArray`](crate::ForeignArray). Addresses only: it reads nothing.
+pub(crate) struct Planner<'a> {
+    pub(crate) file: &'a File,
+    pub(crate) path: &'a Path,
+    /// Where the mapping starts in memory, and its length.
+    pub(crate) base: *const u8,
+    pub(crate) len: usize,
+    /// Where the mapping starts in the file.
+    pub(crate) map_offset: u64,
+}
+
+impl Planner<'_> {
+    /// Whether a sample of the pages `items` lead to (through `offset`, a
+    /// byte of the mapping) is in memory: then the batch is read by the
+    /// plain loop. Items that lead nowhere (bad indices) are skipped; the
+    /// loop reports them.
+    pub(crate) fn all_resident<X>(
+        &self,
+        items: &[X],
+        offset: impl Fn(&X) -> Option<u64>,
+    ) -> Result<bool> {
         let step = (items.len() / SAMPLED).max(1);
         for item in items.iter().step_by(step).take(SAMPLED) {
             if let Some(at) = offset(item) {
                 let at = at as usize;
-                let resident = read_ahead::is_resident(self.bytes(), at)
-                    .map_err(io_error("ask the kernel about", self.path()))?;
+                if at >= self.len {
+                    continue;
+                }
+                let resident = read_ahead::is_resident(self.base, at)
+                    .map_err(io_error("ask the kernel about", self.path))?;
                 if !resident {
                     return Ok(false);
                 }
@@ -265,11 +284,11 @@ impl<M: Mode> MappedArray<M> {
         Ok(true)
     }
 
-    /// Plans `spans` (of `bytes()`) into page ranges and asks the kernel to
-    /// read them all now. Only hints: a refusal leaves the reads to page
+    /// Plans `spans` (of the mapping) into page ranges and asks the kernel
+    /// to read them all now. Only hints: a refusal leaves the reads to page
     /// faults, as without a plan.
-    fn read_ahead(&self, spans: impl IntoIterator<Item = Range<u64>>) {
-        let base = self.map_offset();
+    pub(crate) fn read_ahead(&self, spans: impl IntoIterator<Item = Range<u64>>) {
+        let base = self.map_offset;
         let pages = Coalesce {
             align: read_ahead::page_size() as u64,
             max_gap: 0,
@@ -279,10 +298,66 @@ impl<M: Mode> MappedArray<M> {
             .map(|span| span.start + base..span.end + base);
         for range in pages.ranges(in_file) {
             drop(read_ahead::will_need(
-                &self.file,
+                self.file,
                 range.start,
                 range.end - range.start,
             ));
         }
+    }
+
+    /// The `width` bytes at each of `offsets` into `out` through `copy`
+    /// (which gets an offset and the slot to fill), planned: every offset
+    /// checked first, then, when a sample of the pages is missing, the
+    /// pages of each batch read ahead before it is copied.
+    pub(crate) fn gather_bytes(
+        &self,
+        offsets: &[usize],
+        width: usize,
+        out: &mut [u8],
+        mut copy: impl FnMut(usize, &mut [u8]),
+    ) -> Result<()> {
+        if offsets.len().checked_mul(width) != Some(out.len()) {
+            return Err(format_error("read", self.path)(
+                npy_core::Error::OutputLength {
+                    expected: offsets.len().saturating_mul(width),
+                    actual: out.len(),
+                },
+            ));
+        }
+        for &offset in offsets {
+            check_byte_range(&(offset..offset.saturating_add(width)), self.len)?;
+        }
+        if width == 0 {
+            return Ok(());
+        }
+        let cold = !self.all_resident(offsets, |&offset| Some(offset as u64))?;
+        for (batch, out) in offsets
+            .chunks(PLANNED_INDICES)
+            .zip(out.chunks_mut(width * PLANNED_INDICES))
+        {
+            if cold {
+                self.read_ahead(batch.iter().map(|&at| at as u64..(at + width) as u64));
+            }
+            for (slot, &offset) in out.chunks_exact_mut(width).zip(batch) {
+                copy(offset, slot);
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts reading byte `ranges` of the mapping and returns without
+    /// waiting; every range checked first.
+    pub(crate) fn prefetch_bytes(&self, ranges: &[Range<usize>]) -> Result<()> {
+        for range in ranges {
+            check_byte_range(range, self.len)?;
+        }
+        for batch in ranges.chunks(PLANNED_INDICES) {
+            self.read_ahead(
+                batch
+                    .iter()
+                    .map(|range| range.start as u64..range.end as u64),
+            );
+        }
+        Ok(())
     }
 }

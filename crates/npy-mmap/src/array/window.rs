@@ -24,6 +24,18 @@ fn row_geometry(header: &Header) -> (Option<usize>, usize, usize) {
     )
 }
 
+/// Refuses a byte `range` that is not inside a mapping of `len` bytes.
+pub(crate) fn check_byte_range(range: &Range<usize>, len: usize) -> Result<()> {
+    if range.start > range.end || range.end > len {
+        return Err(Error::from(ErrorKind::BytesOutOfBounds {
+            start: range.start,
+            end: range.end,
+            len,
+        }));
+    }
+    Ok(())
+}
+
 /// What a mapping is asked for beyond the file: the rows, the kernel hint,
 /// how to lock. Shared by opening and creating.
 #[derive(Clone, Debug, Default)]

@@ -28,6 +28,9 @@ use memmap2::{Mmap, MmapMut, MmapOptions, UncheckedAdvice};
 
 use crate::advice::Advice;
 
+mod foreign;
+pub use foreign::{ForeignKind, ForeignMap};
+
 /// What every mode's mapping provides.
 pub trait Storage: Send + Sync + Sized {
     /// Whether the file must be opened for writing to create this mapping.
@@ -504,12 +507,25 @@ pub mod range_lock {
         )
     }
 
-    /// Whether another description holds a lock that conflicts with a lock
-    /// of `kind` on `range` (a write lock conflicts with every lock).
-    pub fn is_locked(file: &File, range: &Range<u64>, kind: Kind) -> io::Result<bool> {
+    /// A lock that another description holds which conflicts with a lock
+    /// of `kind` on `range` (a write lock conflicts with every lock): where
+    /// it starts and what kind it is, or `None` when nothing conflicts.
+    pub fn conflict(
+        file: &File,
+        range: &Range<u64>,
+        kind: Kind,
+    ) -> io::Result<Option<(u64, Kind)>> {
         let mut lock = description(range, l_type(kind))?;
         fcntl(file, libc::F_OFD_GETLK, &mut lock)?;
-        Ok(lock.l_type != libc::F_UNLCK as libc::c_short)
+        if lock.l_type == libc::F_UNLCK as libc::c_short {
+            return Ok(None);
+        }
+        let held = if lock.l_type == libc::F_WRLCK as libc::c_short {
+            Kind::Write
+        } else {
+            Kind::Read
+        };
+        Ok(Some((u64::try_from(lock.l_start).unwrap_or(0), held)))
     }
 }
 
@@ -606,18 +622,19 @@ pub mod read_ahead {
         rustix::param::page_size()
     }
 
-    /// Whether the page holding `bytes[at]` is in memory (`mincore`), so
-    /// that reading it will not wait for the disk. `bytes` is (part of) a
-    /// live mapping made by this module. `Ok(true)` where the system cannot
+    /// Whether the page holding the byte `at` bytes past `base` is in
+    /// memory (`mincore`), so that reading it will not wait for the disk.
+    /// `base` is the start of a live mapping made by this module (an address
+    /// only: nothing is read through it). `Ok(true)` where the system cannot
     /// tell: callers then read as they would without a plan.
     #[cfg(target_os = "linux")]
-    pub fn is_resident(bytes: &[u8], at: usize) -> io::Result<bool> {
+    pub fn is_resident(base: *const u8, at: usize) -> io::Result<bool> {
         let page = page_size();
-        let address = (bytes.as_ptr() as usize).saturating_add(at);
+        let address = (base as usize).saturating_add(at);
         let aligned = address - address % page;
         let mut status = [0u8; 1];
         // SAFETY: mincore dereferences no memory at `aligned`: it asks the
-        // kernel about the page of this process that holds `bytes[at]`
+        // kernel about the page of this process that holds `base + at`
         // (`aligned` is that page's start; mappings begin on a page
         // boundary, so it lies in the same mapping). It writes one byte per
         // page asked about into `status`, which has room for the one page.
@@ -631,7 +648,7 @@ pub mod read_ahead {
 
     /// See the Linux version: elsewhere every page counts as resident.
     #[cfg(not(target_os = "linux"))]
-    pub fn is_resident(_bytes: &[u8], _at: usize) -> io::Result<bool> {
+    pub fn is_resident(_base: *const u8, _at: usize) -> io::Result<bool> {
         Ok(true)
     }
 
