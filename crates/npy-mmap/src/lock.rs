@@ -597,8 +597,8 @@ fn lock_structure(file: &File, path: &Path, locking: Locking, exclusive: bool) -
 /// | access | locks (own) | backs off if it finds a lock in |
 /// | --- | --- | --- |
 /// | read (`&[T]`) | data lane, read | live, foreign-write |
-/// | write (`&mut [T]`) | data lane, write | live, foreign (any) |
-/// | live | live, read | data lane (any), foreign (any) |
+/// | write (`&mut [T]`) | data lane, write | live, foreign-write, foreign |
+/// | live | live, read | data lane (any), foreign-write, foreign |
 /// | foreign read | foreign, read | data lane (writes only), live |
 /// | foreign write | foreign + foreign-write, read | data lane (any), live |
 ///
@@ -660,13 +660,23 @@ mod cross_process {
                 &[(0, Kind::Read)],
                 &[(LIVE_LANE, Kind::Write), (FOREIGN_WRITE_LANE, Kind::Write)],
             ),
+            // Foreign writers' own lane first, so that the message names
+            // them as writers; the foreign lane then finds the readers.
             Access::Write => (
                 &[(0, Kind::Write)],
-                &[(LIVE_LANE, Kind::Write), (FOREIGN_LANE, Kind::Write)],
+                &[
+                    (LIVE_LANE, Kind::Write),
+                    (FOREIGN_WRITE_LANE, Kind::Write),
+                    (FOREIGN_LANE, Kind::Write),
+                ],
             ),
             Access::Live => (
                 &[(LIVE_LANE, Kind::Read)],
-                &[(0, Kind::Write), (FOREIGN_LANE, Kind::Write)],
+                &[
+                    (0, Kind::Write),
+                    (FOREIGN_WRITE_LANE, Kind::Write),
+                    (FOREIGN_LANE, Kind::Write),
+                ],
             ),
             Access::ForeignRead => (
                 &[(FOREIGN_LANE, Kind::Read)],

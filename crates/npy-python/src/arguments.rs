@@ -126,3 +126,18 @@ pub(crate) fn open_options(
 pub(crate) fn rows(range: (usize, usize)) -> Range<usize> {
     range.0..range.1
 }
+
+/// numpy's mapping mode, by any of its names (`'r'`/`'readonly'`, `'r+'`/
+/// `'readwrite'`, `'c'`/`'copyonwrite'`): the one place they are spelled
+/// on this side.
+pub(crate) fn mode(name: &str) -> PyResult<npy_mmap::ForeignMode> {
+    use npy_mmap::ForeignMode;
+    match name {
+        "r" | "readonly" => Ok(ForeignMode::ReadOnly),
+        "r+" | "readwrite" => Ok(ForeignMode::ReadWrite),
+        "c" | "copyonwrite" => Ok(ForeignMode::CopyOnWrite),
+        _ => Err(crate::errors::value_error(format!(
+            "mode must be one of ['r', 'c', 'r+', 'w+'], not {name:?}"
+        ))),
+    }
+}

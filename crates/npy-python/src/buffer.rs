@@ -5,26 +5,29 @@
 //! npy-mmap (which holds the file's locks while it lives) or memory read by
 //! `load`. numpy views it through `numpy.frombuffer`, which keeps a
 //! `memoryview` (one *export*) for as long as any array derived from it
-//! lives. The backing is dropped only when no export is left: when the
-//! `Buffer` itself is garbage-collected (Python keeps it alive while an
-//! export holds a reference, `Py_buffer.obj`), or by an explicit
-//! [`Buffer::close`], which refuses while exports exist. So no numpy array
-//! ever points into an unmapped range.
+//! lives, and `np.ndarray(buffer=obj)`, which releases its export at once
+//! and keeps only a reference to the `Buffer` as its base. So exports are
+//! not enough to know who reaches the bytes: the backing is dropped only
+//! when the `Buffer` itself is (Rust's `Drop`, when Python frees the
+//! object), that is when nothing at all can reach its address. There is no
+//! way to unmap earlier: [`Buffer::close`] refuses, and
+//! `npy_mmap.MappedFile.close()` gives up its own reference and checks
+//! (with a weak reference) that the `Buffer` is gone.
 //!
-//! Reads from Rust while the GIL is released ([`Buffer::read_shared`]) are
-//! allowed only on read-only backings: a read-only mapping (nothing that
-//! uses npy-mmap, in any process, can write those bytes while it lives, and
-//! the buffer we export is read-only, so numpy cannot either). Rust never
-//! reads a writable backing's bytes while numpy may write them: operations
-//! on those go through numpy.
+//! Reads from Rust while the GIL is released ([`Buffer::gather`]) copy
+//! with atomic loads from foreign mappings (numpy in this process or
+//! another may write those bytes meanwhile), with plain loads only from
+//! strict read-only mappings and npz members (nothing can write those
+//! bytes while they live: npy-mmap's data lock excludes every writer, and
+//! the buffer we export is read-only). Writable strict mappings and owned
+//! memory are left to numpy.
 
 use std::ffi::{CStr, c_int};
-use std::sync::RwLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use npy_core::io::AlignedBytes;
 use npy_mmap::npz::MappedNpz;
-use npy_mmap::{CopyOnWrite, MappedArray, ReadOnly, ReadWrite};
+use npy_mmap::{CopyOnWrite, ForeignArray, MappedArray, ReadOnly, ReadWrite};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
@@ -32,7 +35,10 @@ use pyo3::prelude::*;
 
 /// What a [`Buffer`] lends out.
 pub(crate) enum Backing {
-    /// `mmap_mode="r"`: read-only, shared.
+    /// Any `mmap_mode` with numpy's sharing (the default): shared with
+    /// other numpy-style mappings of the same bytes, as numpy's memmaps are.
+    Foreign(ForeignArray),
+    /// `mmap_mode="r"`, strict: read-only, shared.
     Read(MappedArray<ReadOnly>),
     /// `mmap_mode="r+"` / `w+`: writes reach the file.
     Write(MappedArray<ReadWrite>),
@@ -48,10 +54,11 @@ pub(crate) enum Backing {
 impl Backing {
     /// Whether numpy may write through the buffer.
     fn writable(&self) -> bool {
-        matches!(
-            self,
-            Backing::Write(_) | Backing::Cow(_) | Backing::Owned(_)
-        )
+        match self {
+            Backing::Foreign(array) => array.mode().is_writable(),
+            Backing::Write(_) | Backing::Cow(_) | Backing::Owned(_) => true,
+            Backing::Read(_) | Backing::NpzMember(..) => false,
+        }
     }
 }
 
@@ -65,6 +72,12 @@ struct Region {
 
 fn region(backing: &mut Backing) -> Region {
     let bytes: &mut [u8] = match backing {
+        Backing::Foreign(array) => {
+            return Region {
+                ptr: array.as_ptr() as usize,
+                len: array.len(),
+            };
+        }
         Backing::Read(map) => {
             let bytes = map.bytes();
             return Region {
@@ -91,11 +104,10 @@ fn region(backing: &mut Backing) -> Region {
 
 /// Bytes lent to numpy through the buffer protocol (a flat `uint8` buffer;
 /// the Python side gives it its dtype and shape with `numpy.frombuffer`).
-#[pyclass(module = "npy_mmap._native", frozen)]
+#[pyclass(module = "npy_mmap._native", frozen, weakref)]
 pub struct Buffer {
-    /// `None` once closed. The lock is held for reading by Rust code that
-    /// uses the bytes with the GIL released, and for writing by `close`.
-    backing: RwLock<Option<Backing>>,
+    /// Dropped with the `Buffer` only (see the module docs).
+    backing: Backing,
     region: Region,
     writable: bool,
     exports: AtomicUsize,
@@ -109,105 +121,86 @@ impl Buffer {
         let region = region(&mut backing);
         Buffer {
             writable: backing.writable(),
-            backing: RwLock::new(Some(backing)),
+            backing,
             region,
             exports: AtomicUsize::new(0),
             what,
         }
     }
 
-    /// Runs `f` on the bytes of a read-only backing, with the GIL released.
-    /// A writable backing (which numpy may write meanwhile) gets `None`:
-    /// the caller uses numpy instead.
-    pub(crate) fn read_shared<T: Send>(
+    /// Copies the `width` bytes at each byte offset of `offsets` into new
+    /// memory, with the GIL released: planned reads of a cold mapping
+    /// (npy-mmap's gather), atomic loads where numpy may write meanwhile.
+    /// `None` for a backing Rust must not read while numpy may write it
+    /// (a strict writable mapping, owned memory): the caller uses numpy.
+    pub(crate) fn gather(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&[u8]) -> T + Send,
-    ) -> PyResult<Option<T>> {
-        if self.writable {
-            return Ok(None);
-        }
-        py.detach(|| {
-            let guard = self.backing.read().unwrap_or_else(|e| e.into_inner());
-            if guard.is_none() {
-                return Err(self.closed_error());
-            }
-            // SAFETY: the backing is a read-only mapping (checked above:
-            // not `writable`), alive while `guard` is held (`close` takes
-            // the write lock). `region` was taken from its own `bytes()`,
-            // so it is in bounds and valid for reads. Nothing writes these
-            // bytes while the mapping lives: npy-mmap's data lock excludes
-            // every writable mapping of them made through the crate, in this
-            // process or another, and the buffer numpy sees is read-only.
-            let bytes = unsafe {
-                std::slice::from_raw_parts(self.region.ptr as *const u8, self.region.len)
+        offsets: &[usize],
+        width: usize,
+    ) -> PyResult<Option<AlignedBytes>> {
+        let len = offsets
+            .len()
+            .checked_mul(width)
+            .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err("take: output too large"))?;
+        let gathered = py.detach(|| {
+            let mut out = vec![0u8; len];
+            let done = match &self.backing {
+                Backing::Foreign(array) => array.gather_bytes(offsets, width, &mut out),
+                Backing::Read(array) => array.gather_bytes(offsets, width, &mut out),
+                Backing::NpzMember(map, range) => {
+                    let bytes = &map.bytes()[range.clone()];
+                    for (slot, &offset) in out.chunks_exact_mut(width.max(1)).zip(offsets) {
+                        // In bounds: the caller checked every offset.
+                        slot.copy_from_slice(&bytes[offset..offset + width]);
+                    }
+                    Ok(())
+                }
+                Backing::Write(_) | Backing::Cow(_) | Backing::Owned(_) => return Ok(None),
             };
-            Ok(f(bytes))
-        })
-        .map(Some)
+            done.map(|()| {
+                Some(
+                    AlignedBytes::from_owner(out)
+                        .unwrap_or_else(|out| AlignedBytes::copy_from(&out)),
+                )
+            })
+        });
+        gathered.map_err(crate::errors::mmap_error)
     }
 
-    /// Runs `f` on the backing (flush, advise), if still open, with the
-    /// GIL released (the lock is taken only once the GIL is given up, so a
-    /// thread holding the GIL never waits for one that needs it back).
+    /// The length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.region.len
+    }
+
+    /// Runs `f` on the backing (flush, advise) with the GIL released.
     pub(crate) fn with_backing<T: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&Backing) -> npy_mmap::Result<T> + Send,
     ) -> PyResult<T> {
-        py.detach(|| {
-            let guard = self.backing.read().unwrap_or_else(|e| e.into_inner());
-            match guard.as_ref() {
-                Some(backing) => f(backing).map_err(crate::errors::mmap_error),
-                None => Err(self.closed_error()),
-            }
-        })
-    }
-
-    fn closed_error(&self) -> PyErr {
-        pyo3::exceptions::PyValueError::new_err(format!(
-            "I/O operation on closed mapping of {}",
-            self.what
-        ))
+        py.detach(|| f(&self.backing).map_err(crate::errors::mmap_error))
     }
 }
 
 #[pymethods]
 impl Buffer {
-    /// Releases the mapping (and the file's locks) now. Raises
-    /// `BufferError` while numpy arrays still view the bytes.
-    fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let taken = py.detach(|| {
-            let mut guard = self.backing.write().unwrap_or_else(|e| e.into_inner());
-            // Exports are made and released with the GIL held, which this
-            // thread gave up: read the count under the lock, after any
-            // pending export finished.
-            let exports = self.exports.load(Ordering::Acquire);
-            if exports > 0 {
-                return Err(exports);
-            }
-            Ok(guard.take())
-        });
-        match taken {
-            Ok(backing) => {
-                drop(backing);
-                Ok(())
-            }
-            Err(exports) => Err(PyBufferError::new_err(format!(
-                "cannot close the mapping of {}: {exports} numpy array view(s) of it are \
-                 still alive; delete them (del array) first",
-                self.what
-            ))),
-        }
-    }
-
-    /// Whether `close()` was called.
-    #[getter]
-    fn closed(&self) -> bool {
-        self.backing
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_none()
+    /// Always raises `BufferError`: the bytes stay mapped for as long as
+    /// anything can reach this object (numpy arrays over it, memmaps whose
+    /// `_mmap` it is, the caller), and are unmapped, with the file's locks
+    /// released, when the last reference goes. Python's own `mmap.close()`
+    /// unmaps under arrays made with `np.ndarray(buffer=...)`; this never
+    /// does. `npy_mmap.mapped(...)` gives a mapping with a `close()` that
+    /// works when nothing else reaches it.
+    fn close(&self) -> PyResult<()> {
+        Err(PyBufferError::new_err(format!(
+            "cannot close the mapping of {} from its buffer object: it stays mapped while \
+             anything reaches it ({} numpy export(s) now, arrays over it, this object) and is \
+             released when the last reference goes; delete the arrays (del array), or use \
+             npy_mmap.mapped(...) and its close()",
+            self.what,
+            self.exports.load(Ordering::Acquire)
+        )))
     }
 
     /// How many buffer exports (numpy arrays' memoryviews) are alive.
@@ -250,25 +243,16 @@ impl Buffer {
         }
         let len = isize::try_from(this.region.len)
             .map_err(|_| PyBufferError::new_err("buffer larger than isize::MAX bytes"))?;
-        // Count the export while holding the read lock, so that `close`
-        // (which takes the write lock) either sees it or has already
-        // released the backing, which we then refuse to lend.
-        {
-            let guard = this.backing.read().unwrap_or_else(|e| e.into_inner());
-            if guard.is_none() {
-                return Err(this.closed_error());
-            }
-            this.exports.fetch_add(1, Ordering::AcqRel);
-        }
+        this.exports.fetch_add(1, Ordering::AcqRel);
         let (ptr, writable) = (this.region.ptr, this.writable);
         static FORMAT: &CStr = c"B";
         // SAFETY: `view` is non-null (checked) and points to a `Py_buffer`
         // that Python gives us to fill, exclusively, for this call. Every
         // field is written. `obj` takes a new reference to `slf`, which keeps
-        // the `Buffer` (and so the backing) alive until Python calls
-        // `__releasebuffer__` and drops that reference; `close` refuses while
-        // the export counted above lives, so `buf` stays valid for the
-        // export's whole life. `shape` and `strides` point into the view
+        // the `Buffer` (and so the backing, which is dropped only with it)
+        // alive until Python calls `__releasebuffer__` and drops that
+        // reference, so `buf` stays valid for the export's whole life (and
+        // beyond, for as long as anything keeps the `Buffer`). `shape` and `strides` point into the view
         // itself (its `len` and `itemsize`), which outlives every use of
         // them; `format` is a static C string.
         unsafe {

@@ -78,6 +78,12 @@ pub(crate) fn mmap_error(error: npy_mmap::Error) -> PyErr {
         ErrorKind::Io { source, .. } => os_error(source, message, path),
         ErrorKind::NotDurable { source } => os_error(source, message, path),
         ErrorKind::AlreadyExists => PyFileExistsError::new_err((17, message, path)),
+        // In Python's words: the waiting is `locking=` here.
+        ErrorKind::Locked { waited, .. } if !waited.is_zero() => PyBlockingIOError::new_err((
+            11,
+            format!("{message} (locking='blocking' waits as long as it takes)"),
+            path,
+        )),
         ErrorKind::Locked { .. } | ErrorKind::Conflict { .. } => {
             PyBlockingIOError::new_err((11, message, path))
         }

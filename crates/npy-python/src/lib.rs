@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use npy_core::header::{ParseOptions, Version};
 use npy_core::{DType, Header, Order};
-use npy_mmap::{CreateOptions, OpenOptions};
+use npy_mmap::{CreateOptions, ForeignMode, OpenOptions};
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -79,24 +79,39 @@ fn load_bytes(
 /// mapped rows.
 type Mapped = (Py<Buffer>, String, Vec<usize>, bool, usize, (usize, usize));
 
-fn mapped<M: npy_mmap::Mode>(
-    py: Python<'_>,
-    array: &npy_mmap::MappedArray<M>,
-) -> (String, Vec<usize>, bool, usize, (usize, usize)) {
-    let _ = py;
-    let rows = array.rows();
-    (
-        array.dtype().header_repr(),
-        array.shape().to_vec(),
-        array.order() == Order::Fortran,
-        array.layout().data_offset + rows.start * array.row_bytes(),
-        (rows.start, rows.end),
-    )
+/// What the Python half needs of a mapping besides its bytes (any of
+/// npy-mmap's mapped types has these accessors).
+macro_rules! description {
+    ($array:expr) => {{
+        let array = $array;
+        let rows = array.rows();
+        (
+            array.dtype().header_repr(),
+            array.shape().to_vec(),
+            array.order() == Order::Fortran,
+            array.layout().data_offset + rows.start * array.row_bytes(),
+            (rows.start, rows.end),
+        )
+    }};
 }
 
-/// Maps an `.npy` file: mode `r`, `r+` or `c`, optionally a window of rows.
+/// A buffer over `backing` and its description, as handed to Python.
+fn handed_back(
+    py: Python<'_>,
+    backing: Backing,
+    meta: (String, Vec<usize>, bool, usize, (usize, usize)),
+    what: String,
+) -> PyResult<Mapped> {
+    let buffer = Py::new(py, Buffer::new(backing, what))?;
+    Ok((buffer, meta.0, meta.1, meta.2, meta.3, meta.4))
+}
+
+/// Maps an `.npy` file: mode `r`, `r+` or `c`, optionally a window of rows;
+/// shared as numpy shares (foreign mappings), or `strict` (mappings that
+/// exclude every writer of their bytes, as Rust references need).
 #[pyfunction]
-#[pyo3(signature = (path, mode, max_header_size, window=None, locking=None, advice=None))]
+#[pyo3(signature = (path, mode, max_header_size, window=None, locking=None, advice=None, strict=false))]
+#[allow(clippy::too_many_arguments)]
 fn open_mapped(
     py: Python<'_>,
     path: PathBuf,
@@ -105,6 +120,7 @@ fn open_mapped(
     window: Option<(usize, usize)>,
     locking: Option<&Bound<'_, PyAny>>,
     advice: Option<&str>,
+    strict: bool,
 ) -> PyResult<Mapped> {
     let mut options = OpenOptions::new();
     options
@@ -117,36 +133,38 @@ fn open_mapped(
         options.advice(self::advice(name)?);
     }
     let what = path.display().to_string();
-    let (backing, meta) = match mode {
-        "r" | "readonly" => {
+    let mode = arguments::mode(mode)?;
+    let (backing, meta) = match (mode, strict) {
+        (mode, false) => {
+            let array = py
+                .detach(|| options.open_foreign(&path, mode))
+                .map_err(mmap_error)?;
+            let meta = description!(&array);
+            (Backing::Foreign(array), meta)
+        }
+        (ForeignMode::ReadOnly, true) => {
             let array = py.detach(|| options.open(&path)).map_err(mmap_error)?;
-            let meta = mapped(py, &array);
+            let meta = description!(&array);
             (Backing::Read(array), meta)
         }
-        "r+" | "readwrite" => {
+        (ForeignMode::ReadWrite, true) => {
             let array = py.detach(|| options.open_rw(&path)).map_err(mmap_error)?;
-            let meta = mapped(py, &array);
+            let meta = description!(&array);
             (Backing::Write(array), meta)
         }
-        "c" | "copyonwrite" => {
+        (ForeignMode::CopyOnWrite, true) => {
             let array = py.detach(|| options.open_cow(&path)).map_err(mmap_error)?;
-            let meta = mapped(py, &array);
+            let meta = description!(&array);
             (Backing::Cow(array), meta)
         }
-        _ => {
-            return Err(value_error(format!(
-                "mode must be one of ['r', 'c', 'r+', 'w+'], not {mode:?}"
-            )));
-        }
     };
-    let buffer = Py::new(py, Buffer::new(backing, what))?;
-    Ok((buffer, meta.0, meta.1, meta.2, meta.3, meta.4))
+    handed_back(py, backing, meta, what)
 }
 
 /// Creates an `.npy` file sized for its data (numpy's `open_memmap` with
 /// mode `w+`), mapped read-write; `reserve` allocates every block now.
 #[pyfunction]
-#[pyo3(signature = (path, descr, shape, fortran, reserve=false, locking=None, version=None))]
+#[pyo3(signature = (path, descr, shape, fortran, reserve=false, locking=None, version=None, strict=false))]
 #[allow(clippy::too_many_arguments)]
 fn create(
     py: Python<'_>,
@@ -157,6 +175,7 @@ fn create(
     reserve: bool,
     locking: Option<&Bound<'_, PyAny>>,
     version: Option<u8>,
+    strict: bool,
 ) -> PyResult<Mapped> {
     let header = header(descr, shape, fortran)?;
     let mut options = CreateOptions::new(header.dtype, header.shape);
@@ -177,13 +196,17 @@ fn create(
             }
         });
     }
-    let array = py.detach(|| options.create(&path)).map_err(mmap_error)?;
-    let meta = mapped(py, &array);
-    let buffer = Py::new(
-        py,
-        Buffer::new(Backing::Write(array), path.display().to_string()),
-    )?;
-    Ok((buffer, meta.0, meta.1, meta.2, meta.3, meta.4))
+    let what = path.display().to_string();
+    if strict {
+        let array = py.detach(|| options.create(&path)).map_err(mmap_error)?;
+        let meta = description!(&array);
+        return handed_back(py, Backing::Write(array), meta, what);
+    }
+    let array = py
+        .detach(|| options.create_foreign(&path))
+        .map_err(mmap_error)?;
+    let meta = description!(&array);
+    handed_back(py, Backing::Foreign(array), meta, what)
 }
 
 /// Writes `data` (the array's bytes in the header's order) as an `.npy`
@@ -305,9 +328,10 @@ fn append(
 }
 
 /// Gathers `indices` (native int64 bytes; negative counts from the end) of
-/// `width`-byte items from a read-only buffer, with the GIL released.
-/// Returns `None` for a writable buffer (numpy may write it meanwhile: the
-/// caller uses `numpy.take`).
+/// the `count` items of `width` bytes at byte `offset` of a buffer, with
+/// the GIL released and through npy-mmap's planned gather (a cold file's
+/// pages are read ahead all at once). Returns `None` for a buffer Rust must
+/// not read while numpy may write it (the caller uses `numpy.take`).
 #[pyfunction]
 fn take(
     py: Python<'_>,
@@ -326,40 +350,39 @@ fn take(
         .checked_mul(count)
         .and_then(|n| n.checked_add(offset))
         .ok_or_else(|| value_error("take: item range overflows"))?;
-    let gathered = source.get().read_shared(py, |bytes| {
-        if span > bytes.len() {
-            return Err(format!(
-                "take: {count} items of {width} bytes at offset {offset} exceed the {} mapped bytes",
-                bytes.len()
-            ));
-        }
-        let data = &bytes[offset..span];
-        let n = indices.len() / 8;
-        let mut buf = vec![0u8; n.checked_mul(width).ok_or("take: output too large")?];
-        for (slot, index) in buf.chunks_exact_mut(width).zip(indices.chunks_exact(8)) {
+    let available = source.get().len();
+    if span > available {
+        return Err(value_error(format!(
+            "take: {count} items of {width} bytes at offset {offset} exceed the {available} \
+             mapped bytes"
+        )));
+    }
+    // Every index checked (numpy's words) before anything is read.
+    let offsets = indices
+        .chunks_exact(8)
+        .map(|index| {
             let raw = i64::from_ne_bytes(index.try_into().unwrap_or([0; 8]));
             let position = if raw < 0 {
                 (count as i64).checked_add(raw)
             } else {
                 Some(raw)
             };
-            let position = position
+            position
                 .filter(|p| *p >= 0 && (*p as u64) < count as u64)
+                .map(|p| offset + p as usize * width)
                 .ok_or_else(|| {
-                    format!("index {raw} is out of bounds for axis 0 with size {count}")
-                })? as usize;
-            slot.copy_from_slice(&data[position * width..(position + 1) * width]);
-        }
-        Ok(npy_core::io::AlignedBytes::from_owner(buf)
-            .unwrap_or_else(|buf| npy_core::io::AlignedBytes::copy_from(&buf)))
-    })?;
-    match gathered {
+                    pyo3::exceptions::PyIndexError::new_err(format!(
+                        "index {raw} is out of bounds for axis 0 with size {count}"
+                    ))
+                })
+        })
+        .collect::<PyResult<Vec<usize>>>()?;
+    match source.get().gather(py, &offsets, width)? {
         None => Ok(None),
-        Some(Ok(bytes)) => Ok(Some(Py::new(
+        Some(bytes) => Ok(Some(Py::new(
             py,
             Buffer::new(Backing::Owned(bytes), "a gathered array".into()),
         )?)),
-        Some(Err(message)) => Err(pyo3::exceptions::PyIndexError::new_err(message)),
     }
 }
 
@@ -367,6 +390,7 @@ fn take(
 #[pyfunction]
 fn flush(py: Python<'_>, source: &Bound<'_, Buffer>) -> PyResult<()> {
     source.get().with_backing(py, |backing| match backing {
+        Backing::Foreign(array) => array.flush(),
         Backing::Write(array) => array.flush(),
         _ => Ok(()),
     })
@@ -377,6 +401,7 @@ fn flush(py: Python<'_>, source: &Bound<'_, Buffer>) -> PyResult<()> {
 fn advise(py: Python<'_>, source: &Bound<'_, Buffer>, name: &str) -> PyResult<()> {
     let hint = advice(name)?;
     source.get().with_backing(py, |backing| match backing {
+        Backing::Foreign(array) => array.advise(hint),
         Backing::Read(array) => array.advise(hint),
         Backing::Write(array) => array.advise(hint),
         Backing::Cow(array) => array.advise(hint),

@@ -49,8 +49,9 @@ def test_with_block_closes_and_load_mappings_live_as_long_as_views(tmp_path: pat
     with npy_mmap.mapped(path) as m:
         assert int(m.array.sum()) == 45
     assert m.closed
-    # A mapping from load() holds its lock while any view lives.
-    a = npy_mmap.load(path, mmap_mode="r")
+    # A mapping from load() holds its lock while any view lives (a strict
+    # one keeps numpy-style writers out: docs/SAFETY.md).
+    a = npy_mmap.load(path, mmap_mode="r", sharing="strict")
     tail = a[5:]
     del a
     with pytest.raises(BlockingIOError):
@@ -99,10 +100,10 @@ def _read_in_other_process(path: str, queue) -> None:
         queue.put("locked")
 
 
-def test_two_python_processes_exclude_each_other(tmp_path: pathlib.Path) -> None:
+def test_a_strict_python_reader_keeps_writers_of_other_processes_out(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "p.npy"
     np.save(path, np.zeros(10))
-    held = npy_mmap.load(path, mmap_mode="r")
+    held = npy_mmap.load(path, mmap_mode="r", sharing="strict")
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     process = context.Process(target=_read_in_other_process, args=(str(path), queue))
@@ -119,7 +120,7 @@ def test_windows_of_disjoint_rows_write_in_parallel(tmp_path: pathlib.Path) -> N
     second = npy_mmap.mapped(path, "r+", rows=(50, 100), locking="nonblocking")
     assert first.array.shape == (50, 8) and second.rows == (50, 100)
     with pytest.raises(BlockingIOError):
-        npy_mmap.mapped(path, "r", rows=(40, 60), locking="nonblocking")
+        npy_mmap.mapped(path, "r", rows=(40, 60), locking="nonblocking", sharing="strict")
     first.array[:] = 1
     second.array[:] = 2
     first.close()

@@ -4,10 +4,12 @@ arrays, take, remote arrays."""
 
 from __future__ import annotations
 
+import gc
 import io
 import math
 import os
 import pickle
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
@@ -40,6 +42,14 @@ _MAGIC = b"\x93NUMPY"
 _ENCODINGS = ("ASCII", "latin1", "bytes")
 
 Locking = None | float | Literal["blocking", "nonblocking"]
+Sharing = Literal["numpy", "strict"]
+
+
+def _strict(sharing: str) -> bool:
+    """Whether ``sharing`` asks for strict mappings (the one check of the word)."""
+    if sharing not in ("numpy", "strict"):
+        raise ValueError(f"sharing must be 'numpy' or 'strict', not {sharing!r}")
+    return sharing == "strict"
 
 
 def _is_url(file: Any) -> bool:
@@ -108,6 +118,7 @@ def load(
     *,
     max_header_size: int = 10000,
     locking: Locking = None,
+    sharing: Sharing = "numpy",
 ) -> Any:
     """Load arrays from ``.npy`` or ``.npz`` files, as ``numpy.load`` does.
 
@@ -117,10 +128,11 @@ def load(
         The file to read. A URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``)
         is read from object storage.
     mmap_mode : {None, 'r', 'r+', 'c'}, optional
-        Map the file instead of reading it (see ``numpy.memmap``). The
-        mapping takes npy-mmap's byte-range locks: a read-write mapping of
-        the same bytes by another process (Python or Rust) waits for it, and
-        the other way round. For an ``.npz``, ``'r'`` maps every stored
+        Map the file instead of reading it (see ``numpy.memmap``). Mappings
+        share the file as numpy's do (any number of ``'r'``, ``'r+'`` and
+        ``'c'`` mappings, in any process), and take npy-mmap's byte-range
+        locks so that Rust code holding references to the same bytes and
+        these exclude each other (docs/SAFETY.md). For an ``.npz``, ``'r'`` maps every stored
         member without copying (numpy ignores ``mmap_mode`` there). For a
         URL, any mode returns a lazy :class:`RemoteArray`.
     allow_pickle : bool, optional
@@ -137,6 +149,10 @@ def load(
     locking : None, float, 'blocking' or 'nonblocking', optional
         How long to wait for another process's conflicting lock: None waits
         up to 10 s, then raises ``BlockingIOError`` naming what holds it.
+    sharing : {'numpy', 'strict'}, optional
+        'numpy' (the default) shares as numpy does; 'strict' excludes every
+        writer of the mapped bytes, in any process, while the mapping lives
+        (and a strict ``'r+'`` every reader too), as Rust references need.
 
     Returns
     -------
@@ -176,7 +192,9 @@ def load(
         # magic is checked there); other files are sniffed only on failure.
         mode = {"readonly": "r", "readwrite": "r+", "copyonwrite": "c"}.get(mmap_mode, mmap_mode)
         try:
-            return _memmap(_native.open_mapped(path, mode, max_header_size, None, locking), mode, path)
+            return _memmap(
+                _native.open_mapped(path, mode, max_header_size, None, locking, None, _strict(sharing)), mode, path
+            )
         except ValueError:
             with open(path, "rb") as fid:
                 if fid.read(len(_MAGIC)) == _MAGIC:
@@ -193,7 +211,9 @@ def load(
         if mmap_mode is None:
             return _convert.from_parts(*_native.load(path, max_header_size, allow_pickle, encoding, locking))
         mode = {"readonly": "r", "readwrite": "r+", "copyonwrite": "c"}.get(mmap_mode, mmap_mode)
-        return _memmap(_native.open_mapped(path, mode, max_header_size, None, locking), mode, path)
+        return _memmap(
+            _native.open_mapped(path, mode, max_header_size, None, locking, None, _strict(sharing)), mode, path
+        )
     return _refuse_pickle(allow_pickle, path)
 
 
@@ -437,6 +457,7 @@ def open_memmap(
     max_header_size: int = 10000,
     reserve: bool = False,
     locking: Locking = None,
+    sharing: Sharing = "numpy",
 ) -> memmap:
     """Open a ``.npy`` file as a memory-mapped array, as
     ``numpy.lib.format.open_memmap`` does.
@@ -458,6 +479,8 @@ def open_memmap(
         ``OSError`` here instead of a SIGBUS while the array is filled.
     locking : None, float, 'blocking' or 'nonblocking', optional
         How long to wait for another process's conflicting lock.
+    sharing : {'numpy', 'strict'}, optional
+        As for :func:`load`.
 
     Returns
     -------
@@ -481,10 +504,14 @@ def open_memmap(
             if tuple(version) not in ((1, 0), (2, 0), (3, 0)):
                 raise ValueError(f"we only support format version (1,0), (2,0), and (3,0), not {version}")
             major = version[0]
-        created = _native.create(path, _convert.descr_of(dt), shape, bool(fortran_order), reserve, locking, major)
+        created = _native.create(
+            path, _convert.descr_of(dt), shape, bool(fortran_order), reserve, locking, major, _strict(sharing)
+        )
         return _memmap(created, "w+", path)
     mode = {"readonly": "r", "readwrite": "r+", "copyonwrite": "c"}.get(mode, mode)
-    return _memmap(_native.open_mapped(path, mode, max_header_size, None, locking), mode, path)
+    return _memmap(
+        _native.open_mapped(path, mode, max_header_size, None, locking, None, _strict(sharing)), mode, path
+    )
 
 
 class MappedFile(_Closing):
@@ -492,8 +519,9 @@ class MappedFile(_Closing):
 
     ``array`` is a numpy view of the mapping. ``close()`` (or leaving a
     ``with`` block) unmaps the file and releases its locks at once, and
-    raises ``BufferError`` while numpy arrays still view it, instead of
-    leaving them pointing at unmapped memory.
+    raises ``BufferError`` while anything else still reaches the mapping
+    (numpy arrays over it, however made), instead of leaving them pointing
+    at unmapped memory.
     """
 
     def __init__(self, mapped: tuple, mode: str, path: str) -> None:
@@ -507,7 +535,7 @@ class MappedFile(_Closing):
         """The mapped data (a window's rows for a window)."""
         if self._array is None:
             self._array = _memmap(
-                (self._buffer, self._descr, self._shape, self._fortran, self.offset, self.rows),
+                (self._open_buffer(), self._descr, self._shape, self._fortran, self.offset, self.rows),
                 self.mode,
                 self.filename,
             )
@@ -519,34 +547,57 @@ class MappedFile(_Closing):
 
     @property
     def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
-        return self._buffer.closed
+        """Whether :meth:`close` released the mapping."""
+        return self._buffer is None
 
     @property
     def views(self) -> int:
         """How many numpy arrays (memoryviews) view the mapping now."""
-        return self._buffer.exports
+        return 0 if self._buffer is None else self._buffer.exports
+
+    def _open_buffer(self) -> Any:
+        if self._buffer is None:
+            raise ValueError(f"I/O operation on closed mapping of {self.filename}")
+        return self._buffer
 
     def flush(self) -> None:
         """Write changes to disk and wait (read-write mappings)."""
-        _native.flush(self._buffer)
+        _native.flush(self._open_buffer())
 
     def advise(self, advice: str) -> None:
         """Tell the kernel how the data will be read: 'normal', 'random',
         'sequential', 'willneed', 'dontneed', 'populate_read', 'populate_write'."""
-        _native.advise(self._buffer, advice)
+        _native.advise(self._open_buffer(), advice)
 
     def close(self) -> None:
         """Unmap the file and release its locks now.
 
+        The mapping is released only if nothing else reaches it: the bytes
+        stay mapped for as long as any object can reach their address
+        (``array`` and its views, arrays made with ``np.ndarray(buffer=...)``
+        over it, its buffer object), so no array ever outlives its mapping.
+
         Raises
         ------
         BufferError
-            While numpy arrays (``array`` or views of it) are alive: delete
-            them first.
+            While anything else reaches the mapping: delete those arrays
+            first. The mapping is then left open as it was.
         """
+        if self._buffer is None:
+            return
         self._array = None
-        self._buffer.close()
+        probe = weakref.ref(self._buffer)
+        self._buffer = None
+        if probe() is not None:
+            # Reference cycles are freed by the collector, not at once.
+            gc.collect()
+        if probe() is not None:
+            self._buffer = probe()
+            raise BufferError(
+                f"cannot close the mapping of {self.filename}: numpy arrays (or other objects) "
+                f"that reach it are still alive ({self._buffer.exports} buffer export(s) now); "
+                "delete them (del array) first"
+            )
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"mode={self.mode!r}"
@@ -561,6 +612,7 @@ def mapped(
     max_header_size: int = 10000,
     locking: Locking = None,
     advice: str | None = None,
+    sharing: Sharing = "numpy",
 ) -> MappedFile:
     """Map a ``.npy`` file (or a window of its rows) with an explicit lifetime.
 
@@ -576,6 +628,8 @@ def mapped(
     locking : None, float, 'blocking' or 'nonblocking', optional
     advice : str, optional
         ``madvise`` hint given at open (e.g. 'random' for scattered reads).
+    sharing : {'numpy', 'strict'}, optional
+        As for :func:`load`.
 
     Returns
     -------
@@ -592,7 +646,9 @@ def mapped(
         raise ValueError("Filename must be a string or a path-like object.")
     mode = {"readonly": "r", "readwrite": "r+", "copyonwrite": "c"}.get(mode, mode)
     window = None if rows is None else (int(rows[0]), int(rows[1]))
-    return MappedFile(_native.open_mapped(path, mode, max_header_size, window, locking, advice), mode, path)
+    return MappedFile(
+        _native.open_mapped(path, mode, max_header_size, window, locking, advice, _strict(sharing)), mode, path
+    )
 
 
 def _file_header(path: str, max_header_size: int = 10000) -> tuple[np.dtype, tuple[int, ...], bool, int]:

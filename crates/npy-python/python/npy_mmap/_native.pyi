@@ -18,9 +18,8 @@ Mapped = tuple[Buffer, str, list[int], bool, int, tuple[int, int]]
 class Buffer:
     """Bytes lent to numpy through the buffer protocol."""
 
-    def close(self) -> None: ...
-    @property
-    def closed(self) -> bool: ...
+    def close(self) -> None:
+        """Always raises BufferError: released when the last reference goes."""
     @property
     def exports(self) -> int: ...
     @property
@@ -41,6 +40,7 @@ def open_mapped(
     window: tuple[int, int] | None = None,
     locking: _Locking = None,
     advice: str | None = None,
+    strict: bool = False,
 ) -> Mapped: ...
 def create(
     path: _Path,
@@ -50,6 +50,7 @@ def create(
     reserve: bool = False,
     locking: _Locking = None,
     version: int | None = None,
+    strict: bool = False,
 ) -> Mapped: ...
 def save(path: _Path, descr: str, shape: Sequence[int], fortran: bool, data: _BufferLike) -> None: ...
 def save_objects(path: _Path, shape: Sequence[int], fortran: bool, values: Iterable[Any]) -> None: ...

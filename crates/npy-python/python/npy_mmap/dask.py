@@ -217,8 +217,8 @@ class NpyTarget:
         self.dtype = np.dtype(dtype)
         directory, name = os.path.split(self.path)
         self.partial = os.path.join(directory, f".{name}.partial-{uuid.uuid4().hex[:12]}")
-        buffer = _native.create(self.partial, _convert.descr_of(self.dtype), self.shape, False, reserve)[0]
-        buffer.close()
+        # Made and released at once: the buffer's only reference goes here.
+        _native.create(self.partial, _convert.descr_of(self.dtype), self.shape, False, reserve)
 
     def __setitem__(self, region: tuple[slice, ...], block: np.ndarray) -> None:
         if not isinstance(region, tuple):
