@@ -141,7 +141,7 @@ impl<M: Mode> MappedArray<M> {
 
     /// Passes an access-pattern hint for the whole mapping to the kernel.
     pub fn advise(&self, advice: Advice) -> Result<()> {
-        self.advise_bytes(0..self.bytes().len(), advice)
+        self.advise_bytes(0..self.map.len(), advice)
     }
 
     /// Passes a hint for window-relative `rows` to the kernel: e.g.
@@ -161,7 +161,7 @@ impl<M: Mode> MappedArray<M> {
     }
 
     fn check_byte_range(&self, range: &Range<usize>) -> Result<()> {
-        window::check_byte_range(range, self.bytes().len())
+        window::check_byte_range(range, self.map.len())
     }
 
     /// Whether the mapped data has holes: ranges of a sparse file with no
@@ -300,7 +300,7 @@ impl MappedArray<ReadWrite> {
     /// Writes all changes back to the file and waits for the disk
     /// (`msync(MS_SYNC)`).
     pub fn flush(&self) -> Result<()> {
-        self.flush_bytes(0..self.bytes().len())
+        self.flush_bytes(0..self.map.len())
     }
 
     /// Starts writing all changes back without waiting for the disk.
@@ -311,7 +311,7 @@ impl MappedArray<ReadWrite> {
     /// there), elsewhere it is `msync(MS_ASYNC)`. A later
     /// [`flush`](Self::flush) still waits for everything.
     pub fn flush_async(&self) -> Result<()> {
-        self.flush_bytes_async(0..self.bytes().len())
+        self.flush_bytes_async(0..self.map.len())
     }
 
     /// Writes back the changes in window-relative `rows` and waits.

@@ -270,8 +270,15 @@ pub enum ErrorKind {
     /// This process already maps bytes of the file in a way the new
     /// mapping (or change) conflicts with. Waiting could never end (the
     /// holder is this process), so this is an error whatever the locking.
-    #[error("{wanted} conflicts with {held} that this process holds; drop that one first")]
+    #[error(
+        "{wanted} conflicts with {held} that this process holds{}; drop that one first",
+        if *inherited { " (inherited from its parent through fork)" } else { "" }
+    )]
     Conflict {
+        /// Whether the holder was made by the parent of this process, which
+        /// `fork` copied into it (its mapping and locks are this process's
+        /// too until it drops them or exits).
+        inherited: bool,
         /// What was asked for ("a read-write mapping", ...).
         wanted: &'static str,
         /// What this process holds ("a read-only mapping of the same

@@ -253,6 +253,10 @@ fn key_of(meta: &std::fs::Metadata, path: &Path) -> Result<FileKey> {
 
 struct Entry {
     id: u64,
+    /// The process that registered it: another one (the parent) when this
+    /// process was made by `fork`, which copies the registry with the
+    /// mappings and open files it describes.
+    pid: u32,
     key: FileKey,
     /// The bytes held (the whole file for a structure lock).
     range: Range<u64>,
@@ -286,6 +290,7 @@ fn register(
         return Err(Error::at(
             path,
             ErrorKind::Conflict {
+                inherited: holder.pid != std::process::id(),
                 wanted,
                 held: holder.held.describe(),
             },
@@ -294,6 +299,7 @@ fn register(
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     entries.push(Entry {
         id,
+        pid: std::process::id(),
         key,
         range,
         held,
@@ -310,11 +316,51 @@ static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
+    fork::watch();
+    lock_registry()
+}
+
+fn lock_registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
     // A panic while holding the lock leaves the list consistent (every
     // change is one push or one remove), so a poisoned lock is still good.
     REGISTRY
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The registry across `fork`: a child is a copy of its parent with one
+/// thread, so a registry lock that another thread of the parent held at
+/// that moment would stay locked in the child for ever. The forking thread
+/// takes the lock just before `fork` and lets go of it just after, in both
+/// processes (`pthread_atfork`), so the child starts with a consistent
+/// registry that is not locked; it describes what the child inherited (the
+/// parent's mappings, now the child's too), each entry marked with the
+/// process that made it.
+mod fork {
+    use std::cell::RefCell;
+    use std::sync::{MutexGuard, Once};
+
+    use super::Entry;
+
+    thread_local! {
+        /// The registry lock, held by the forking thread around `fork`.
+        static HELD: RefCell<Option<MutexGuard<'static, Vec<Entry>>>> =
+            const { RefCell::new(None) };
+    }
+
+    fn before() {
+        HELD.with(|held| *held.borrow_mut() = Some(super::lock_registry()));
+    }
+
+    fn after() {
+        HELD.with(|held| drop(held.borrow_mut().take()));
+    }
+
+    /// Installs the handlers, once per process (a child inherits them).
+    pub(super) fn watch() {
+        static INSTALLED: Once = Once::new();
+        INSTALLED.call_once(|| crate::sys::on_fork(before, after));
+    }
 }
 
 fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
@@ -460,6 +506,7 @@ fn refuse_own(
         Some(holder) => Err(Error::at(
             path,
             ErrorKind::Conflict {
+                inherited: holder.pid != std::process::id(),
                 wanted,
                 held: holder.held.describe(),
             },

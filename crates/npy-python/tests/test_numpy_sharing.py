@@ -248,3 +248,28 @@ def test_the_buffer_objects_close_never_unmaps(tmp_path: pathlib.Path) -> None:
     with pytest.raises(BufferError, match="released when the last reference goes"):
         m._mmap.close()
     assert made[9] == 9.0 and m[9] == 9.0
+
+
+def _try_strict_rw(path: str, queue) -> None:
+    try:
+        npy_mmap.load(path, mmap_mode="r+", sharing="strict", locking="nonblocking")
+        queue.put("opened")
+    except BlockingIOError as error:
+        queue.put(str(error))
+
+
+def test_a_forked_child_knows_what_it_inherited(tmp_path: pathlib.Path) -> None:
+    """The registry a forked child starts with describes the child: the
+    parent's mappings it inherited (still mapped in the child, with their
+    locks) are named as inherited, not as the child's own doing."""
+    path = tmp_path / "f.npy"
+    np.save(path, np.zeros(10))
+    held = npy_mmap.load(path, mmap_mode="r", sharing="strict")
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_try_strict_rw, args=(str(path), queue))
+    child.start()
+    said = queue.get(timeout=60)
+    child.join(timeout=WAIT)
+    assert "inherited from its parent through fork" in said, said
+    del held

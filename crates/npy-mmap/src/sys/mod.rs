@@ -52,6 +52,10 @@ pub trait Storage: Send + Sync + Sized {
     /// The mapped bytes.
     fn bytes(&self) -> &[u8];
 
+    /// The mapped length, without forming a reference to the bytes (a
+    /// writable mapping's bytes may be lent to foreign code meanwhile).
+    fn len(&self) -> usize;
+
     /// Passes an access-pattern hint for `range` of [`bytes`](Self::bytes)
     /// (in bounds, checked by the caller) to the kernel.
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()>;
@@ -243,6 +247,10 @@ impl Storage for ReadOnlyMap {
         self.0.as_deref().unwrap_or_default()
     }
 
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |map| map.len())
+    }
+
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
         advise_shared(self.0.as_ref(), advice, range)
     }
@@ -264,6 +272,10 @@ impl Storage for SharedMap {
 
     fn bytes(&self) -> &[u8] {
         self.0.as_deref().unwrap_or_default()
+    }
+
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |map| map.len())
     }
 
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
@@ -366,6 +378,10 @@ impl Storage for PrivateMap {
 
     fn bytes(&self) -> &[u8] {
         self.0.as_deref().unwrap_or_default()
+    }
+
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |map| map.len())
     }
 
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
@@ -610,6 +626,47 @@ atomic_cells!(
     crate::atomic_float::AtomicF32,
     crate::atomic_float::AtomicF64
 );
+
+/// Runs `before` in the thread that calls `fork`, just before it, and
+/// `after` in that thread of both processes just after (`pthread_atfork`).
+/// A failure to install (no memory) leaves forks unwatched, as before.
+#[cfg(unix)]
+pub fn on_fork(before: fn(), after: fn()) {
+    struct Handlers {
+        before: fn(),
+        after: fn(),
+    }
+    static HANDLERS: std::sync::OnceLock<Handlers> = std::sync::OnceLock::new();
+    if HANDLERS.set(Handlers { before, after }).is_err() {
+        return;
+    }
+    extern "C" fn prepare() {
+        if let Some(handlers) = HANDLERS.get() {
+            (handlers.before)();
+        }
+    }
+    extern "C" fn parent_and_child() {
+        if let Some(handlers) = HANDLERS.get() {
+            (handlers.after)();
+        }
+    }
+    // SAFETY: the three handlers are `extern "C"` functions with no
+    // arguments that live for the whole program, as `pthread_atfork`
+    // requires; they only read a `OnceLock` set before they are installed,
+    // and call functions that take or release one `Mutex`, in the thread
+    // that forks (the child's only thread afterwards).
+    unsafe {
+        libc::pthread_atfork(
+            Some(prepare),
+            Some(parent_and_child),
+            Some(parent_and_child),
+        );
+    }
+}
+
+/// No `fork` here.
+#[cfg(not(unix))]
+pub fn on_fork(_before: fn(), _after: fn()) {}
 
 /// Read-ahead for batched random reads (`array/gather.rs`): which pages are
 /// in memory already, and asking the kernel to read the others now.
