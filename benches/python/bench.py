@@ -288,6 +288,59 @@ def dask_part(root: pathlib.Path, gib: float, limit: float, s3_only: bool = Fals
         p.unlink()
 
 
+def _fill_worker(module: str, path: str, worker: int, workers: int) -> None:
+    """numpy's pattern in a worker: map the whole file r+, fill its rows."""
+    open_memmap = npformat.open_memmap if module == "numpy" else npy_mmap.open_memmap
+    array = open_memmap(path, mode="r+")
+    share = array.shape[0] // workers
+    block = 1 << 14
+    for start in range(worker * share, (worker + 1) * share, block):
+        array[start : min(start + block, (worker + 1) * share)] = worker + 1
+    array.flush()
+    del array
+
+
+def sharing_part(root: pathlib.Path, gib: float, workers: int, repeat: int) -> None:
+    """Issue 30: numpy's parallel fill (the parent keeps its w+ array while
+    worker processes map the file r+ and fill their rows), with numpy's
+    open_memmap and with ours, in one run."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    rows = int(gib * (1 << 30)) // (1024 * 4)
+    path = root / "fill.npy"
+
+    def run(module: str, reserve: bool = False) -> float:
+        if path.exists():
+            path.unlink()
+        started = time.perf_counter()
+        if module == "numpy":
+            parent = npformat.open_memmap(path, mode="w+", dtype="<f4", shape=(rows, 1024))
+        else:
+            parent = npy_mmap.open_memmap(path, mode="w+", dtype="<f4", shape=(rows, 1024), reserve=reserve)
+        processes = [
+            context.Process(target=_fill_worker, args=(module, str(path), w, workers)) for w in range(workers)
+        ]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join()
+            assert process.exitcode == 0, process.exitcode
+        elapsed = time.perf_counter() - started
+        assert float(parent[-1, -1]) == workers
+        del parent
+        gc.collect()
+        return elapsed
+
+    numpy_s = statistics.median(run("numpy") for _ in range(repeat))
+    ours_s = statistics.median(run("ours") for _ in range(repeat))
+    reserved_s = statistics.median(run("ours", reserve=True) for _ in range(repeat))
+    what = f"parallel fill of {gib:g} GiB, {workers} worker processes (r+ beside the parent's w+)"
+    row("sharing", what, numpy_s, ours_s, "numpy's open_memmap vs ours, same pattern")
+    row("sharing", what + ", reserve=True", numpy_s, reserved_s, "blocks reserved at creation")
+    path.unlink()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dir", default="/tmp/npy-python-bench")
@@ -295,13 +348,16 @@ def main() -> None:
     parser.add_argument("--dask-gib", type=float, default=4.0)
     parser.add_argument("--dask-limit", type=float, default=120.0, help="seconds a Dask way may take")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3"])
+    parser.add_argument("--fill-gib", type=float, default=2.0, help="size of the parallel fill (GiB)")
+    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing"])
     args = parser.parse_args()
     root = pathlib.Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
     print(f"numpy {np.__version__}, npy_mmap {npy_mmap.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} cores")
     if args.only in (None, "numpy"):
         numpy_part(root, args.big_gib, args.repeat)
+    if args.only in (None, "sharing"):
+        sharing_part(root, args.fill_gib, 2, max(3, args.repeat // 2))
     if args.only in (None, "remote"):
         remote_part(args.repeat)
     if args.only in (None, "dask", "dask-s3"):
