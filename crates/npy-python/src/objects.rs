@@ -201,11 +201,13 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
         bool,
         Bound<'_, PyAny>,
     ) = parts.extract()?;
-    let dtype = DType::parse(&descr).map_err(core_error)?;
     let order = if fortran { Order::Fortran } else { Order::C };
+    // An object array's descr ('|O') is not a plain dtype: parsing it would
+    // say "cannot be loaded when allow_pickle=False" (issue 29).
+    let plain = || DType::parse(&descr).map_err(core_error);
     match kind.as_str() {
         "scalar" => Ok(PyValue::Scalar(Box::new(NumpyScalar {
-            dtype,
+            dtype: plain()?,
             bytes: payload.extract()?,
         }))),
         "objects" => {
@@ -216,7 +218,7 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
         }
         _ => {
             let bytes: Vec<u8> = payload.extract()?;
-            let header = Header::new(dtype, order, shape);
+            let header = Header::new(plain()?, order, shape);
             let layout = crate::arguments::layout_for(&header)?;
             let array = NpyArray::from_parts(
                 header,
