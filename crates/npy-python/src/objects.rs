@@ -10,7 +10,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyComplex, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet,
-    PyString, PyTuple,
+    PyString, PyTuple, PyType,
 };
 
 use crate::buffer::{Backing, Buffer};
@@ -90,6 +90,8 @@ pub(crate) fn to_py(py: Python<'_>, value: PyValue) -> PyResult<Py<PyAny>> {
             PyFrozenSet::new(py, items)?.into_any().unbind()
         }
         PyValue::Array(array) => array_to_py(py, *array)?,
+        // A builtin type (Python 2's `xrange` is `range`): looked up, not called.
+        PyValue::Type(name) => py.import("builtins")?.getattr(name.as_str())?.unbind(),
         PyValue::Scalar(scalar) => {
             let NumpyScalar { dtype, bytes } = *scalar;
             convert_module(py)?
@@ -183,6 +185,17 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
             out.push((from_py(&k, depth + 1)?, from_py(&v, depth + 1)?));
         }
         return Ok(PyValue::Dict(out));
+    }
+    // A builtin type as a value (`range`), as the unpickler reads it back.
+    if value.is_instance_of::<PyType>() {
+        let name: String = value.getattr("__name__")?.extract()?;
+        let builtins = py.import("builtins")?;
+        if builtins
+            .getattr(name.as_str())
+            .is_ok_and(|found| found.is(value))
+        {
+            return Ok(PyValue::Type(name));
+        }
     }
     // numpy arrays and scalars: their parts, from the Python side.
     let parts = convert_module(py)?.getattr("to_parts")?.call1((value,))?;
