@@ -190,11 +190,14 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
     if value.is_instance_of::<PyType>() {
         let name: String = value.getattr("__name__")?.extract()?;
         let builtins = py.import("builtins")?;
+        let as_type = PyValue::Type(name.clone());
+        // Only the types npy-core's pickler writes (and its unpickler reads).
         if builtins
             .getattr(name.as_str())
             .is_ok_and(|found| found.is(value))
+            && npy_core::pickle::dumps(&as_type).is_ok()
         {
-            return Ok(PyValue::Type(name));
+            return Ok(as_type);
         }
     }
     // numpy arrays and scalars: their parts, from the Python side.
@@ -203,7 +206,8 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
         return Err(PyTypeError::new_err(format!(
             "cannot save an object of type {} in an object array: npy_mmap writes None, \
              bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set, \
-             frozenset, numpy arrays and numpy scalars (its unpickler reads only those back)",
+             frozenset, numpy arrays, numpy scalars and builtin types such as range (its \
+             unpickler reads only those back)",
             value.get_type().name()?
         )));
     }

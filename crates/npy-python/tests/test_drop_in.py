@@ -482,3 +482,29 @@ def test_savez_member_name_too_long_is_a_clear_valueerror(tmp_path):
     with pytest.raises(ValueError, match="65535"):
         npy_mmap.savez(tmp_path / "o.npz", **{"x" * 70000: np.arange(2)})
     assert not (tmp_path / "o.npz").exists()
+
+
+def test_python2_header_in_npz_member_loads_without_warning(tmp_path):
+    # Documented difference (docs/PYTHON.md): numpy warns for the member.
+    path = tmp_path / "py2.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x.npy", (NUMPY_DATA / "win64python2.npy").read_bytes())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.load(path) as npz:
+            npz["x"]
+    assert any("created on Python 2" in str(w.message) for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with npy_mmap.load(path) as npz:
+            assert npz["x"].tolist() == [1.0, 1.0]
+
+
+def test_builtin_types_in_object_arrays_round_trip_with_numpy(tmp_path):
+    values = np.array([range, int, None, "x"], dtype=object)
+    npy_mmap.save(tmp_path / "t.npy", values)
+    assert np.load(tmp_path / "t.npy", allow_pickle=True).tolist() == values.tolist()
+    np.save(tmp_path / "n.npy", values)
+    assert npy_mmap.load(tmp_path / "n.npy", allow_pickle=True).tolist() == values.tolist()
+    with pytest.raises(TypeError):
+        npy_mmap.save(tmp_path / "bad.npy", np.array([ValueError], dtype=object))
