@@ -10,7 +10,6 @@ import os
 import pathlib
 import threading
 import warnings
-import weakref
 import zipfile
 
 import numpy as np
