@@ -278,6 +278,7 @@ pub fn value_json(value: &PyValue) -> Value {
         PyValue::Scalar(scalar) => {
             serde_json::json!(["scalar", scalar.dtype.header_repr(), to_hex(&scalar.bytes)])
         }
+        PyValue::Type(name) => serde_json::json!(["type", name]),
     }
 }
 

@@ -280,6 +280,12 @@ pub enum PyValue {
     Array(Box<NpyArray>),
     /// A numpy scalar (`np.float64(1.5)`, `np.int32(3)`).
     Scalar(Box<NumpyScalar>),
+    /// A builtin type used as a value, by its name in Python 3's `builtins`
+    /// (`"range"` for `range`, and for Python 2's `xrange`). Only the types
+    /// [the unpickler](crate::pickle) accepts are ever made: `range`, `str`,
+    /// `int`, `bool`, `float`, `complex`, `bytes`, `bytearray`, `list`,
+    /// `tuple`, `dict`, `set`, `frozenset`, `slice`, `object`, `type`.
+    Type(String),
 }
 
 /// A numpy scalar: its dtype and its bytes, in the dtype's byte order.
@@ -319,6 +325,7 @@ impl PartialEq for PyValue {
             (Dict(a), Dict(b)) => a == b,
             (Array(a), Array(b)) => a == b,
             (Scalar(a), Scalar(b)) => a == b,
+            (Type(a), Type(b)) => a == b,
             _ => false,
         }
     }
@@ -345,6 +352,7 @@ impl PyValue {
             PyValue::FrozenSet(_) => "frozenset",
             PyValue::Array(_) => "numpy.ndarray",
             PyValue::Scalar(_) => "numpy scalar",
+            PyValue::Type(_) => "type",
         }
     }
 }

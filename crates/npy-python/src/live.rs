@@ -165,21 +165,26 @@ impl Live {
                     return Err(value_error("add: one value per index is needed"));
                 }
                 let cells = array.atomics::<T>().map_err(mmap_error)?;
-                {
-                    for (index, value) in indices.chunks_exact(8).zip(values.chunks_exact(width)) {
+                // Every index is checked before the first add (numpy's
+                // `add.at` applies nothing when one index is bad).
+                let positions = indices
+                    .chunks_exact(8)
+                    .map(|index| {
                         let raw = i64::from_ne_bytes(index.try_into().unwrap_or([0; 8]));
                         let position = if raw < 0 { (cells.len() as i64).checked_add(raw) } else { Some(raw) };
-                        let cell = position
+                        position
                             .and_then(|p| usize::try_from(p).ok())
-                            .and_then(|p| cells.get(p))
+                            .filter(|p| *p < cells.len())
                             .ok_or_else(|| PyIndexError::new_err(format!(
                                 "index {raw} is out of bounds for size {}", cells.len()
-                            )))?;
-                        let value = T::from_ne_bytes(value.try_into().unwrap_or([0; std::mem::size_of::<T>()]));
-                        cell.fetch_add(value, Ordering::Relaxed);
-                    }
-                    Ok(())
+                            )))
+                    })
+                    .collect::<PyResult<Vec<usize>>>()?;
+                for (position, value) in positions.into_iter().zip(values.chunks_exact(width)) {
+                    let value = T::from_ne_bytes(value.try_into().unwrap_or([0; std::mem::size_of::<T>()]));
+                    cells[position].fetch_add(value, Ordering::Relaxed);
                 }
+                Ok(())
             })
         })
     }

@@ -298,6 +298,17 @@ impl ArchiveWriter {
         })
     }
 
+    /// Adds a member named exactly `name` holding `content` (an `.npy`
+    /// whose member name numpy's zipfile would not end with `.npy`).
+    fn add_raw(&self, py: Python<'_>, name: &str, content: &[u8]) -> PyResult<()> {
+        py.detach(|| {
+            self.with(|sink| match sink {
+                Sink::File(writer) => writer.add_raw_member(name, content),
+                Sink::Memory(writer) => writer.add_raw_member(name, content),
+            })
+        })
+    }
+
     /// Adds an object array (pickled as numpy pickles it).
     fn add_objects(
         &self,

@@ -10,7 +10,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyComplex, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet,
-    PyString, PyTuple,
+    PyString, PyTuple, PyType,
 };
 
 use crate::buffer::{Backing, Buffer};
@@ -90,6 +90,8 @@ pub(crate) fn to_py(py: Python<'_>, value: PyValue) -> PyResult<Py<PyAny>> {
             PyFrozenSet::new(py, items)?.into_any().unbind()
         }
         PyValue::Array(array) => array_to_py(py, *array)?,
+        // A builtin type (Python 2's `xrange` is `range`): looked up, not called.
+        PyValue::Type(name) => py.import("builtins")?.getattr(name.as_str())?.unbind(),
         PyValue::Scalar(scalar) => {
             let NumpyScalar { dtype, bytes } = *scalar;
             convert_module(py)?
@@ -184,13 +186,28 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
         }
         return Ok(PyValue::Dict(out));
     }
+    // A builtin type as a value (`range`), as the unpickler reads it back.
+    if value.is_instance_of::<PyType>() {
+        let name: String = value.getattr("__name__")?.extract()?;
+        let builtins = py.import("builtins")?;
+        let as_type = PyValue::Type(name.clone());
+        // Only the types npy-core's pickler writes (and its unpickler reads).
+        if builtins
+            .getattr(name.as_str())
+            .is_ok_and(|found| found.is(value))
+            && npy_core::pickle::dumps(&as_type).is_ok()
+        {
+            return Ok(as_type);
+        }
+    }
     // numpy arrays and scalars: their parts, from the Python side.
     let parts = convert_module(py)?.getattr("to_parts")?.call1((value,))?;
     if parts.is_none() {
         return Err(PyTypeError::new_err(format!(
             "cannot save an object of type {} in an object array: npy_mmap writes None, \
              bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set, \
-             frozenset, numpy arrays and numpy scalars (its unpickler reads only those back)",
+             frozenset, numpy arrays, numpy scalars and builtin types such as range (its \
+             unpickler reads only those back)",
             value.get_type().name()?
         )));
     }
@@ -201,11 +218,13 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
         bool,
         Bound<'_, PyAny>,
     ) = parts.extract()?;
-    let dtype = DType::parse(&descr).map_err(core_error)?;
     let order = if fortran { Order::Fortran } else { Order::C };
+    // An object array's descr ('|O') is not a plain dtype: parsing it would
+    // say "cannot be loaded when allow_pickle=False" (issue 29).
+    let plain = || DType::parse(&descr).map_err(core_error);
     match kind.as_str() {
         "scalar" => Ok(PyValue::Scalar(Box::new(NumpyScalar {
-            dtype,
+            dtype: plain()?,
             bytes: payload.extract()?,
         }))),
         "objects" => {
@@ -216,7 +235,7 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
         }
         _ => {
             let bytes: Vec<u8> = payload.extract()?;
-            let header = Header::new(dtype, order, shape);
+            let header = Header::new(plain()?, order, shape);
             let layout = crate::arguments::layout_for(&header)?;
             let array = NpyArray::from_parts(
                 header,

@@ -27,6 +27,35 @@ pub(super) enum Global {
     Complex,
     /// `_codecs.encode`: protocol 2's form of non-empty `bytes`.
     Encode,
+    /// A builtin type named as a value, never called (`range`, `int`):
+    /// its name in Python 3's `builtins`. Python 2 pickles spell some
+    /// differently (`__builtin__.xrange` is `range`, `unicode` is `str`,
+    /// `long` is `int`), as Python's `fix_imports` maps them.
+    Type(&'static str),
+}
+
+/// The builtin types a pickle may name as values: Python 3's name of each
+/// of Python 2's and 3's spellings (`_compat_pickle.NAME_MAPPING`).
+fn builtin_type(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "range" | "xrange" => "range",
+        "str" | "unicode" | "basestring" => "str",
+        "int" | "long" => "int",
+        "bool" => "bool",
+        "float" => "float",
+        "complex" => "complex",
+        "bytes" => "bytes",
+        "bytearray" => "bytearray",
+        "list" => "list",
+        "tuple" => "tuple",
+        "dict" => "dict",
+        "set" => "set",
+        "frozenset" => "frozenset",
+        "slice" => "slice",
+        "object" => "object",
+        "type" => "type",
+        _ => return None,
+    })
 }
 
 impl Global {
@@ -34,10 +63,12 @@ impl Global {
     /// spellings numpy 1.x, numpy 2 and Python 2 write; `None` when not allowed.
     pub(super) fn lookup(module: &str, name: &str) -> Option<Global> {
         let numpy_core = matches!(module, "numpy._core.multiarray" | "numpy.core.multiarray");
+        // numpy before 1.0 pickled arrays with `numpy.core._internal._reconstruct`.
+        let old_numpy = module == "numpy.core._internal";
         let numpy_numeric = matches!(module, "numpy._core.numeric" | "numpy.core.numeric");
         let builtins = matches!(module, "builtins" | "__builtin__");
         Some(match name {
-            "_reconstruct" if numpy_core => Global::Reconstruct,
+            "_reconstruct" if numpy_core || old_numpy => Global::Reconstruct,
             "scalar" if numpy_core => Global::Scalar,
             "_frombuffer" if numpy_numeric => Global::FromBuffer,
             "ndarray" if module == "numpy" => Global::NdArray,
@@ -48,8 +79,23 @@ impl Global {
             "bytes" if builtins => Global::Bytes,
             "complex" if builtins => Global::Complex,
             "encode" if module == "_codecs" => Global::Encode,
+            _ if builtins => Global::Type(builtin_type(name)?),
             _ => return None,
         })
+    }
+
+    /// The builtin type this global is when used as a value rather than
+    /// called (`set`, `range`); `None` for numpy's callables.
+    pub(super) fn as_type(self) -> Option<&'static str> {
+        match self {
+            Global::Type(name) => Some(name),
+            Global::Set => Some("set"),
+            Global::FrozenSet => Some("frozenset"),
+            Global::ByteArray => Some("bytearray"),
+            Global::Bytes => Some("bytes"),
+            Global::Complex => Some("complex"),
+            _ => None,
+        }
     }
 
     /// The module and name the pickler writes for it (numpy 2's and
@@ -67,6 +113,7 @@ impl Global {
             Global::Bytes => ("builtins", "bytes"),
             Global::Complex => ("builtins", "complex"),
             Global::Encode => ("_codecs", "encode"),
+            Global::Type(name) => ("builtins", name),
         }
     }
 }

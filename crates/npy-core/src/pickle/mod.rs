@@ -13,11 +13,16 @@
 //!   refused, naming the opcode.
 //! * `GLOBAL`/`STACK_GLOBAL` resolve against a fixed table of what numpy's
 //!   pickles name: `numpy._core.multiarray._reconstruct` (and numpy 1.x's
-//!   `numpy.core.multiarray`), `numpy.ndarray`, `numpy.dtype`,
+//!   `numpy.core.multiarray`, numpy 0.x's `numpy.core._internal`),
+//!   `numpy.ndarray`, `numpy.dtype`,
 //!   `numpy._core.multiarray.scalar`, `numpy._core.numeric._frombuffer`
 //!   (protocol 5), and the builtins that protocol 2 spells as calls
 //!   (`set`, `frozenset`, `bytearray`, `bytes`, `complex`,
-//!   `_codecs.encode`). Any other global (`os.system`, `pandas…`,
+//!   `_codecs.encode`). A builtin type that is a *value* rather than
+//!   called (Python 2's `__builtin__.xrange` in a list, numpy's own test
+//!   file `py2-objarr.npy`) becomes [`PyValue::Type`] under Python 3's name
+//!   (`range`), as Python's `fix_imports` maps it: a name, nothing runs.
+//!   Any other global (`os.system`, `pandas…`,
 //!   `datetime.date`) is an error that names it. `REDUCE` and `BUILD` on
 //!   the allowed globals are *interpreted* by their known pattern
 //!   (`_reconstruct(ndarray, (0,), b'b')` then `BUILD` with `(version,

@@ -267,6 +267,11 @@ impl<'o> Builder<'o> {
                 pairs.iter().flat_map(|&(k, v)| [k, v]).collect(),
             ),
             Node::Array(array) => self.open_array(*array)?,
+            // A builtin type as a value (Python 2's `xrange` in a list):
+            // named, never called.
+            Node::Global(global) if global.as_type().is_some() => Opened::Value(PyValue::Type(
+                global.as_type().unwrap_or_default().to_owned(),
+            )),
             Node::Moved => return Err(self.depth_error()),
             other => {
                 return Err(self.error(format!(

@@ -145,6 +145,9 @@ impl PyValue {
                 }
                 Err(_) => out.push_str("<numpy scalar>"),
             },
+            PyValue::Type(name) => {
+                let _ = write!(out, "<class '{name}'>");
+            }
         }
     }
 }

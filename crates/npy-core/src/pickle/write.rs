@@ -192,6 +192,17 @@ impl Pickler {
                     }
                 }
                 PyValue::Array(array) => self.array(array, depth, &mut tasks)?,
+                PyValue::Type(name) => match Global::lookup("builtins", name) {
+                    Some(global) if global.as_type() == Some(name.as_str()) => self.global(global),
+                    _ => {
+                        return Err(Error::PyValueType {
+                            found: "type",
+                            wanted: format!(
+                                "a builtin type the unpickler reads back (not {name:?})"
+                            ),
+                        });
+                    }
+                },
                 PyValue::Scalar(scalar) => {
                     self.global(Global::Scalar);
                     self.dtype(&scalar.dtype)?;

@@ -4,14 +4,21 @@ arrays, take, remote arrays."""
 
 from __future__ import annotations
 
+import ast
+import errno
 import gc
 import io
 import math
+import operator
 import os
 import pickle
+import pickletools
+import sys
+import warnings
 import weakref
+import zipfile
 from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -92,6 +99,25 @@ class memmap(np.memmap):
         if self._mmap is not None:
             _native.flush(self._mmap)
 
+    # numpy's memmap demotes results (arithmetic, reductions, fancy
+    # indexing) to ndarray or a scalar only for its own exact type
+    # (``type(self) is not memmap``), so a subclass does it itself: a result
+    # that does not share the mapping's memory is not a memmap and keeps
+    # nothing of the mapping alive.
+    def __array_wrap__(self, arr, context=None, return_scalar=False):
+        arr = np.ndarray.__array_wrap__(self, arr, context)
+        if self is arr or type(self) is not memmap:
+            return arr
+        if return_scalar:
+            return arr[()]
+        return arr.view(np.ndarray)
+
+    def __getitem__(self, index):
+        res = np.ndarray.__getitem__(self, index)
+        if type(res) is memmap and res._mmap is None:
+            return res.view(type=np.ndarray)
+        return res
+
 
 def _memmap(mapped: tuple, mode: str, filename: str) -> memmap:
     buffer, descr, shape, fortran, offset, _rows = mapped
@@ -109,9 +135,37 @@ def _check_encoding(encoding: str) -> None:
         raise ValueError("encoding must be 'ASCII', 'latin1', or 'bytes'")
 
 
+@overload
 def load(
     file: Any,
-    mmap_mode: Literal[None, "r", "r+", "c"] = None,
+    mmap_mode: None = None,
+    allow_pickle: bool = False,
+    fix_imports: bool = True,
+    encoding: str = "ASCII",
+    *,
+    max_header_size: int = 10000,
+    locking: Locking = None,
+    sharing: Sharing = "numpy",
+) -> np.ndarray | NpzFile: ...
+
+
+@overload
+def load(
+    file: Any,
+    mmap_mode: Literal["r", "r+", "c", "readonly", "readwrite", "copyonwrite"],
+    allow_pickle: bool = False,
+    fix_imports: bool = True,
+    encoding: str = "ASCII",
+    *,
+    max_header_size: int = 10000,
+    locking: Locking = None,
+    sharing: Sharing = "numpy",
+) -> memmap | NpzFile | RemoteArray: ...
+
+
+def load(
+    file: Any,
+    mmap_mode: Literal[None, "r", "r+", "c", "readonly", "readwrite", "copyonwrite"] = None,
     allow_pickle: bool = False,
     fix_imports: bool = True,
     encoding: str = "ASCII",
@@ -144,8 +198,8 @@ def load(
     encoding : {'ASCII', 'latin1', 'bytes'}, optional
         How Python 2 strings in object arrays are decoded.
     max_header_size : int, optional
-        The largest header accepted (numpy's default, 10000). Unlike numpy,
-        ``allow_pickle=True`` does not lift it.
+        The largest header accepted (numpy's default, 10000). As in numpy,
+        ``allow_pickle=True`` (trusting the file) lifts it.
     locking : None, float, 'blocking' or 'nonblocking', optional
         How long to wait for another process's conflicting lock: None waits
         up to 10 s, then raises ``BlockingIOError`` naming what holds it.
@@ -157,6 +211,9 @@ def load(
     Returns
     -------
     ndarray, memmap, NpzFile or RemoteArray
+        An ``.npy`` gives an ndarray, or with ``mmap_mode`` a :class:`memmap`;
+        an ``.npz`` an :class:`NpzFile`; a URL with ``mmap_mode`` a lazy
+        :class:`RemoteArray`.
 
     Raises
     ------
@@ -169,52 +226,139 @@ def load(
         The file is empty.
     """
     _check_encoding(encoding)
-    if mmap_mode is not None and mmap_mode not in ("r", "r+", "c", "readonly", "readwrite", "copyonwrite"):
-        raise ValueError(f"mode must be one of ['r', 'c', 'r+', 'w+'] (got {mmap_mode!r})")
+    mode = _load_mode(mmap_mode)
+    limit = _header_limit(max_header_size, allow_pickle)
     if _is_url(file):
-        if mmap_mode is not None:
-            return RemoteArray(file, max_header_size=max_header_size)
-        remote = _native.Remote(file, max_header_size, allow_pickle, encoding)
+        if mode is not None:
+            return RemoteArray(file, max_header_size=limit)
+        remote = _native.Remote(file, limit, allow_pickle, encoding)
         if remote.descr == "'|O'":
             # A pickle has no rows to range over: fetch it whole, decode it.
-            parts, _used = _native.load_bytes(_native.download(file), max_header_size, allow_pickle, encoding)
+            parts, _used = _native.load_bytes(_native.download(file), limit, allow_pickle, encoding)
             return _convert.from_parts(*parts)
         return _convert.from_parts(*remote.read_all())
     path = _path(file)
     if path is None:
-        if mmap_mode is not None:
+        if mode is not None and not _stream_is_zip(file):
             raise ValueError(
                 "Filename must be a string or a path-like object.  Memmap cannot use existing file handles."
             )
-        return _load_stream(file, allow_pickle, encoding, max_header_size)
-    if mmap_mode is not None:
+        # numpy ignores mmap_mode for an npz read from a file object.
+        return _load_stream(file, allow_pickle, encoding, max_header_size, fix_imports)
+    if mode is not None:
         # The common case first: an .npy mapped in one native call (its
         # magic is checked there); other files are sniffed only on failure.
-        mode = {"readonly": "r", "readwrite": "r+", "copyonwrite": "c"}.get(mmap_mode, mmap_mode)
         try:
-            return _memmap(
-                _native.open_mapped(path, mode, max_header_size, None, locking, None, _strict(sharing)), mode, path
-            )
+            result = _memmap(_open_mapped(path, mode, limit, None, locking, None, _strict(sharing)), mode, path)
         except ValueError:
             with open(path, "rb") as fid:
                 if fid.read(len(_MAGIC)) == _MAGIC:
                     raise
+        else:
+            with open(path, "rb") as fid:
+                _warn_if_python2(fid.read(_HEAD_READ))
+            return result
     with open(path, "rb") as fid:
-        magic = fid.read(len(_MAGIC))
-    if not magic:
+        head = fid.read(_HEAD_READ)
+    if not head:
         raise EOFError("No data left in file")
+    magic = head[: len(_MAGIC)]
     if magic.startswith((_ZIP_PREFIX, _ZIP_SUFFIX)):
         return NpzFile(
-            path, mmap_mode=mmap_mode, allow_pickle=allow_pickle, encoding=encoding, max_header_size=max_header_size
+            path,
+            mmap_mode=mode,
+            allow_pickle=allow_pickle,
+            encoding=encoding,
+            max_header_size=max_header_size,
+            fix_imports=fix_imports,
         )
     if magic == _MAGIC:
-        if mmap_mode is None:
-            return _convert.from_parts(*_native.load(path, max_header_size, allow_pickle, encoding, locking))
-        mode = {"readonly": "r", "readwrite": "r+", "copyonwrite": "c"}.get(mmap_mode, mmap_mode)
-        return _memmap(
-            _native.open_mapped(path, mode, max_header_size, None, locking, None, _strict(sharing)), mode, path
-        )
+        if mode is None:
+            result = _convert.from_parts(*_native.load(path, limit, allow_pickle, encoding, locking))
+        else:
+            result = _memmap(_open_mapped(path, mode, limit, None, locking, None, _strict(sharing)), mode, path)
+        _warn_if_python2(head)
+        return result
     return _refuse_pickle(allow_pickle, path)
+
+
+def _open_mapped(path: str, mode: str, *args: Any) -> tuple:
+    """``_native.open_mapped``, with a directory as ``IsADirectoryError``
+    (as ``open()`` says it) rather than npy-mmap's "not a regular file"."""
+    try:
+        return _native.open_mapped(path, mode, *args)
+    except OSError as error:
+        if error.errno == errno.EINVAL and os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path) from None
+        raise
+
+
+# How much of a file's beginning is read to sniff it (magic, and a Python 2
+# header for the warning): one page, as cheap as reading six bytes.
+_HEAD_READ = 4096
+
+# numpy.memmap's modes and their long names.
+_MODE_NAMES = {"readonly": "r", "copyonwrite": "c", "readwrite": "r+", "write": "w+"}
+
+
+def _load_mode(mmap_mode: Any) -> str | None:
+    """load's mmap_mode as 'r', 'r+' or 'c' (None: no mapping)."""
+    if mmap_mode is None:
+        return None
+    mode = _MODE_NAMES.get(mmap_mode, mmap_mode)
+    if mode not in ("r", "r+", "c", "w+"):
+        # numpy.memmap's own words for a mode it does not know.
+        raise ValueError(f"mode must be one of {['r', 'c', 'r+', 'w+', *_MODE_NAMES]} (got {mmap_mode!r})")
+    if mode == "w+":
+        # numpy's load truncates the file to 0 bytes, then fails with
+        # "TypeError: object of type 'NoneType' has no len()": refuse first.
+        raise ValueError(
+            f"mmap_mode={mmap_mode!r} would create (truncate) the file, which load cannot do: "
+            "use 'r', 'r+' or 'c' to map an existing file, or open_memmap(..., mode='w+', "
+            "dtype=..., shape=...) to create one"
+        )
+    return mode
+
+
+def _header_limit(max_header_size: int, allow_pickle: bool) -> int:
+    """numpy's rule: ``allow_pickle=True`` trusts the file, so lifts
+    ``max_header_size`` (npy-core's header parser is linear in its input)."""
+    return sys.maxsize if allow_pickle else max_header_size
+
+
+_PYTHON2_HEADER = (
+    "Reading `.npy` or `.npz` file required additional header parsing as it was created on Python 2. "
+    "Save the file again to speed up loading and avoid this warning."
+)
+
+
+def _warn_if_python2(head: bytes) -> None:
+    """numpy's UserWarning for a header written by Python 2 (a ``2L`` long in
+    the shape), which npy-core reads as numpy does."""
+    if len(head) < 10 or not head.startswith(_MAGIC) or head[6] not in (1, 2):
+        return
+    width = 2 if head[6] == 1 else 4
+    length = int.from_bytes(head[8 : 8 + width], "little")
+    text = head[8 + width : 8 + width + length]
+    if b"L" not in text:
+        return
+    try:
+        ast.literal_eval(text.decode("latin1"))
+    except SyntaxError:
+        warnings.warn(_PYTHON2_HEADER, UserWarning, stacklevel=3)
+    except (ValueError, TypeError, MemoryError, RecursionError):
+        pass
+
+
+def _stream_is_zip(fid: Any) -> bool:
+    """Whether a file object holds an npz at its position (left there)."""
+    try:
+        start = fid.tell()
+        magic = fid.read(len(_MAGIC))
+        fid.seek(start)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return magic.startswith((_ZIP_PREFIX, _ZIP_SUFFIX))
 
 
 def _refuse_pickle(allow_pickle: bool, name: str) -> Any:
@@ -229,25 +373,116 @@ def _refuse_pickle(allow_pickle: bool, name: str) -> Any:
     )
 
 
-def _load_stream(fid: Any, allow_pickle: bool, encoding: str, max_header_size: int) -> Any:
-    """np.load of a file object: the rest of the stream holds one .npy (or an npz)."""
-    data = fid.read()
-    if not data:
+def _load_stream(fid: Any, allow_pickle: bool, encoding: str, max_header_size: int, fix_imports: bool = True) -> Any:
+    """np.load of a file object: one .npy from its position (the stream is
+    left just after it, as numpy leaves it, so several arrays saved into
+    one stream, even a pipe, load one by one), or an npz (the rest)."""
+    limit = _header_limit(max_header_size, allow_pickle)
+    magic = _read_exactly(fid, len(_MAGIC))
+    if not magic:
         raise EOFError("No data left in file")
-    if data.startswith((_ZIP_PREFIX, _ZIP_SUFFIX)):
+    if magic.startswith((_ZIP_PREFIX, _ZIP_SUFFIX)):
         return NpzFile(
-            data, allow_pickle=allow_pickle, encoding=encoding, max_header_size=max_header_size, _bytes=True
+            magic + fid.read(),
+            allow_pickle=allow_pickle,
+            encoding=encoding,
+            max_header_size=max_header_size,
+            fix_imports=fix_imports,
+            _bytes=True,
         )
-    if not data.startswith(_MAGIC):
+    if magic != _MAGIC:
         return _refuse_pickle(allow_pickle, getattr(fid, "name", "<stream>"))
-    parts, used = _native.load_bytes(data, max_header_size, allow_pickle, encoding)
-    # Leave the stream after this array (np.save may have written several).
-    if hasattr(fid, "seek"):
-        try:
-            fid.seek(used - len(data), io.SEEK_CUR)
-        except (OSError, ValueError):
-            pass
+    # The header first (its length is in the prefix), then exactly the data.
+    head = magic + _read_exactly(fid, 2)
+    width = 2 if head[6:7] == b"\x01" else 4
+    head += _read_exactly(fid, width)
+    if len(head) == len(_MAGIC) + 2 + width:
+        length = int.from_bytes(head[len(_MAGIC) + 2 :], "little")
+        if length <= limit * 4 + 64:
+            head += _read_exactly(fid, length)
+    descr, shape, _fortran, _offset = _native.parse_header(head, limit, allow_pickle)
+    _warn_if_python2(head)
+    start = _position(fid) if descr == "'|O'" else None
+    if descr != "'|O'":
+        data = head + _read_exactly(fid, _convert.dtype_of(descr).itemsize * math.prod(shape))
+    elif start is not None:
+        # A pickle's length is known only once decoded: read the rest,
+        # then put the stream back just after the pickle's STOP.
+        data = head + fid.read()
+    else:
+        data = head + _pickle_bytes(fid)
+    parts, used = _native.load_bytes(data, limit, allow_pickle, encoding)
+    if start is not None:
+        fid.seek(start + used - len(head))
     return _convert.from_parts(*parts)
+
+
+def _position(fid: Any) -> int | None:
+    """A seekable stream's position; None for a pipe or socket."""
+    try:
+        if hasattr(fid, "seekable") and not fid.seekable():
+            return None
+        return fid.tell()
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _read_exactly(fid: Any, count: int) -> bytes:
+    """``count`` bytes of a stream (fewer only at its end): a pipe's
+    ``read`` may return less than asked."""
+    chunks = []
+    while count > 0:
+        chunk = fid.read(min(count, 1 << 24))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        count -= len(chunk)
+    return b"".join(chunks)
+
+
+def _pickle_bytes(fid: Any) -> bytes:
+    """The bytes of the one pickle at a pipe's position, up to its STOP
+    opcode and no further: the opcodes are walked with ``pickletools``
+    (which parses, it never runs anything)."""
+    recorder = _Recorder(fid)
+    _pickle_end(recorder)
+    return b"".join(recorder.chunks)
+
+
+def _pickle_end(stream: Any) -> int | None:
+    """Where the pickle at ``stream``'s start ends (after STOP); None when
+    it is not a well-formed pickle (the unpickler then says what is wrong)."""
+    try:
+        for opcode, _arg, _pos in pickletools.genops(stream):
+            if opcode.name == "STOP":
+                return stream.tell()
+    except (ValueError, EOFError, UnicodeDecodeError):
+        return None
+    return None
+
+
+class _Recorder:
+    """A stream wrapper that keeps what was read (for pickletools)."""
+
+    def __init__(self, fid: Any) -> None:
+        self._fid = fid
+        self.chunks: list[bytes] = []
+        self._pos = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = _read_exactly(self._fid, n) if n >= 0 else self._fid.read()
+        self.chunks.append(data)
+        self._pos += len(data)
+        return data
+
+    def readline(self) -> bytes:
+        data = self._fid.readline()
+        self.chunks.append(data)
+        self._pos += len(data)
+        return data
+
+    def tell(self) -> int:
+        return self._pos
 
 
 def _header_args(array: np.ndarray) -> tuple[str, tuple[int, ...], bool]:
@@ -283,6 +518,8 @@ def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None
     array = np.asanyarray(arr)
     descr, shape, fortran = _header_args(array)
     values = _object_values(array, fortran, allow_pickle)
+    if values is None:
+        _warn_format(descr, shape, fortran)
     if values is not None:
         if _is_url(file):
             _native.upload_objects(file, shape, fortran, values)
@@ -303,6 +540,23 @@ def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None
         file.write(data.data)
         return
     _native.save(_npy_name(path), descr, shape, fortran, data)
+
+
+_FORMAT_WARNINGS = {
+    # numpy's words, typo included ("beread").
+    2: "Stored array in format 2.0. It can only beread by NumPy >= 1.9",
+    3: "Stored array in format 3.0. It can only be read by NumPy >= 1.17",
+}
+
+
+def _warn_format(descr: str, shape: tuple[int, ...], fortran: bool) -> None:
+    """numpy's UserWarning when the header needs format 2.0 (longer than
+    65535 bytes) or 3.0 (a character outside latin-1)."""
+    if len(descr) < 65000 and descr.isascii():
+        return  # version 1.0 for sure: no need to build the header
+    major = _native.header_bytes(descr, shape, fortran)[6]
+    if major in _FORMAT_WARNINGS:
+        warnings.warn(_FORMAT_WARNINGS[major], UserWarning, stacklevel=3)
 
 
 def _object_values(array: np.ndarray, fortran: bool, allow_pickle: bool) -> list | None:
@@ -330,18 +584,45 @@ def _savez(file: Any, args: tuple, kwds: dict, compressed: bool, allow_pickle: b
     path = _path(file)
     if path is not None and not path.endswith(".npz"):
         path += ".npz"
-    writer = _native.ArchiveWriter(path, compressed)
+    members = []
     for key, value in named.items():
         array = np.asanyarray(value)
         descr, shape, fortran = _header_args(array)
         values = _object_values(array, fortran, allow_pickle)
-        if values is not None:
+        if values is None:
+            _warn_format(descr, shape, fortran)
+        members.append((_member_name(key), array, descr, shape, fortran, values))
+    writer = _native.ArchiveWriter(path, compressed)
+    for (key, name), array, descr, shape, fortran, values in members:
+        if name is not None:
+            # A NUL in the key: zipfile (so numpy) names the member by what
+            # precedes it, ".npy" lost; the member still holds the .npy.
+            if values is not None:
+                content = _native.object_npy_bytes(shape, fortran, values)
+            else:
+                content = _native.header_bytes(descr, shape, fortran) + _convert.data_bytes(array, fortran).tobytes()
+            writer.add_raw(name, content)
+        elif values is not None:
             writer.add_objects(key, shape, fortran, values)
         else:
             writer.add(key, descr, shape, fortran, _convert.data_bytes(array, fortran))
     data = writer.finish()
     if path is None:
         file.write(data)
+
+
+def _member_name(key: str) -> tuple[str, str | None]:
+    """A savez key and, when the zip member cannot be named ``key + '.npy'``,
+    the name numpy's zipfile gives it (cut at the first NUL); a name too
+    long for a zip header is a ValueError (numpy: ``struct.error``)."""
+    name = (key + ".npy").split("\x00", 1)[0]
+    size = len(name.encode("utf-8", "surrogateescape"))
+    if size > 0xFFFF:
+        raise ValueError(
+            f"cannot save {key[:20]!r}... ({len(key)} characters): a zip member name holds at most "
+            f"65535 bytes, and {name[:20]!r}... is {size}"
+        )
+    return key, (name if name != key + ".npy" else None)
 
 
 def savez(file: Any, *args: Any, allow_pickle: bool = True, **kwds: Any) -> None:
@@ -380,7 +661,21 @@ class NpzFile(_Closing, Mapping):
         The member names, one trailing ``.npy`` removed.
     f : object
         Attribute access to members: ``npz.f.x`` is ``npz['x']``.
+    zip : zipfile.ZipFile or None
+        The archive as a ``zipfile.ZipFile`` (opened on first use, as a
+        second reader; None once closed).
+    fid : file object or None
+        The archive's file when ``load`` opened it from a path (None for a
+        file object the caller owns, and once closed), as numpy's.
+    allow_pickle, max_header_size, pickle_kwargs
+        What ``load`` was given, as numpy's attributes.
     """
+
+    # As numpy's: safe in __del__/__exit__ even if __init__ failed.
+    fid = None
+    _zip = None
+    _archive = None
+    _MAX_REPR_ARRAY_COUNT = 5
 
     def __init__(
         self,
@@ -390,18 +685,36 @@ class NpzFile(_Closing, Mapping):
         allow_pickle: bool = False,
         encoding: str = "ASCII",
         max_header_size: int = 10000,
+        fix_imports: bool = True,
         _bytes: bool = False,
     ) -> None:
+        self._closed = False
         self._name = "<bytes>" if _bytes else source
+        self._source = source
+        self._bytes = _bytes
+        self.allow_pickle = allow_pickle
+        self.max_header_size = max_header_size
+        self.pickle_kwargs = {"encoding": encoding, "fix_imports": fix_imports}
+        limit = _header_limit(max_header_size, allow_pickle)
         if _bytes:
-            self._archive = _native.NpzReader.from_bytes(source, max_header_size, allow_pickle, encoding)
+            self._archive = _native.NpzReader.from_bytes(source, limit, allow_pickle, encoding)
         elif mmap_mode in ("r", "readonly"):
-            self._archive = _native.MappedArchive(source, max_header_size, allow_pickle, encoding)
+            self._archive = _native.MappedArchive(source, limit, allow_pickle, encoding)
         else:
-            self._archive = _native.NpzReader(source, max_header_size, allow_pickle, encoding)
+            self._archive = _native.NpzReader(source, limit, allow_pickle, encoding)
+        if not _bytes:
+            # numpy's np.load keeps the file it opened as ``fid``.
+            self.fid = open(source, "rb")  # noqa: SIM115 - closed by close()
         self.files = list(self._archive.keys())
         self._names = list(self._archive.member_names())
         self.f = _Attributes(self)
+
+    @property
+    def zip(self) -> zipfile.ZipFile | None:
+        """The archive as a ``zipfile.ZipFile`` (None once closed)."""
+        if self._zip is None and not self._closed:
+            self._zip = zipfile.ZipFile(io.BytesIO(self._source) if self._bytes else self.fid)
+        return self._zip
 
     def __getitem__(self, key: str) -> Any:
         if not isinstance(key, str) or (key not in self.files and key not in self._names):
@@ -423,13 +736,35 @@ class NpzFile(_Closing, Mapping):
     def keys(self):  # noqa: D102 - Mapping's
         return super().keys()
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """``D[k]`` if ``k`` is in the archive, else ``default``."""
+        return super().get(key, default)
+
     def close(self) -> None:
-        """Close the archive (member arrays already returned stay valid)."""
-        self._archive.close()
+        """Close the archive and its file (member arrays already returned
+        stay valid). ``zip`` and ``fid`` become None, as in numpy."""
+        self._closed = True
+        if self._zip is not None:
+            self._zip.close()
+            self._zip = None
+        if self.fid is not None:
+            self.fid.close()
+            self.fid = None
+        if self._archive is not None:
+            self._archive.close()
+        self.f = None  # numpy breaks the reference cycle the same way
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - nothing to report to at collection
+            pass
 
     def __repr__(self) -> str:
-        keys = ", ".join(self.files[:5]) + ("..." if len(self.files) > 5 else "")
-        return f"NpzFile {self._name!r} with keys: {keys}"
+        keys = ", ".join(self.files[: self._MAX_REPR_ARRAY_COUNT])
+        more = "..." if len(self.files) > self._MAX_REPR_ARRAY_COUNT else ""
+        name = self._name if isinstance(self._name, str) else "object"
+        return f"NpzFile {name!r} with keys: {keys}{more}"
 
 
 class _Attributes:
@@ -492,25 +827,33 @@ def open_memmap(
         raise ValueError(
             "Filename must be a string or a path-like object.  Memmap cannot use existing file handles."
         )
+    mode = _MODE_NAMES.get(mode, mode)
     if "w" in mode:
         dt = np.dtype(np.float64 if dtype is None else dtype)
         if dt.hasobject:
             raise ValueError("Array can't be memory-mapped: Python objects in dtype.")
         if shape is None:
             raise TypeError("open_memmap(mode='w+') needs a shape")
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+        # numpy.memmap's rule: an int or a tuple of ints (operator.index:
+        # a float is a TypeError, numpy integers are fine).
+        dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+        shape = tuple(operator.index(n) for n in dims)
+        if any(n < 0 for n in shape):
+            raise ValueError("negative dimensions are not allowed")
         major = None
         if version is not None:
             if tuple(version) not in ((1, 0), (2, 0), (3, 0)):
                 raise ValueError(f"we only support format version (1,0), (2,0), and (3,0), not {version}")
             major = version[0]
+        descr = _convert.descr_of(dt)
+        if major is None:
+            _warn_format(descr, shape, bool(fortran_order))
         created = _native.create(
-            path, _convert.descr_of(dt), shape, bool(fortran_order), reserve, locking, major, _strict(sharing)
+            path, descr, shape, bool(fortran_order), reserve, locking, major, _strict(sharing)
         )
         return _memmap(created, "w+", path)
-    mode = {"readonly": "r", "readwrite": "r+", "copyonwrite": "c"}.get(mode, mode)
     return _memmap(
-        _native.open_mapped(path, mode, max_header_size, None, locking, None, _strict(sharing)), mode, path
+        _open_mapped(path, mode, max_header_size, None, locking, None, _strict(sharing)), mode, path
     )
 
 
@@ -542,8 +885,9 @@ class MappedFile(_Closing):
         return self._array
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        array = self.array
-        return array if dtype is None else array.astype(dtype)
+        """numpy's protocol: ``copy=True`` copies (never the mapping itself),
+        ``copy=False`` refuses a dtype change with numpy's ``ValueError``."""
+        return _convert.array_protocol(self.array, dtype, copy)
 
     @property
     def closed(self) -> bool:
@@ -647,7 +991,7 @@ def mapped(
     mode = {"readonly": "r", "readwrite": "r+", "copyonwrite": "c"}.get(mode, mode)
     window = None if rows is None else (int(rows[0]), int(rows[1]))
     return MappedFile(
-        _native.open_mapped(path, mode, max_header_size, window, locking, advice, _strict(sharing)), mode, path
+        _open_mapped(path, mode, max_header_size, window, locking, advice, _strict(sharing)), mode, path
     )
 
 
@@ -742,6 +1086,49 @@ def take(a: np.ndarray, indices: Any, axis: int | None = None) -> np.ndarray:
     return _convert.view(out, a.dtype, shape, False)
 
 
+def _flat_indices(indices: Any, shape: tuple[int, ...], order: str) -> np.ndarray:
+    """The flat positions of ``add.at``-style indices (an int array, a
+    boolean mask, or a tuple of them, one per axis), every one checked
+    before anything is added, with numpy's errors: a float index is an
+    ``IndexError``, a mask selects where it is True."""
+    key = indices if isinstance(indices, tuple) else (indices,)
+    arrays: list[np.ndarray] = []
+    for item in key:
+        array = np.asarray(item)
+        if array.dtype == bool:
+            axis = len(arrays)
+            for i, n in enumerate(array.shape):
+                if axis + i >= len(shape) or shape[axis + i] != n:
+                    size = shape[axis + i] if axis + i < len(shape) else 0
+                    raise IndexError(
+                        f"boolean index did not match indexed array along axis {axis + i}; size of axis "
+                        f"is {size} but size of corresponding boolean axis is {n}"
+                    )
+            arrays.extend(np.nonzero(array))
+        elif array.dtype.kind in "iu":
+            arrays.append(array)
+        else:
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    if len(arrays) > len(shape):
+        raise IndexError(
+            f"too many indices for array: array is {len(shape)}-dimensional, but {len(arrays)} were indexed"
+        )
+    if len(arrays) < len(shape):
+        raise TypeError("index a multi-dimensional live array with a tuple of index arrays, one per axis")
+    checked = []
+    for axis, (array, n) in enumerate(zip(arrays, shape, strict=True)):
+        if array.dtype.kind == "u" and array.size and array.max() >= n:
+            raise IndexError(f"index {array.max()} is out of bounds for axis {axis} with size {n}")
+        array = array.astype(np.int64)
+        bad = (array < -n) | (array >= n)
+        if bad.any():
+            raise IndexError(f"index {array[bad].flat[0]} is out of bounds for axis {axis} with size {n}")
+        checked.append(np.where(array < 0, array + n, array))
+    if not checked:
+        return np.zeros(1, dtype=np.int64)  # a 0-d array: its one element
+    return np.ravel_multi_index(np.broadcast_arrays(*checked), shape, order=order)
+
+
 class LiveArray(_Closing):
     """An ``.npy`` file of integers or floats mapped for sharing while it
     changes, between threads and processes (Python or Rust): updates are
@@ -763,22 +1150,10 @@ class LiveArray(_Closing):
         indices : int array, or tuple of int arrays (one per axis)
         values : array_like, broadcast to the indices
         """
-        order = "F" if self._fortran else "C"
-        if isinstance(indices, tuple):
-            arrays = [np.asarray(i, dtype=np.int64) for i in indices]
-            arrays = [np.where(i < 0, i + n, i) for i, n in zip(arrays, self.shape, strict=True)]
-            try:
-                flat = np.ravel_multi_index(arrays, self.shape, order=order)
-            except ValueError as error:
-                raise IndexError(f"index out of bounds for shape {self.shape}: {error}") from None
-        else:
-            if len(self.shape) > 1:
-                raise TypeError("index a multi-dimensional live array with a tuple of index arrays")
-            flat = np.asarray(indices, dtype=np.int64)
+        flat = _flat_indices(indices, self.shape, "F" if self._fortran else "C")
+        vals = np.broadcast_to(np.asarray(values, dtype=self.dtype), flat.shape).ravel()
+        vals = np.ascontiguousarray(vals).astype(self.dtype.newbyteorder("="), copy=False)
         flat = np.ascontiguousarray(flat, dtype=np.int64).ravel()
-        vals = np.ascontiguousarray(np.broadcast_to(np.asarray(values, dtype=self.dtype), flat.shape)).astype(
-            self.dtype.newbyteorder("="), copy=False
-        )
         self._live.add(flat.tobytes(), vals.tobytes())
 
     def snapshot(self) -> np.ndarray:
@@ -841,8 +1216,12 @@ class RemoteArray:
         return self.shape[0]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        array = self.read()
-        return array if dtype is None else array.astype(dtype)
+        """numpy's protocol. The data must be downloaded into new memory,
+        so ``copy=False`` raises numpy's ``ValueError`` (as a Dask array
+        does); otherwise the download is the copy."""
+        if copy is False:
+            raise ValueError(_convert.NO_COPY)
+        return _convert.array_protocol(self.read(), dtype, copy, fresh=True)
 
     def read(self) -> np.ndarray:
         """The whole array."""

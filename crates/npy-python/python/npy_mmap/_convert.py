@@ -42,10 +42,39 @@ def view(buffer: Any, dtype: np.dtype, shape: tuple[int, ...], fortran: bool) ->
     count = math.prod(shape)
     order = "F" if fortran else "C"
     if count == 0 or dtype.itemsize == 0:
-        # Nothing to share (numpy.frombuffer refuses zero-size items).
-        return np.zeros(shape, dtype=dtype, order=order)
+        # No bytes to view (numpy.frombuffer refuses zero-size items), but
+        # the array still hangs on the buffer's export, as every other view
+        # does: it keeps the mapping (and its locks) and the buffer's
+        # read-only flag, like numpy's own empty memmaps.
+        anchor = np.frombuffer(buffer, dtype=np.uint8, count=0)
+        return np.ndarray(shape, dtype=dtype, buffer=anchor, order=order)
     flat = np.frombuffer(buffer, dtype=dtype, count=count)
     return flat.reshape(shape, order=order)
+
+
+NO_COPY = (
+    "Unable to avoid copy while creating an array as requested.\n"
+    "If using `np.array(obj, copy=False)` replace it with `np.asarray(obj)` to allow a copy when "
+    "needed (no behavior change in NumPy 1.x).\n"
+    "For more details, see https://numpy.org/devdocs/numpy_2_0_migration_guide.html"
+    "#adapting-to-changes-in-the-copy-keyword."
+)
+
+
+def array_protocol(array: np.ndarray, dtype: Any, copy: Any, fresh: bool = False) -> np.ndarray:
+    """numpy's ``__array__(dtype=None, copy=None)`` protocol over ``array``:
+    ``copy=True`` always gives new memory, ``copy=False`` raises numpy's
+    ``ValueError`` when a copy (a dtype change) is needed, ``copy=None``
+    copies only when needed. ``fresh`` says ``array`` is new memory nobody
+    else holds (so it needs no second copy)."""
+    wanted = array.dtype if dtype is None else np.dtype(dtype)
+    if copy is False:
+        if wanted != array.dtype:
+            raise ValueError(NO_COPY)
+        return array
+    if copy and not fresh:
+        return np.array(array, dtype=wanted, copy=True, subok=False)
+    return array if wanted == array.dtype else array.astype(wanted)
 
 
 def objects(values: list, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
