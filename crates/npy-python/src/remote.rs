@@ -3,7 +3,7 @@
 //! coalesced requests, uploads are byte-identical to `np.save`, and a
 //! multipart *plan* lets many workers upload the parts of one array.
 
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 use npy_remote::blocking::{Array, Runtime};
 use npy_remote::{PlanOptions, Store, UploadOptions, UploadedPart, WritePlan};
@@ -14,14 +14,34 @@ use crate::buffer;
 use crate::errors::remote_error;
 use crate::{Parts, array_parts, header};
 
-/// The one tokio runtime of the process (made on first use).
-fn runtime() -> PyResult<&'static Runtime> {
-    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    if let Some(runtime) = RUNTIME.get() {
-        return Ok(runtime);
+/// The tokio runtime of this process, with the process that made it.
+static RUNTIME: Mutex<Option<(u32, Runtime)>> = Mutex::new(None);
+
+/// The tokio runtime of this process: made on first use, and made again in
+/// a child of `fork`, which inherits the parent's runtime without its
+/// threads (a call on it would wait for ever: tokio#4301; multiprocessing
+/// forks by default on Linux before Python 3.14). The inherited one is
+/// leaked, never dropped: dropping it would wait for those threads too.
+fn runtime() -> PyResult<Runtime> {
+    let pid = std::process::id();
+    let lock = || RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((owner, runtime)) = lock().as_ref()
+        && *owner == pid
+    {
+        return Ok(runtime.clone());
     }
-    let runtime = Runtime::new().map_err(remote_error)?;
-    Ok(RUNTIME.get_or_init(|| runtime))
+    // Made without holding the lock: a fork meanwhile copies no held lock.
+    let made = Runtime::new().map_err(remote_error)?;
+    let mut slot = lock();
+    match slot.as_ref() {
+        Some((owner, runtime)) if *owner == pid => Ok(runtime.clone()),
+        _ => {
+            if let Some((_, inherited)) = slot.replace((pid, made.clone())) {
+                std::mem::forget(inherited);
+            }
+            Ok(made)
+        }
+    }
 }
 
 /// Whether `source` is a URL npy-remote opens (`s3://`, `gs://`, `az://`,
@@ -34,8 +54,62 @@ fn is_url(source: &str) -> bool {
 /// An array in object storage, opened lazily: only its header was read.
 #[pyclass(module = "npy_mmap._native", frozen)]
 pub struct Remote {
-    array: Array,
+    /// The array, and the process that opened it: a child of `fork` opens
+    /// it again with its own runtime and connections (the parent's pooled
+    /// connections are the parent's, and its runtime has no threads here).
+    opened: Mutex<(u32, Array)>,
     url: String,
+    options: npy_core::io::ReadOptions,
+    transfer: npy_remote::Transfer,
+}
+
+/// Opens `url` (one ranged GET of the header) on this process's runtime.
+fn open(
+    url: &str,
+    options: npy_core::io::ReadOptions,
+    transfer: npy_remote::Transfer,
+) -> PyResult<Array> {
+    let runtime = runtime()?;
+    let (store, path) = Store::from_url(url).map_err(remote_error)?;
+    let array = runtime
+        .block_on(npy_remote::RemoteArray::open_with(
+            store.objects().clone(),
+            path,
+            options,
+            transfer,
+        ))
+        .map_err(remote_error)?;
+    Ok(runtime.wrap(array))
+}
+
+impl Remote {
+    /// The array as it was opened, for what its header says (the same in
+    /// every process).
+    fn first(&self) -> Array {
+        self.opened
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .1
+            .clone()
+    }
+
+    /// The array, opened again first in a child of `fork`; refused if the
+    /// object no longer holds the array the parent opened.
+    fn array(&self) -> PyResult<Array> {
+        let pid = std::process::id();
+        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        if opened.0 != pid {
+            let again = open(&self.url, self.options, self.transfer)?;
+            if again.remote().header() != opened.1.remote().header() {
+                return Err(pyo3::exceptions::PyOSError::new_err(format!(
+                    "{}: the object no longer holds the array that was opened (it was replaced)",
+                    self.url
+                )));
+            }
+            *opened = (pid, again);
+        }
+        Ok(opened.1.clone())
+    }
 }
 
 #[pymethods]
@@ -66,22 +140,12 @@ impl Remote {
         options.parse.max_header_size = max_header_size;
         options.parse.allow_pickle = allow_pickle;
         options.pickle.encoding = crate::arguments::encoding(encoding)?;
-        let runtime = runtime()?;
-        let (store, path) = Store::from_url(url).map_err(remote_error)?;
-        let array = py
-            .detach(|| {
-                runtime.block_on(npy_remote::RemoteArray::open_with(
-                    store.objects().clone(),
-                    path,
-                    options,
-                    transfer,
-                ))
-            })
-            .map_err(remote_error)?;
-        let array = runtime.wrap(array);
+        let array = py.detach(|| open(url, options, transfer))?;
         Ok(Remote {
-            array,
+            opened: Mutex::new((std::process::id(), array)),
             url: url.to_string(),
+            options,
+            transfer,
         })
     }
 
@@ -94,53 +158,49 @@ impl Remote {
     /// The dtype's descr literal.
     #[getter]
     fn descr(&self) -> String {
-        self.array.remote().header().dtype.header_repr()
+        self.first().remote().header().dtype.header_repr()
     }
 
     /// The shape.
     #[getter]
     fn shape(&self) -> Vec<usize> {
-        self.array.remote().header().shape.clone()
+        self.first().remote().header().shape.clone()
     }
 
     /// Whether the data is in Fortran order.
     #[getter]
     fn fortran(&self) -> bool {
-        self.array.remote().header().order == npy_core::Order::Fortran
+        self.first().remote().header().order == npy_core::Order::Fortran
     }
 
     /// The data's offset in the object.
     #[getter]
     fn data_offset(&self) -> usize {
-        self.array.remote().layout().data_offset
+        self.first().remote().layout().data_offset
     }
 
     /// The object's size in bytes.
     #[getter]
     fn object_size(&self) -> u64 {
-        self.array.remote().object_size()
+        self.first().remote().object_size()
     }
 
     /// Rows `start..stop` in one ranged GET.
     fn read_rows(&self, py: Python<'_>, start: usize, stop: usize) -> PyResult<Parts> {
-        let array = py
-            .detach(|| self.array.read_rows(start..stop))
-            .map_err(remote_error)?;
+        let array = py.detach(|| self.array()?.read_rows(start..stop).map_err(remote_error))?;
         array_parts(py, array)
     }
 
     /// Rows at these positions (in order, repeats allowed); nearby rows
     /// share a request.
     fn read_rows_at(&self, py: Python<'_>, rows: Vec<usize>) -> PyResult<Parts> {
-        let array = py
-            .detach(|| self.array.read_rows_at(&rows))
-            .map_err(remote_error)?;
+        let array = py.detach(|| self.array()?.read_rows_at(&rows).map_err(remote_error))?;
         array_parts(py, array)
     }
 
     /// The whole array.
     fn read_all(&self, py: Python<'_>) -> PyResult<Parts> {
-        let array = py.detach(|| self.array.read_all()).map_err(remote_error)?;
+        let array = py.detach(|| self.array()?.read_all().map_err(remote_error))?;
         array_parts(py, array)
     }
 }

@@ -60,3 +60,39 @@ def test_a_lazy_remote_array_reads_only_what_is_indexed(s3_bucket: str) -> None:
 def test_missing_objects_are_file_not_found(s3_bucket: str) -> None:
     with pytest.raises(FileNotFoundError):
         npy_mmap.load(f"s3://{s3_bucket}/no-such-{uuid.uuid4().hex}.npy")
+
+
+def _read_after_fork(url: str, local: str, inherited, queue) -> None:
+    try:
+        fresh = npy_mmap.load(url)
+        rows = inherited[2:4]  # an array the parent opened, read in the child
+        mapped = npy_mmap.load(local, mmap_mode="r")
+        queue.put(("ok", float(fresh.sum()), rows.tolist(), float(mapped.sum())))
+    except BaseException as error:
+        queue.put(("error", f"{type(error).__name__}: {error}"))
+
+
+def test_remote_and_local_reads_work_in_a_forked_child(s3_bucket: str, tmp_path) -> None:
+    """The parent's tokio runtime has no threads in a child of fork: each
+    process makes its own, and arrays opened by the parent open again in the
+    child (before, the child's first remote read waited for ever)."""
+    import multiprocessing
+
+    array = np.arange(40, dtype="<f8").reshape(10, 4)
+    url = f"s3://{s3_bucket}/py-{uuid.uuid4().hex}.npy"
+    npy_mmap.save(url, array)
+    local = tmp_path / "local.npy"
+    np.save(local, array)
+    inherited = npy_mmap.open_remote(url)
+    assert float(npy_mmap.load(url).sum()) == array.sum()  # the parent uses its runtime first
+    held = npy_mmap.load(local, mmap_mode="r")
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_read_after_fork, args=(url, str(local), inherited, queue))
+    child.start()
+    said = queue.get(timeout=60)
+    child.join(timeout=20)
+    assert said == ("ok", array.sum(), array[2:4].tolist(), array.sum()), said
+    # The parent's runtime still works.
+    assert (inherited[5:6] == array[5:6]).all()
+    del held
