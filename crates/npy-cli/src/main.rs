@@ -6,6 +6,7 @@ mod commands;
 mod describe;
 mod message;
 mod npy_file;
+mod output;
 mod print;
 mod progress;
 mod remote;

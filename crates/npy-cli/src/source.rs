@@ -183,25 +183,6 @@ pub fn in_cli_words(err: npy_mmap::Error, path: &Path) -> anyhow::Error {
     }
 }
 
-/// The refusal of every command that would replace an existing file
-/// without `--force` (`create` gets it from the library, atomically).
-pub fn exists_error(path: &Path) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{} exists; remove it first, or replace it with --force",
-        path.display()
-    )
-}
-
-/// Refuses to replace what is at `path` (a file, a link, anything) unless
-/// `force`. Checked before any work, so a refused command writes nothing;
-/// a file that appears at `path` while the command runs is replaced.
-pub fn refuse_to_replace(path: &Path, force: bool) -> anyhow::Result<()> {
-    if !force && path.symlink_metadata().is_ok() {
-        return Err(exists_error(path));
-    }
-    Ok(())
-}
-
 /// "members: a, b" of `archive` (numpy's `files`).
 pub fn members_list(archive: &Archive) -> String {
     match archive.keys() {
