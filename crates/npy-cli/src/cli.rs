@@ -35,6 +35,12 @@ pub struct Cli {
           default_value_t = npy_remote::StoreOptions::DEFAULT_TIMEOUT.as_secs_f64(),
           value_parser = parse_timeout)]
     pub timeout: f64,
+    /// The most bytes copied from standard input (`-`): an .npz archive,
+    /// or an .npy array's data, is copied to a temporary file in $TMPDIR
+    /// (often memory, as tmpfs), never held in memory. K, M, G, T suffixes
+    /// (binary). Default: $NPY_STDIN_LIMIT, else 4G.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = crate::stdin::parse_size)]
+    pub stdin_limit: Option<u64>,
 }
 
 /// A timeout in seconds: a positive, finite number.
