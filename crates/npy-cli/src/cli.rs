@@ -65,6 +65,7 @@ pub enum Command {
     Create(CreateArgs),
     Render(crate::render::RenderArgs),
     Cp(CpArgs),
+    Tidy(TidyArgs),
 }
 
 /// Show the header of an .npy file, or the members of an .npz archive.
@@ -563,4 +564,32 @@ pub struct CpArgs {
     /// fetched. Objects in a store are replaced as the store replaces them.
     #[arg(long)]
     pub force: bool,
+}
+
+/// Find (and with --remove, delete) the temporary files that interrupted
+/// writers left in a folder.
+///
+/// A save, `convert`, `pack`, `extract` or `cp` killed before its rename
+/// leaves `.NAME.<16 hex digits>.tmp` beside NAME, a killed Dask store a
+/// full-size `.NAME.partial-<12 hex digits>`; the final NAME is never
+/// partial. A leftover is stale when no process holds a lock on it (a
+/// writer holds its temporary's lock; mappings hold theirs) and it has not
+/// changed for --min-age seconds. Only the folder itself is looked at (not
+/// its subfolders); symbolic links are never followed or removed.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  npy tidy data/              list leftovers: stale, or in use (kept)
+  npy tidy data/ --remove     delete the stale ones")]
+pub struct TidyArgs {
+    /// The folder to look in.
+    pub dir: PathBuf,
+    /// Delete the stale leftovers (without it, only list them).
+    #[arg(long)]
+    pub remove: bool,
+    /// Seconds since a leftover last changed before it may be stale: a
+    /// writer takes its temporary's lock just after creating it, and a
+    /// Dask store holds no lock between its tasks.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub min_age: u64,
 }
