@@ -294,7 +294,10 @@ pub enum ErrorKind {
     /// was off, or an [`AtomicFile`](crate::AtomicFile) was told not to
     /// [`replace_existing`](crate::AtomicFile::replace_existing) a file (which
     /// may have appeared while the new one was written).
-    #[error("file exists, and replacing it was not asked for")]
+    #[error(
+        "file exists; it is replaced only when asked (`CreateOptions::overwrite(true)`, \
+         `AtomicFile::replace_existing(true)`)"
+    )]
     AlreadyExists,
 
     /// Between writing the file and mapping it, another process changed it.

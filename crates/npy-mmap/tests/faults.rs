@@ -72,7 +72,8 @@ fn a_no_replace_commit_refuses_a_destination_that_appeared_meanwhile() {
     assert_eq!(
         error.to_string(),
         format!(
-            "{}: file exists, and replacing it was not asked for",
+            "{}: file exists; it is replaced only when asked (`CreateOptions::overwrite(true)`, \
+             `AtomicFile::replace_existing(true)`)",
             dest.display()
         )
     );
