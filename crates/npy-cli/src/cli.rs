@@ -35,6 +35,12 @@ pub struct Cli {
           default_value_t = npy_remote::StoreOptions::DEFAULT_TIMEOUT.as_secs_f64(),
           value_parser = parse_timeout)]
     pub timeout: f64,
+    /// The most bytes copied from standard input (`-`): an .npz archive,
+    /// or an .npy array's data, is copied to a temporary file in $TMPDIR
+    /// (often memory, as tmpfs), never held in memory. K, M, G, T suffixes
+    /// (binary). Default: $NPY_STDIN_LIMIT, else 4G.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = crate::stdin::parse_size)]
+    pub stdin_limit: Option<u64>,
 }
 
 /// A timeout in seconds: a positive, finite number.
@@ -59,6 +65,7 @@ pub enum Command {
     Create(CreateArgs),
     Render(crate::render::RenderArgs),
     Cp(CpArgs),
+    Tidy(TidyArgs),
 }
 
 /// Show the header of an .npy file, or the members of an .npz archive.
@@ -557,4 +564,32 @@ pub struct CpArgs {
     /// fetched. Objects in a store are replaced as the store replaces them.
     #[arg(long)]
     pub force: bool,
+}
+
+/// Find (and with --remove, delete) the temporary files that interrupted
+/// writers left in a folder.
+///
+/// A save, `convert`, `pack`, `extract` or `cp` killed before its rename
+/// leaves `.NAME.<16 hex digits>.tmp` beside NAME, a killed Dask store a
+/// full-size `.NAME.partial-<12 hex digits>`; the final NAME is never
+/// partial. A leftover is stale when no process holds a lock on it (a
+/// writer holds its temporary's lock; mappings hold theirs) and it has not
+/// changed for --min-age seconds. Only the folder itself is looked at (not
+/// its subfolders); symbolic links are never followed or removed.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  npy tidy data/              list leftovers: stale, or in use (kept)
+  npy tidy data/ --remove     delete the stale ones")]
+pub struct TidyArgs {
+    /// The folder to look in.
+    pub dir: PathBuf,
+    /// Delete the stale leftovers (without it, only list them).
+    #[arg(long)]
+    pub remove: bool,
+    /// Seconds since a leftover last changed before it may be stale: a
+    /// writer takes its temporary's lock just after creating it, and a
+    /// Dask store holds no lock between its tasks.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub min_age: u64,
 }

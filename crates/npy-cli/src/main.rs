@@ -6,12 +6,14 @@ mod commands;
 mod describe;
 mod message;
 mod npy_file;
+mod output;
 mod print;
 mod progress;
 mod remote;
 mod render;
 mod source;
 mod stats;
+mod stdin;
 mod transpose;
 
 use std::io::Write;
@@ -29,6 +31,10 @@ fn main() -> ExitCode {
             return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
         }
     };
+    if let Err(err) = stdin::set_limit(cli.stdin_limit) {
+        let _ = writeln!(std::io::stderr(), "npy: error: {err}");
+        return ExitCode::from(2);
+    }
     remote::set_options(npy_remote::StoreOptions {
         timeout: std::time::Duration::from_secs_f64(cli.timeout),
     });

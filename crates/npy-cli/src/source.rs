@@ -11,9 +11,10 @@ pub use crate::npy_file::{INSPECT_MAX_HEADER, Kind, NpyFile};
 use npy_core::{Header, ParseOptions, ReadOptions};
 use npy_mmap::npz::{MemberCompression, MemberInfo};
 
-/// The path that names standard input. `.npy` data is read as a stream;
-/// an `.npz` archive is read from its end, which a pipe does not have, so it
-/// is first copied to an unnamed temporary file ([`spool_stdin`]).
+/// The path that names standard input. It is copied to an unnamed
+/// temporary file, up to a cap (`crate::stdin`): an `.npz` archive because
+/// it is read from its end, which a pipe does not have, an `.npy` array's
+/// data so that it is never held whole in memory.
 pub const STDIN: &str = "-";
 
 /// Whether `path` names standard input.
@@ -77,27 +78,13 @@ pub fn open_archive(
 ) -> anyhow::Result<Result<Archive, npy_mmap::Error>> {
     let source: Box<dyn ArchiveSource> = match crate::remote::url_of(path) {
         Some(url) => Box::new(crate::remote::archive_reader(url)?),
-        None if is_stdin(path) => Box::new(BufReader::new(spool_stdin()?)),
+        None if is_stdin(path) => Box::new(BufReader::new(crate::stdin::spool_archive()?)),
         None => Box::new(BufReader::new(npy_mmap::open_regular(path, false)?)),
     };
     match npy_mmap::OpenOptions::from(options).read_npz(source) {
         Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::Io { .. }) => Err(err.into()),
         archive => Ok(archive),
     }
-}
-
-/// Standard input copied to an unnamed temporary file (in `$TMPDIR`, gone
-/// once closed), rewound: an archive on a pipe needs seeking. Bounded by
-/// the disk, not by memory.
-fn spool_stdin() -> anyhow::Result<File> {
-    use std::io::Seek;
-    let mut file = tempfile::tempfile()
-        .context("cannot create a temporary file to hold the archive on standard input")?;
-    std::io::copy(&mut std::io::stdin().lock(), &mut file)
-        .context("cannot copy the archive on standard input to a temporary file")?;
-    file.rewind()
-        .context("cannot read back the archive copied from standard input")?;
-    Ok(file)
 }
 
 /// Parse options of the inspecting commands (see [`INSPECT_MAX_HEADER`]).
@@ -116,7 +103,10 @@ pub fn open_array(
     advice: npy_mmap::Advice,
 ) -> anyhow::Result<Box<dyn ArraySource>> {
     match (sniff(path)?, member) {
-        (Kind::Npy, None) if is_stdin(path) => Ok(Box::new(read_stdin()?)),
+        (Kind::Npy, None) if is_stdin(path) => {
+            let (header, file) = crate::stdin::spool_npy(&inspect_options())?;
+            Ok(Box::new(SpooledNpy { header, file }))
+        }
         (Kind::Npy, None) => match crate::remote::url_of(path) {
             Some(url) => Ok(Box::new(crate::remote::open_array(url)?)),
             None => map_npy(path, advice),
@@ -183,25 +173,6 @@ pub fn in_cli_words(err: npy_mmap::Error, path: &Path) -> anyhow::Error {
     }
 }
 
-/// The refusal of every command that would replace an existing file
-/// without `--force` (`create` gets it from the library, atomically).
-pub fn exists_error(path: &Path) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{} exists; remove it first, or replace it with --force",
-        path.display()
-    )
-}
-
-/// Refuses to replace what is at `path` (a file, a link, anything) unless
-/// `force`. Checked before any work, so a refused command writes nothing;
-/// a file that appears at `path` while the command runs is replaced.
-pub fn refuse_to_replace(path: &Path, force: bool) -> anyhow::Result<()> {
-    if !force && path.symlink_metadata().is_ok() {
-        return Err(exists_error(path));
-    }
-    Ok(())
-}
-
 /// "members: a, b" of `archive` (numpy's `files`).
 pub fn members_list(archive: &Archive) -> String {
     match archive.keys() {
@@ -232,17 +203,6 @@ pub fn map_npy(path: &Path, advice: npy_mmap::Advice) -> anyhow::Result<Box<dyn 
         .map_err(|err| in_cli_words(err, path))?;
     let holes = array.has_holes()?;
     Ok(Box::new(MappedNpy { array, holes }))
-}
-
-/// The `.npy` stream on standard input, read into memory (as
-/// `np.load(sys.stdin.buffer)` does: only a stream's own bytes are held).
-fn read_stdin() -> anyhow::Result<npy_core::NpyArray> {
-    let options = ReadOptions {
-        parse: inspect_options(),
-        ..Default::default()
-    };
-    npy_core::read_npy(std::io::stdin().lock(), &options)
-        .context("standard input is not a valid .npy stream")
 }
 
 /// Maps the archive at `path` read-only and finds the stored member `info`
@@ -593,6 +553,35 @@ impl ArraySource for npy_core::NpyArray {
 
     fn for_each_chunk(&mut self, chunk_bytes: usize, visit: &mut Visit<'_>) -> anyhow::Result<()> {
         let _ = rechunk([Ok(self.bytes())], chunk_bytes, visit)?;
+        Ok(())
+    }
+}
+
+/// The data of the `.npy` stream on standard input, copied to a temporary
+/// file ([`crate::stdin::spool_npy`]) and read from it a chunk at a time.
+struct SpooledNpy {
+    header: Header,
+    file: File,
+}
+
+impl ArraySource for SpooledNpy {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn for_each_chunk(&mut self, chunk_bytes: usize, visit: &mut Visit<'_>) -> anyhow::Result<()> {
+        use std::io::Seek;
+        let len = self.header.data_len()?;
+        // Every pass reads from the start, in order.
+        self.file
+            .rewind()
+            .context("cannot read back standard input's copy")?;
+        let read = |_, chunk: &mut [u8]| {
+            self.file
+                .read_exact(chunk)
+                .context("cannot read back standard input's copy")
+        };
+        let _ = read_chunks(len, chunk_bytes, read, visit)?;
         Ok(())
     }
 }

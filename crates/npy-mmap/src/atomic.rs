@@ -68,6 +68,9 @@ pub struct AtomicFile {
     dest: PathBuf,
     /// Set once the rename has happened: from then on the temporary name is gone.
     renamed: bool,
+    /// Whether the commit replaces a file at the destination (the default)
+    /// or refuses it ([`replace_existing`](Self::replace_existing)).
+    replace: bool,
 }
 
 impl AtomicFile {
@@ -157,6 +160,7 @@ impl AtomicFile {
                 temp,
                 dest,
                 renamed: false,
+                replace: true,
                 lock: None,
             };
             // A new name nobody else knows: never waits. On error `atomic`
@@ -182,6 +186,29 @@ impl AtomicFile {
                 dest.display()
             ),
         ))
+    }
+
+    /// Whether [`commit`](Self::commit) may replace a file at the
+    /// destination: `true` (the default) renames over whatever is there;
+    /// `false` makes the commit refuse an existing name with
+    /// [`ErrorKind::AlreadyExists`](crate::ErrorKind::AlreadyExists),
+    /// *at the rename*, so a file that appears at the destination while
+    /// this one is written is never replaced (a check made before the work
+    /// could not promise that).
+    ///
+    /// How: `renameat2(RENAME_NOREPLACE)` on Linux (one atomic step). Where
+    /// the filesystem lacks it (`EINVAL`: some network and FUSE
+    /// filesystems), and on other Unix systems, the temporary is hard-linked
+    /// to the destination name (`linkat`, which never replaces a name) and
+    /// then unlinked: still atomic against a new file at the destination,
+    /// but a crash between the two steps leaves the temporary as a second
+    /// name of the new file. Where hard links are refused too (vfat,
+    /// exFAT) and elsewhere, the destination is looked for just before the
+    /// rename: a file created in that instant is replaced (see SAFETY.md,
+    /// "Leftovers and races of a commit").
+    pub fn replace_existing(mut self, replace: bool) -> Self {
+        self.replace = replace;
+        self
     }
 
     /// The temporary path being written.
@@ -218,11 +245,25 @@ impl AtomicFile {
         self.rename()
     }
 
-    /// Renames the temporary over the destination.
+    /// Renames the temporary over the destination, or, unless
+    /// [`replace`](Self::replace_existing), to a destination name that must
+    /// not exist.
     fn rename(&mut self) -> Result<()> {
-        self.dir
-            .rename(&self.temp_name, &self.dir, &self.dest_name)
-            .map_err(io_error("rename a temporary file over", &self.dest))?;
+        if self.replace {
+            self.dir
+                .rename(&self.temp_name, &self.dir, &self.dest_name)
+                .map_err(io_error("rename a temporary file over", &self.dest))?;
+        } else {
+            match rename_noreplace(&self.dir, &self.temp_name, &self.dest_name) {
+                Ok(()) => {}
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+                    return Err(Error::at(&self.dest, ErrorKind::AlreadyExists));
+                }
+                Err(error) => {
+                    return Err(io_error("rename a temporary file to", &self.dest)(error));
+                }
+            }
+        }
         self.renamed = true;
         Ok(())
     }
@@ -359,6 +400,48 @@ fn existing_file(dir: &Dir, name: &OsStr, dest: &Path) -> io::Result<Option<Exis
     Ok(Some(Existing {}))
 }
 
+/// Renames `from` to `to` in `dir`, refusing (`AlreadyExists`) a `to` that
+/// exists, whatever it is: see [`AtomicFile::replace_existing`] for how.
+fn rename_noreplace(dir: &Dir, from: &OsStr, to: &OsStr) -> io::Result<()> {
+    #[cfg(not(test))]
+    let without_renameat2 = false;
+    #[cfg(test)]
+    let without_renameat2 = tests::without_renameat2();
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if !without_renameat2 {
+        use rustix::fs::{RenameFlags, renameat_with};
+        match renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
+            // The filesystem (or an old kernel) lacks RENAME_NOREPLACE.
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    #[cfg(unix)]
+    {
+        use rustix::fs::{AtFlags, linkat, unlinkat};
+        match linkat(dir, from, dir, to, AtFlags::empty()) {
+            Ok(()) => {
+                // Both names are the new file now: dropping the temporary
+                // one cannot lose it, and if that fails the file is in
+                // place all the same (the temporary is a leftover name).
+                let _ = unlinkat(dir, from, AtFlags::empty());
+                return Ok(());
+            }
+            // Hard links refused by the filesystem: the racy fallback below.
+            Err(
+                rustix::io::Errno::PERM | rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::MLINK,
+            ) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    match dir.symlink_metadata(to) {
+        Ok(_) => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => dir.rename(from, dir, to),
+        Err(error) => Err(error),
+    }
+}
+
 /// Syncs the temporary's data and metadata to disk.
 fn sync_file(file: &File) -> io::Result<()> {
     #[cfg(test)]
@@ -422,6 +505,16 @@ mod tests {
         static FAIL_AT: Cell<Option<Step>> = const { Cell::new(None) };
     }
 
+    thread_local! {
+        /// Makes this thread's no-replace renames skip `renameat2`, as on a
+        /// filesystem without `RENAME_NOREPLACE`.
+        static NO_RENAMEAT2: Cell<bool> = const { Cell::new(false) };
+    }
+
+    pub(super) fn without_renameat2() -> bool {
+        NO_RENAMEAT2.with(Cell::get)
+    }
+
     pub(super) fn injected(step: Step) -> io::Result<()> {
         if FAIL_AT.with(|fail| fail.get()) == Some(step) {
             return Err(io::Error::from_raw_os_error(5)); // EIO
@@ -447,6 +540,51 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         (error, dir, names)
+    }
+
+    /// A destination that appears after the temporary was created (after
+    /// any check a caller made) is not replaced by a no-replace commit,
+    /// through `renameat2` and through the `link` fallback alike.
+    #[test]
+    fn a_no_replace_commit_refuses_a_destination_that_appeared_meanwhile() {
+        for fallback in [false, true] {
+            let dir = std::env::temp_dir().join(format!(
+                "npy-atomic-noreplace-{fallback}-{}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let dest = dir.join("a.bin");
+            let mut file = AtomicFile::create(&dest).unwrap().replace_existing(false);
+            file.write_all(b"new").unwrap();
+            std::fs::write(&dest, b"theirs").unwrap();
+            NO_RENAMEAT2.with(|skip| skip.set(fallback));
+            let error = file.commit().unwrap_err();
+            assert!(
+                matches!(error.kind(), ErrorKind::AlreadyExists),
+                "{error:?}"
+            );
+            assert_eq!(error.path(), Some(dest.as_path()));
+            assert_eq!(std::fs::read(&dest).unwrap(), b"theirs");
+            let names: Vec<_> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, ["a.bin"], "the temporary is removed");
+            // Where nothing is in the way, it commits.
+            std::fs::remove_file(&dest).unwrap();
+            let mut file = AtomicFile::create(&dest).unwrap().replace_existing(false);
+            file.write_all(b"new").unwrap();
+            file.commit().unwrap();
+            NO_RENAMEAT2.with(|skip| skip.set(false));
+            assert_eq!(std::fs::read(&dest).unwrap(), b"new");
+            let names: Vec<_> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, ["a.bin"], "no second name is left");
+            std::fs::remove_dir_all(dir).unwrap();
+        }
     }
 
     #[test]

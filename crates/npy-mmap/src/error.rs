@@ -299,8 +299,15 @@ pub enum ErrorKind {
         rust_type: &'static str,
     },
 
-    /// Creating would replace an existing file, and overwriting was not asked for.
-    #[error("file exists; set `overwrite(true)` to replace it")]
+    /// Creating would replace an existing file, and overwriting was not
+    /// asked for: [`CreateOptions::overwrite`](crate::CreateOptions::overwrite)
+    /// was off, or an [`AtomicFile`](crate::AtomicFile) was told not to
+    /// [`replace_existing`](crate::AtomicFile::replace_existing) a file (which
+    /// may have appeared while the new one was written).
+    #[error(
+        "file exists; it is replaced only when asked (`CreateOptions::overwrite(true)`, \
+         `AtomicFile::replace_existing(true)`)"
+    )]
     AlreadyExists,
 
     /// Between writing the file and mapping it, another process changed it.

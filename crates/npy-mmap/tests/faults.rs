@@ -53,6 +53,62 @@ fn a_failed_rename_removes_the_temporary() {
     assert!(dest.is_dir());
 }
 
+/// Issue 29: a commit told not to replace refuses a destination that
+/// appeared after the temporary was made (a file, or a dangling symbolic
+/// link), leaving it and no temporary; an archive writer made over such a
+/// file does the same at `finish`.
+#[test]
+fn a_no_replace_commit_refuses_a_destination_that_appeared_meanwhile() {
+    let dir = TempDir::new("faults-noreplace");
+    let dest = dir.join("out.npy");
+    let mut file = AtomicFile::create(&dest).unwrap().replace_existing(false);
+    file.write_all(b"new").unwrap();
+    std::fs::write(&dest, b"theirs").unwrap();
+    let error = file.commit().unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::AlreadyExists),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{}: file exists; it is replaced only when asked (`CreateOptions::overwrite(true)`, \
+             `AtomicFile::replace_existing(true)`)",
+            dest.display()
+        )
+    );
+    assert_eq!(std::fs::read(&dest).unwrap(), b"theirs");
+    assert_eq!(dir.entries(), ["out.npy"]);
+    #[cfg(unix)]
+    {
+        let link = dir.join("link.npy");
+        let file = AtomicFile::create(&link).unwrap().replace_existing(false);
+        std::os::unix::fs::symlink("nowhere", &link).unwrap();
+        let error = file.commit().unwrap_err();
+        assert!(
+            matches!(error.kind(), ErrorKind::AlreadyExists),
+            "{error:?}"
+        );
+        assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+        std::fs::remove_file(&link).unwrap();
+    }
+    let archive = dir.join("out.npz");
+    let file = AtomicFile::create(&archive)
+        .unwrap()
+        .replace_existing(false);
+    let mut writer = NpzWriter::create_with(file).unwrap();
+    writer.add("a", &[1.0f64, 2.0][..]).unwrap();
+    std::fs::write(&archive, b"theirs").unwrap();
+    let error = writer.finish().unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::AlreadyExists),
+        "{error:?}"
+    );
+    assert_eq!(error.path(), Some(archive.as_path()));
+    assert_eq!(std::fs::read(&archive).unwrap(), b"theirs");
+    assert_eq!(dir.entries(), ["out.npy", "out.npz"]);
+}
+
 #[test]
 fn saving_over_a_directory_fails_and_leaves_nothing() {
     let dir = TempDir::new("faults-dir");

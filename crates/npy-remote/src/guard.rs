@@ -1,5 +1,6 @@
 //! What every store made from a URL is wrapped in: a server that refuses
-//! connections fails at once instead of after object_store's retries, and
+//! connections fails at once instead of after object_store's retries, a
+//! request and all its retries share one deadline (twice the timeout), and
 //! an HTTP server without Range support is read with one plain GET when
 //! the object is small enough ([`UNRANGED_READ_LIMIT`]).
 //!
@@ -11,6 +12,7 @@
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -49,6 +51,10 @@ pub(crate) struct Guarded {
     reached: AtomicBool,
     /// Objects read whole (an HTTP server without Range support).
     whole: Option<Whole>,
+    /// The request timeout ([`StoreOptions::timeout`](crate::StoreOptions::timeout)):
+    /// each operation, its first attempt and every retry together, ends
+    /// within twice this.
+    timeout: Duration,
 }
 
 /// The objects read whole, and which.
@@ -66,12 +72,45 @@ impl Guarded {
         first: Arc<dyn ObjectStore>,
         retrying: Arc<dyn ObjectStore>,
         unranged: bool,
+        timeout: Duration,
     ) -> Guarded {
         Guarded {
             first,
             retrying,
             reached: AtomicBool::new(false),
             whole: unranged.then(Whole::default),
+            timeout,
+        }
+    }
+
+    /// The deadline of one operation: twice the request timeout, so that
+    /// a request that timed out has about one timeout left for retries.
+    fn deadline(&self) -> Duration {
+        self.timeout.saturating_mul(2)
+    }
+
+    /// Runs `operation` (a request and its retries) within
+    /// [`deadline`](Self::deadline), failing with an error that names the
+    /// timeout once it has passed: object_store's own clock restarts with
+    /// each client and retry, so a silent server held an operation for
+    /// four timeouts.
+    async fn within<T>(
+        &self,
+        operation: impl std::future::Future<Output = object_store::Result<T>>,
+    ) -> object_store::Result<T> {
+        let deadline = self.deadline();
+        let unanswered = || object_store::Error::Generic {
+            store: "npy-remote",
+            source: Box::new(Unanswered {
+                timeout: self.timeout,
+            }),
+        };
+        match tokio::time::timeout(deadline, operation).await {
+            // The retries ran out at about the deadline: the same verdict,
+            // in the same words, whichever clock was first.
+            Ok(Err(err)) if is_timeout(&err) => Err(unanswered()),
+            Ok(result) => result,
+            Err(_elapsed) => Err(unanswered()),
         }
     }
 
@@ -79,6 +118,15 @@ impl Guarded {
     /// answered once: a failed connection is returned at once, any other
     /// failure is tried again with retries.
     async fn guarded<T, F, Fut>(&self, request: F) -> object_store::Result<T>
+    where
+        F: Fn(Arc<dyn ObjectStore>) -> Fut,
+        Fut: std::future::Future<Output = object_store::Result<T>>,
+    {
+        self.within(self.attempts(request)).await
+    }
+
+    /// [`guarded`](Self::guarded) without the deadline.
+    async fn attempts<T, F, Fut>(&self, request: F) -> object_store::Result<T>
     where
         F: Fn(Arc<dyn ObjectStore>) -> Fut,
         Fut: std::future::Future<Output = object_store::Result<T>>,
@@ -108,8 +156,7 @@ impl Guarded {
     /// above [`UNRANGED_READ_LIMIT`].
     async fn read_whole(&self, whole: &Whole, location: &Path) -> object_store::Result<()> {
         let result = self
-            .retrying
-            .get_opts(location, GetOptions::default())
+            .within(self.retrying.get_opts(location, GetOptions::default()))
             .await?;
         let size = result.meta.size;
         if size > UNRANGED_READ_LIMIT {
@@ -133,6 +180,59 @@ impl Guarded {
             .push(location.clone());
         Ok(())
     }
+}
+
+/// An operation that passed its deadline (twice `timeout`).
+#[derive(Debug)]
+struct Unanswered {
+    timeout: Duration,
+}
+
+impl std::fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "no answer within {} s (twice the {} s timeout; StoreOptions::timeout, the CLI's \
+             --timeout)",
+            self.timeout.saturating_mul(2).as_secs_f64(),
+            self.timeout.as_secs_f64()
+        )
+    }
+}
+
+impl std::error::Error for Unanswered {}
+
+/// Whether `err` says the server gave no answer: the operation's deadline
+/// passed, a request timed out, or the connection failed. Asking the same
+/// server something else then is only more waiting.
+pub(crate) fn is_unanswered(err: &object_store::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(current) = source {
+        if current.is::<Unanswered>() {
+            return true;
+        }
+        if let Some(http) = current.downcast_ref::<HttpError>()
+            && matches!(http.kind(), HttpErrorKind::Connect | HttpErrorKind::Timeout)
+        {
+            return true;
+        }
+        source = current.source();
+    }
+    false
+}
+
+/// Whether `err` is a request that timed out.
+fn is_timeout(err: &object_store::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(current) = source {
+        if let Some(http) = current.downcast_ref::<HttpError>()
+            && http.kind() == HttpErrorKind::Timeout
+        {
+            return true;
+        }
+        source = current.source();
+    }
+    false
 }
 
 /// Whether `err` is a failure to connect (refused, unreachable, DNS).
@@ -188,7 +288,8 @@ impl ObjectStore for Guarded {
         location: &Path,
         opts: PutMultipartOptions,
     ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.retrying.put_multipart_opts(location, opts).await
+        self.within(self.retrying.put_multipart_opts(location, opts))
+            .await
     }
 
     async fn get_opts(
@@ -233,7 +334,7 @@ impl ObjectStore for Guarded {
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        self.retrying.list_with_delimiter(prefix).await
+        self.within(self.retrying.list_with_delimiter(prefix)).await
     }
 
     async fn copy_opts(
@@ -242,6 +343,7 @@ impl ObjectStore for Guarded {
         to: &Path,
         options: CopyOptions,
     ) -> object_store::Result<()> {
-        self.retrying.copy_opts(from, to, options).await
+        self.within(self.retrying.copy_opts(from, to, options))
+            .await
     }
 }

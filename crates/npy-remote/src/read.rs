@@ -632,6 +632,9 @@ pub(crate) async fn get_prefix(
             Ok(Fetched { bytes, size, e_tag })
         }
         Err(e @ object_store::Error::NotFound { .. }) => Err(Error::store(operation, path, e)),
+        // No answer: a HEAD would wait as long again (a silent server
+        // held an open for two deadlines).
+        Err(e) if crate::guard::is_unanswered(&e) => Err(Error::store(operation, path, e)),
         Err(e) => {
             // A range starting at or past the end is refused by stores; an
             // object that short is a format error, as for a local file.

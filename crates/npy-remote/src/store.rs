@@ -19,7 +19,8 @@ pub struct StoreOptions {
     /// How long one request may take, from connecting to its last byte,
     /// before it is abandoned (a silent or dripping server); a failed
     /// request is retried only while the operation is younger than this,
-    /// so an operation gives up within about twice the timeout. Default:
+    /// and every operation (a request with all its retries) has one
+    /// deadline, twice the timeout, after which it fails saying so. Default:
     /// [`StoreOptions::DEFAULT_TIMEOUT`] (object_store's own retries would
     /// wait up to 3 minutes). Local files ignore it.
     pub timeout: Duration,
@@ -202,7 +203,8 @@ impl Store {
                 first.and_then(|first| {
                     let retrying = build(retrying)?;
                     let unranged = scheme == ObjectStoreScheme::Http;
-                    let objects = Guarded::new(first.objects, retrying.objects, unranged);
+                    let objects =
+                        Guarded::new(first.objects, retrying.objects, unranged, options.timeout);
                     Ok(Store {
                         objects: Arc::new(objects),
                         multipart: retrying.multipart,

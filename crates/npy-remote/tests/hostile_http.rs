@@ -274,3 +274,35 @@ async fn a_missing_object_is_one_line_not_the_servers_body() {
     assert!(err.is_not_found(), "{err:?}");
     assert_eq!(err.to_string(), "open missing.npy: no such object");
 }
+
+/// Issue 29: a server that accepts the connection (the kernel does, for a
+/// listener nobody `accept`s) and never answers is abandoned within one
+/// deadline for the whole operation, twice the timeout, not after the
+/// first request's timeout plus each retry's: 1 s gave up after about 4 s,
+/// the default 30 s after 120 s. The error names the timeout.
+#[tokio::test]
+async fn a_server_that_never_answers_is_abandoned_within_twice_the_timeout() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/a.npy");
+    let options = StoreOptions {
+        timeout: Duration::from_secs(1),
+    };
+    let (store, path) = Store::from_url_with(&url, &options).unwrap();
+    let started = std::time::Instant::now();
+    let err = RemoteArray::open(store.objects().clone(), path)
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    let text = format!("{err}");
+    assert!(matches!(err.kind(), ErrorKind::Store { .. }), "{err:?}");
+    assert!(
+        took < Duration::from_secs(3),
+        "gave up after {took:?}: {text}"
+    );
+    assert!(
+        text.contains("no answer within 2 s (twice the 1 s timeout"),
+        "{text}"
+    );
+    drop(listener);
+}

@@ -5,9 +5,9 @@ use std::io::{self, Write};
 use std::ops::ControlFlow;
 use std::path::{Component, Path, PathBuf};
 
+use crate::output;
 use anyhow::{Context, bail};
 use npy_core::{Header, ParseOptions};
-use npy_mmap::AtomicFile;
 use npy_mmap::npz::{Compression, MemberCompression, MemberInfo, NpzWriter};
 use serde_json::{Map, Value, json};
 
@@ -219,7 +219,7 @@ pub fn extract(args: &ExtractArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     for name in &wanted {
         let info = archive.info(name)?;
         let relative = extract_path(&info.key)?;
-        source::refuse_to_replace(&args.dir.join(&relative), args.force)?;
+        crate::output::refuse_to_replace(&args.dir.join(&relative), args.force)?;
         plan.push((info.name.clone(), relative));
     }
     std::fs::create_dir_all(&args.dir)
@@ -239,19 +239,21 @@ pub fn extract(args: &ExtractArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         // Replaced like every save (temporary + rename): a process that has
         // the old file mapped keeps it, and a member that fails its CRC-32
         // leaves the old file untouched. Every folder below the destination
-        // is opened without following symbolic links.
-        let mut file = AtomicFile::create_within(&args.dir, &relative).with_context(|| {
-            format!(
-                "cannot extract member '{member}' to {}",
-                destination.display()
-            )
-        })?;
+        // is opened without following symbolic links. Without --force a
+        // file that appeared meanwhile is refused at the rename.
+        let mut file =
+            output::create_within(&args.dir, &relative, args.force).with_context(|| {
+                format!(
+                    "cannot extract member '{member}' to {}",
+                    destination.display()
+                )
+            })?;
         archive
             .reader(&member)
             .map_err(io::Error::other)
             .and_then(|mut reader| io::copy(&mut reader, &mut file))
             .with_context(|| format!("cannot extract member '{member}'"))?;
-        file.commit()
+        output::committed(file.commit())
             .with_context(|| format!("cannot extract member '{member}'"))?;
         writeln!(out, "{}", destination.display())?;
     }
@@ -260,7 +262,7 @@ pub fn extract(args: &ExtractArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// `npy pack`: each input becomes the member named after its file stem.
 pub fn pack(args: &PackArgs) -> anyhow::Result<()> {
-    source::refuse_to_replace(&args.output, args.force)?;
+    crate::output::refuse_to_replace(&args.output, args.force)?;
     let mut inputs = Vec::with_capacity(args.inputs.len());
     let mut keys = std::collections::HashSet::new();
     for path in &args.inputs {
@@ -281,8 +283,10 @@ pub fn pack(args: &PackArgs) -> anyhow::Result<()> {
     } else {
         Compression::Stored
     };
-    let mut writer = NpzWriter::create(&args.output)
+    // Without --force, an archive that appeared meanwhile is refused at the rename.
+    let file = output::create(&args.output, args.force)
         .with_context(|| format!("cannot create {}", args.output.display()))?;
+    let mut writer = NpzWriter::create_with(file)?;
     writer.set_compression(compression)?;
     for (key, array) in &mut inputs {
         // Streamed in chunks: a sparse input is read through the file, and
@@ -294,8 +298,7 @@ pub fn pack(args: &PackArgs) -> anyhow::Result<()> {
         })?;
         member.finish()?;
     }
-    writer
-        .finish()
+    output::committed(writer.finish())
         .with_context(|| format!("cannot write {}", args.output.display()))
 }
 

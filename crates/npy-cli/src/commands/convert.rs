@@ -16,7 +16,7 @@ const CHUNK_BYTES: usize = 4 << 20;
 
 pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let _ = out;
-    crate::source::refuse_to_replace(&args.output, args.force)?;
+    crate::output::refuse_to_replace(&args.output, args.force)?;
     if !crate::source::is_stdin(&args.input)
         && let Some(array) =
             super::objects::load(&args.input, args.member.as_deref(), &args.pickle)?
@@ -69,8 +69,9 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         )
     };
     // The output is replaced like every save: a temporary file beside it
-    // (exclusive, unpredictable name, removed on failure), synced, renamed.
-    let mut output = AtomicFile::create(&args.output).with_context(cannot_create)?;
+    // (exclusive, unpredictable name, removed on failure), synced, renamed;
+    // without --force, a file that appeared meanwhile is refused then.
+    let mut output = crate::output::create(&args.output, args.force).with_context(cannot_create)?;
     write(&mut output, &mut progress)?;
     commit(output, args, &mut progress)
 }
@@ -87,13 +88,12 @@ fn version(args: &ConvertArgs) -> Option<Version> {
 /// Renames the written output over OUTPUT, synced unless `--no-sync`.
 fn commit(output: AtomicFile, args: &ConvertArgs, progress: &mut Progress) -> anyhow::Result<()> {
     if args.no_sync {
-        output
-            .commit_unsynced()
+        crate::output::committed(output.commit_unsynced())
             .with_context(|| format!("cannot replace {}", args.output.display()))?;
     } else {
         // Writing mostly filled the page cache; the disk catches up here.
         progress.phase("convert: syncing to disk (fsync; --no-sync skips it)");
-        output.commit()?;
+        crate::output::committed(output.commit())?;
     }
     Ok(())
 }
@@ -118,7 +118,7 @@ fn convert_objects(array: npy_core::NpyArray, args: &ConvertArgs) -> anyhow::Res
         .to_bytes(version(args))
         .context("cannot write the requested header")?;
     let mut progress = Progress::bytes(0, "convert", true);
-    let mut output = AtomicFile::create(&args.output).with_context(|| {
+    let mut output = crate::output::create(&args.output, args.force).with_context(|| {
         format!(
             "cannot create a temporary file for {}",
             args.output.display()

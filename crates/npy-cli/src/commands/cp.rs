@@ -10,6 +10,7 @@ use npy_remote::npz::{NpzOptions, RemoteNpz};
 use npy_remote::{RemoteHeader, Transfer, UploadOptions};
 
 use crate::cli::CpArgs;
+use crate::output;
 use crate::progress::Progress;
 use crate::remote::{kind, runtime, store, url_of};
 use crate::source::{self, Kind, NpyFile};
@@ -21,15 +22,15 @@ pub fn cp(args: &CpArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match (url_of(&args.source), url_of(&args.destination)) {
         (None, Some(url)) => match file_url_path(url) {
             Some(destination) => {
-                source::refuse_to_replace(&destination, args.force)?;
-                copy_to_file(&args.source, &destination)?
+                output::refuse_to_replace(&destination, args.force)?;
+                copy_to_file(&args.source, &destination, args.force)?
             }
             None => upload(&args.source, url, part_size, concurrency)?,
         },
         (Some(url), None) => {
             let destination = local_destination(url, &args.destination);
-            source::refuse_to_replace(&destination, args.force)?;
-            download(url, &destination, part_size, concurrency)?;
+            output::refuse_to_replace(&destination, args.force)?;
+            download(url, &destination, part_size, concurrency, args.force)?;
             writeln!(out, "{}", destination.display())?;
             return Ok(());
         }
@@ -157,7 +158,7 @@ fn file_url_path(url: &str) -> Option<PathBuf> {
 /// the CLI writes (a temporary beside it, verified, renamed over it, keeping
 /// the old file's mode), not written anew by object_store's local store
 /// (which reset a 0640 file to 0644).
-fn copy_to_file(local: &Path, destination: &Path) -> anyhow::Result<()> {
+fn copy_to_file(local: &Path, destination: &Path, force: bool) -> anyhow::Result<()> {
     let (content, size) = local_content(local, Locked::Take)?;
     if let Some(parent) = destination.parent() {
         // As object_store's local store does for an object's path.
@@ -165,7 +166,7 @@ fn copy_to_file(local: &Path, destination: &Path) -> anyhow::Result<()> {
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     let mut source = npy_mmap::open_regular(local, false)?;
-    let mut file = npy_mmap::AtomicFile::create(destination)
+    let mut file = output::create(destination, force)
         .with_context(|| format!("cannot write {}", destination.display()))?;
     let written = std::io::copy(&mut source, &mut file)
         .and_then(|written| std::io::Write::flush(&mut file).map(|()| written))
@@ -185,7 +186,7 @@ fn copy_to_file(local: &Path, destination: &Path) -> anyhow::Result<()> {
             local.display()
         );
     }
-    file.commit()
+    output::committed(file.commit())
         .with_context(|| format!("cannot write {}", destination.display()))?;
     Ok(())
 }
@@ -225,12 +226,18 @@ fn upload(local: &Path, url: &str, part_size: usize, concurrency: usize) -> anyh
     Ok(())
 }
 
-fn download(url: &str, local: &Path, part_size: usize, concurrency: usize) -> anyhow::Result<()> {
+fn download(
+    url: &str,
+    local: &Path,
+    part_size: usize,
+    concurrency: usize,
+    force: bool,
+) -> anyhow::Result<()> {
     let (content, size) = remote_content(url, kind(url) == Kind::Npz)?;
     let (store, path) = store(url)?;
     // Replaced like every save: a temporary beside the destination, renamed
     // over it once the copy is verified.
-    let mut file = npy_mmap::AtomicFile::create(local)
+    let mut file = output::create(local, force)
         .with_context(|| format!("cannot write {}", local.display()))?;
     let mut progress = Progress::bytes(size, "downloading", false);
     let mut reported = 0;
@@ -257,7 +264,7 @@ fn download(url: &str, local: &Path, part_size: usize, concurrency: usize) -> an
     if (written, copied_size, &copied) != (size, size, &content) {
         bail!("the download of {url} does not match it ({copied_size} bytes, {size} expected)");
     }
-    file.commit()
+    output::committed(file.commit())
         .with_context(|| format!("cannot write {}", local.display()))?;
     Ok(())
 }

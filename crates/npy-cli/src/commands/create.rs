@@ -21,7 +21,7 @@ pub fn run(args: &CreateArgs) -> anyhow::Result<()> {
     match result {
         Ok(_) => Ok(()),
         Err(err) if matches!(err.kind(), npy_mmap::ErrorKind::AlreadyExists) => {
-            Err(crate::source::exists_error(&args.output))
+            Err(crate::output::exists_error(&args.output))
         }
         Err(err) => Err(err.into()),
     }

@@ -8,6 +8,7 @@ mod info;
 mod objects;
 mod show;
 mod stats;
+mod tidy;
 mod validate;
 mod verdict;
 
@@ -30,6 +31,7 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Pack(args) => archive::pack(&args)?,
         Command::Render(args) => crate::render::run(&args, out)?,
         Command::Cp(args) => cp::cp(&args, out)?,
+        Command::Tidy(args) => tidy::run(&args, out)?,
     }
     Ok(ExitCode::SUCCESS)
 }

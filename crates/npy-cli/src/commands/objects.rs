@@ -84,15 +84,26 @@ fn show_stdin(args: &ShowArgs) -> anyhow::Result<Option<Shown>> {
 }
 
 fn read_stdin(options: &ReadOptions) -> anyhow::Result<NpyArray> {
-    npy_core::read_npy(std::io::stdin().lock(), options)
+    npy_core::read_npy(std::io::stdin().lock(), &stdin_capped(options))
         .context("standard input is not a valid .npy stream")
+}
+
+/// `options` with the data (or pickle) read into memory from standard
+/// input capped like its spool (`--stdin-limit`): objects are decoded in
+/// memory, and an array of numbers that came this way is too.
+fn stdin_capped(options: &ReadOptions) -> ReadOptions {
+    let limit = usize::try_from(crate::stdin::limit()).unwrap_or(usize::MAX);
+    ReadOptions {
+        max_data_len: Some(options.max_data_len.map_or(limit, |max| max.min(limit))),
+        ..*options
+    }
 }
 
 /// `npy validate - --allow-pickle`: the stream read as `np.load` would,
 /// objects decoded, then the bytes after it counted.
 pub fn check_stdin(options: &ReadOptions) -> anyhow::Result<Verdict> {
     let mut stdin = std::io::stdin().lock();
-    let array = match npy_core::read_npy(&mut stdin, options) {
+    let array = match npy_core::read_npy(&mut stdin, &stdin_capped(options)) {
         Ok(array) => array,
         Err(npy_core::Error::Io(err)) => return Err(err).context("cannot read standard input"),
         Err(err) => return Ok(Verdict::invalid(crate::message::cause_text(&err))),

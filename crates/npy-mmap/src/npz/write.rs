@@ -83,8 +83,18 @@ impl NpzWriter<AtomicFile> {
         let path = path.as_ref();
         let file =
             AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
-        let mut writer = Self::new(file).map_err(|e| e.with_path(path))?;
-        writer.path = Some(path.to_path_buf());
+        Self::create_with(file)
+    }
+
+    /// Like [`create`](Self::create), through an [`AtomicFile`] made by the
+    /// caller: e.g. one that must not
+    /// [`replace_existing`](AtomicFile::replace_existing) a file, so that
+    /// [`finish`](Self::finish) refuses a destination that appeared while
+    /// the archive was written.
+    pub fn create_with(file: AtomicFile) -> Result<Self> {
+        let path = file.dest_path().to_path_buf();
+        let mut writer = Self::new(file).map_err(|e| e.with_path(&path))?;
+        writer.path = Some(path);
         Ok(writer)
     }
 

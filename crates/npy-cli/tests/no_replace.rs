@@ -1,0 +1,142 @@
+//! Issue 29: without `--force`, a destination that appears while a command
+//! works (after its check, before its rename) is refused at the rename, not
+//! replaced. The moment is made exact by the debug build's
+//! `NPY_TEST_AFTER_TEMPORARY` hook, a shell command the binary runs once
+//! its temporary exists: here it plants the destination, as another
+//! process might.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{assert_exit, npy_bytes, scratch, stderr, write};
+
+/// `np.arange(n, dtype='<i8')` as np.save writes it.
+fn arange_i8(dir: &Path, name: &str, n: usize) -> PathBuf {
+    let dict = format!("{{'descr': '<i8', 'fortran_order': False, 'shape': ({n},), }}");
+    let data: Vec<u8> = (0..n as i64).flat_map(|v| v.to_le_bytes()).collect();
+    write(
+        dir,
+        name,
+        &npy_bytes(&dict, 21 - n.to_string().len(), &data),
+    )
+}
+
+/// Runs `npy args` with the hook planting "theirs" at `plant` (once: only
+/// if nothing is there yet).
+fn npy_planting(args: &[&OsStr], plant: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_npy"))
+        .args(args)
+        .env(
+            "NPY_TEST_AFTER_TEMPORARY",
+            r#"[ -e "$PLANT" ] || printf theirs > "$PLANT""#,
+        )
+        .env("PLANT", plant)
+        .output()
+        .expect("the npy binary runs")
+}
+
+/// The names in `dir` (no temporaries may be left).
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `args` run with `target` appearing mid-command: refused, naming it,
+/// leaving it as it was; with `--force`, replaced.
+#[track_caller]
+fn refused_at_the_rename(args: &[&OsStr], target: &Path) {
+    let _ = std::fs::remove_file(target);
+    let output = npy_planting(args, target);
+    assert_exit(&output, 1);
+    let expected = format!(
+        "{} exists; remove it first, or replace it with --force",
+        target.display()
+    );
+    assert!(
+        stderr(&output).contains(&expected),
+        "{args:?}: {}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read(target).unwrap(), b"theirs", "{args:?}");
+    let dir = target.parent().unwrap();
+    assert!(
+        names(dir).iter().all(|name| !name.ends_with(".tmp")),
+        "{args:?}: {:?}",
+        names(dir)
+    );
+    // --force: the planted file is replaced, as before.
+    std::fs::remove_file(target).unwrap();
+    let mut forced = args.to_vec();
+    forced.push("--force".as_ref());
+    assert_exit(&npy_planting(&forced, target), 0);
+    let bytes = std::fs::read(target).unwrap();
+    assert!(
+        bytes.starts_with(b"\x93NUMPY") || bytes.starts_with(b"PK"),
+        "{args:?}"
+    );
+}
+
+#[test]
+fn a_destination_appearing_mid_command_is_not_replaced_without_force() {
+    let dir = scratch("no_replace_mid_command");
+    let a = arange_i8(&dir, "a.npy", 3);
+    let b = arange_i8(&dir, "b.npy", 5);
+    let converted = dir.join("converted.npy");
+    refused_at_the_rename(
+        &["convert".as_ref(), a.as_os_str(), converted.as_os_str()],
+        &converted,
+    );
+    let unsynced = dir.join("unsynced.npy");
+    refused_at_the_rename(
+        &[
+            "convert".as_ref(),
+            "--no-sync".as_ref(),
+            a.as_os_str(),
+            unsynced.as_os_str(),
+        ],
+        &unsynced,
+    );
+    let packed = dir.join("packed.npz");
+    refused_at_the_rename(
+        &[
+            "pack".as_ref(),
+            packed.as_os_str(),
+            a.as_os_str(),
+            b.as_os_str(),
+        ],
+        &packed,
+    );
+    // extract: b.npy appears while a.npy is written (every destination was
+    // checked before): a.npy is extracted, b.npy is refused.
+    std::fs::rename(&packed, dir.join("run.npz")).unwrap();
+    let archive = dir.join("run.npz");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let args = [
+        "extract".as_ref(),
+        archive.as_os_str(),
+        "--dir".as_ref(),
+        out.as_os_str(),
+    ];
+    refused_at_the_rename(&args, &out.join("b.npy"));
+    // cp: a download (from a file:// URL) and a file:// destination.
+    let url = format!("file://{}", a.display());
+    let downloaded = dir.join("downloaded.npy");
+    refused_at_the_rename(
+        &["cp".as_ref(), url.as_ref(), downloaded.as_os_str()],
+        &downloaded,
+    );
+    let copied = dir.join("copied.npy");
+    let copied_url = format!("file://{}", copied.display());
+    refused_at_the_rename(
+        &["cp".as_ref(), a.as_os_str(), copied_url.as_ref()],
+        &copied,
+    );
+}
