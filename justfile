@@ -36,6 +36,7 @@ python *ARGS:
 
 # npy_mmap against numpy, s3fs and Dask (release wheel; docs/BENCHMARKS.md, "Python"). Needs ~10 GB of disk.
 bench-python *ARGS:
+    cargo build --release -p npy-bench --bin npy-gather
     CARGO_TARGET_DIR="$PWD/target" "$(scripts/setup-venv.sh)" -m pip install --quiet --force-reinstall --no-deps ./crates/npy-python
     scripts/s3-server.sh start
     bash -c 'eval "$(scripts/s3-server.sh env)"; .venv/bin/python benches/python/bench.py "$@"' _ {{ARGS}}; status=$?; scripts/s3-server.sh stop; exit $status

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import gc
+import mmap
 import os
 import pathlib
 import statistics
+import subprocess
 import sys
 import time
 import uuid
@@ -109,22 +111,75 @@ def numpy_part(root: pathlib.Path, big_gib: float, repeat: int) -> None:
 
     rng = np.random.default_rng(7)
     flat_count = rows * 1024
-    indices = np.sort(rng.integers(0, flat_count, size=20_000))
-    numpy_gather = timed(
-        lambda: np.load(big, mmap_mode="r").reshape(-1)[indices].copy(), repeat, setup=lambda: evict(big)
-    )
+    indices = rng.integers(0, flat_count, size=20_000)
 
-    def ours_gather():
-        mapped = npy_mmap.mapped(big, "r", advice="random")
-        return npy_mmap.take(mapped.array, indices)
+    def numpy_best():
+        # The one line numpy users add for scattered reads.
+        a = np.load(big, mmap_mode="r")
+        a._mmap.madvise(mmap.MADV_RANDOM)
+        return a.reshape(-1)[indices].copy()
+
+    def ours_take():
+        return npy_mmap.take(npy_mmap.load(big, mmap_mode="r"), indices)
+
+    cold = {"setup": lambda: evict(big)}
+    ours_cold = timed(ours_take, repeat, **cold)
+    what = f"cold random gather of 20,000 elements ({big_gib:g} GiB file)"
+    row(
+        "numpy",
+        what,
+        timed(lambda: np.load(big, mmap_mode="r").reshape(-1)[indices].copy(), repeat, **cold),
+        ours_cold,
+        "numpy: np.load(mmap_mode='r')[idx]; ours: take() (the planner, default advice)",
+    )
+    row("numpy", what + ", numpy with madvise(MADV_RANDOM)", timed(numpy_best, repeat, **cold), ours_cold)
+    gather = pathlib.Path(__file__).resolve().parents[2] / "target" / "release" / "npy-gather"
+    if gather.exists():
+        index_file = root / "indices.bin"
+        index_file.write_bytes(indices.astype("<u8").tobytes())
+
+        def rust_gather() -> float:
+            evict(big)
+            out = subprocess.run([gather, big, index_file], capture_output=True, text=True, check=True)
+            return float(out.stdout.split()[0])
+
+        rust_s = statistics.median(rust_gather() for _ in range(repeat))
+        row("numpy", what + ", vs the Rust gather (npy-gather)", rust_s, ours_cold, "theirs: the Rust crate's gather_bytes")
+    else:
+        print(f"(no {gather}: cargo build --release -p npy-bench --bin npy-gather for the Rust row)")
+
+    # A training batch: 64 random windows of 1,024 float32 (warm).
+    flat = np.load(big, mmap_mode="r").reshape(-1)
+    starts = rng.integers(0, flat_count - 1024, size=64)
+    window_idx = (starts[:, None] + np.arange(1024)).reshape(-1)
+    mapped_flat = npy_mmap.load(big, mmap_mode="r").reshape(-1)
+    flat[window_idx].sum()  # warm
+    row(
+        "numpy",
+        "warm batch of 64 windows of 1,024 elements",
+        timed(lambda: flat[window_idx].copy(), repeat * 20),
+        timed(lambda: npy_mmap.take(mapped_flat, window_idx), repeat * 20),
+        "numpy fancy indexing vs take()",
+    )
+    del flat, mapped_flat
+
+    many = root / "many.npz"
+    np.savez(many, **{f"m{i}": np.arange(16, dtype="<f8") for i in range(6000)})
+
+    def every_member(load) -> float:
+        archive = load(many, mmap_mode="r")
+        total = sum(float(archive[key][0]) for key in archive.files)
+        archive.close()
+        return total
 
     row(
         "numpy",
-        f"cold random gather of 20,000 elements ({big_gib:g} GiB file)",
-        numpy_gather,
-        timed(ours_gather, repeat, setup=lambda: evict(big)),
-        "ours: advice='random', take() without the GIL",
+        "npz of 6,000 members: read every member (mmap_mode='r')",
+        timed(lambda: every_member(np.load), max(3, repeat // 2)),
+        timed(lambda: every_member(npy_mmap.load), max(3, repeat // 2)),
+        "numpy reads each member; we map each (the directory is parsed once)",
     )
+    many.unlink()
 
     objects = root / "objects.npy"
     strings = np.array([f"item-{i}" for i in range(1_000_000)], dtype=object)

@@ -138,11 +138,25 @@ impl NpzReader {
     }
 }
 
+/// The bytes of a mapped archive, shared: what its parsed archive reads.
+#[derive(Clone)]
+struct MappedBytes(Arc<MappedNpz>);
+
+impl AsRef<[u8]> for MappedBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.bytes()
+    }
+}
+
+/// An archive parsed once over its mapping (the central directory is read
+/// at open, never again: a member costs the same whatever its place).
+type Parsed = NpzArchive<Cursor<MappedBytes>>;
+
 /// An `.npz` archive mapped read-only: a stored `.npy` member is a view of
 /// the mapping (no copy); a compressed one is loaded into memory.
 #[pyclass(module = "npy_mmap._native", frozen)]
 pub struct MappedArchive {
-    map: Mutex<Option<Arc<MappedNpz>>>,
+    archive: Mutex<Option<(Arc<MappedNpz>, Parsed)>>,
     keys: Vec<String>,
     names: Vec<String>,
 }
@@ -160,12 +174,16 @@ impl MappedArchive {
         encoding: &str,
     ) -> PyResult<Self> {
         let options = archive_options(max_header_size, allow_pickle, encoding)?;
-        let map = py.detach(|| options.map_npz(&path)).map_err(mmap_error)?;
-        let archive = map.archive().map_err(mmap_error)?;
+        let (map, archive) = py
+            .detach(|| {
+                let map = Arc::new(options.map_npz(&path)?);
+                let archive = options.read_npz(Cursor::new(MappedBytes(map.clone())))?;
+                Ok::<_, npy_mmap::Error>((map, archive))
+            })
+            .map_err(mmap_error)?;
         let (keys, names) = (archive.keys().to_vec(), archive.member_names().to_vec());
-        drop(archive);
         Ok(MappedArchive {
-            map: Mutex::new(Some(Arc::new(map))),
+            archive: Mutex::new(Some((map, archive))),
             keys,
             names,
         })
@@ -184,17 +202,12 @@ impl MappedArchive {
     /// A member: `("mapped", (buffer, descr, shape, fortran))` for a stored
     /// `.npy` member, else what [`NpzReader::get`] gives.
     fn get(&self, py: Python<'_>, key: &str) -> PyResult<MemberResult> {
-        let map = self
-            .map
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .ok_or_else(closed)?;
-        let mut archive = map.archive().map_err(mmap_error)?;
-        match archive.array_bytes(key) {
+        let mut guard = self.archive.lock().unwrap_or_else(|e| e.into_inner());
+        let (map, archive) = guard.as_mut().ok_or_else(closed)?;
+        let map = map.clone();
+        match archive.array_range(key) {
             Ok(stored) => {
-                let start = stored.data.as_ptr() as usize - map.bytes().as_ptr() as usize;
-                let range = start..start + stored.data.len();
+                let range = stored.data;
                 let descr = stored.header.dtype.header_repr();
                 let shape = stored.header.shape.clone();
                 let fortran = stored.header.order == npy_core::Order::Fortran;
@@ -203,7 +216,7 @@ impl MappedArchive {
                         "Array can't be memory-mapped: Python objects in dtype.",
                     ));
                 }
-                drop(archive);
+                drop(guard);
                 let what = format!("{} member {key}", map.path().display());
                 let buffer = Py::new(py, Buffer::new(Backing::NpzMember(map, range), what))?;
                 let parts: Parts = (buffer.into_any(), descr, shape, fortran);
@@ -227,7 +240,10 @@ impl MappedArchive {
 
     /// Lets go of the archive's mapping (it stays alive while member views do).
     fn close(&self) {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.archive
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
     }
 }
 

@@ -31,5 +31,5 @@ mod write;
 
 pub use mapped::MappedNpz;
 pub use npy_core::npz::{MemberCompression, MemberInfo};
-pub use read::{Member, MemberReader, NpzArchive, StoredArray};
+pub use read::{Member, MemberReader, NpzArchive, StoredArray, StoredRange};
 pub use write::{Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};

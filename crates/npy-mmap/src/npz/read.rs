@@ -5,18 +5,20 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek};
 use std::path::Path;
 
-use npy_core::element::Element;
 // Members that do not start with the `.npy` magic are raw bytes.
 use npy_core::header::MAGIC;
 use npy_core::npz::{
     ArchiveError, CENTRAL_HEADER_LEN, MemberCompression, MemberInfo, is_zip_start, key_for,
 };
-use npy_core::{ArrayView, Header, Layout, NpyArray, ParsedHeader, ReadOptions, read_npy};
+use npy_core::{Header, NpyArray, ParsedHeader, ReadOptions, read_npy};
 use zip::read::ZipFile;
 use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
 
 use crate::error::{Error, ErrorKind, Result, format_error_kind, stream_error};
+
+mod stored;
 use crate::lock::{Locks, lock_shared};
+pub use stored::{StoredArray, StoredRange};
 
 /// A lazily read `.npz` archive (or any zip), with NumPy's `NpzFile` semantics.
 ///
@@ -496,18 +498,6 @@ fn read_stored<R: Read>(
     crate::load::read_into_memory(stream, header, layout, options.to_native)
 }
 
-/// A stored `.npy` member in archive bytes: its parsed header and its array
-/// data, borrowed from the bytes ([`NpzArchive::array_bytes`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoredArray<'a> {
-    /// The member's header.
-    pub header: Header,
-    /// Where its header and data lie within the member.
-    pub layout: Layout,
-    /// The array data, exactly the bytes the header promises.
-    pub data: &'a [u8],
-}
-
 /// What a member holds, as NumPy's `NpzFile.__getitem__` returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Member {
@@ -515,111 +505,6 @@ pub enum Member {
     Array(NpyArray),
     /// Anything else: the member's bytes.
     Raw(Vec<u8>),
-}
-
-impl<'a> NpzArchive<io::Cursor<&'a [u8]>> {
-    /// Reads the central directory of an archive held in memory, e.g. a
-    /// read-only mapping of an `.npz` file. Stored members can then be
-    /// borrowed from `bytes` without copying ([`stored_member`](Self::stored_member),
-    /// [`array_bytes`](Self::array_bytes)).
-    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self> {
-        Self::new(io::Cursor::new(bytes))
-    }
-
-    /// [`from_bytes`](Self::from_bytes) with read options.
-    pub(crate) fn from_bytes_with_options(bytes: &'a [u8], options: ReadOptions) -> Result<Self> {
-        Self::with_options(io::Cursor::new(bytes), options)
-    }
-
-    /// The whole content of a stored member (the `.npy` file it holds),
-    /// borrowed from the archive bytes: nothing is copied or read beyond
-    /// the member's local header, so the CRC-32 is not checked.
-    ///
-    /// A compressed member is an error naming the alternative: load it.
-    pub fn stored_member(&mut self, key: &str) -> Result<&'a [u8]> {
-        let index = self.resolve(key)?;
-        let path = self.path.as_deref();
-        let member = self.names[index].as_str();
-        let fail = |kind| Error::from(kind).in_member(member).located(path);
-        let bytes: &'a [u8] = self.zip_bytes();
-        let compression = self.compressions[index];
-        let file = self
-            .zip
-            .by_index_raw(index)
-            .map_err(|source| fail(archive_kind(source, member)))?;
-        if compression != MemberCompression::Stored {
-            return Err(fail(ErrorKind::Archive(ArchiveError::Compressed {
-                compression,
-            })));
-        }
-        let corrupt = |detail: String| fail(ErrorKind::Archive(ArchiveError::Corrupt { detail }));
-        let start = file
-            .data_start()
-            .ok_or_else(|| corrupt("the local header was not read".to_owned()))?;
-        // Its data must lie inside the archive (the sizes agree: checked at open).
-        let end = start
-            .checked_add(file.compressed_size())
-            .filter(|&end| end <= bytes.len() as u64)
-            .ok_or_else(|| {
-                corrupt(format!(
-                    "data ({} bytes at offset {start}) runs past the end of the {}-byte archive",
-                    file.compressed_size(),
-                    bytes.len()
-                ))
-            })?;
-        Ok(&bytes[start as usize..end as usize])
-    }
-
-    /// A stored `.npy` member's parsed header and its array data, borrowed
-    /// from the archive bytes (checked to hold all the data the header promises).
-    pub fn array_bytes(&mut self, key: &str) -> Result<StoredArray<'a>> {
-        let content = self.stored_member(key)?;
-        let index = self.resolve(key)?;
-        if !content.starts_with(&MAGIC) {
-            return Err(self.member_error(index, ErrorKind::NotNpy));
-        }
-        let ParsedHeader { header, layout } =
-            Header::parse(content, &self.options.parse).map_err(|source| {
-                self.located(format_error_kind("parse", source).in_member(&self.names[index]))
-            })?;
-        let data = layout
-            .data_offset
-            .checked_add(layout.data_len)
-            .and_then(|end| content.get(layout.data_offset..end))
-            .ok_or_else(|| {
-                let detail = format!(
-                    "the header promises {} data bytes but the member holds {}",
-                    layout.data_len,
-                    content.len().saturating_sub(layout.data_offset)
-                );
-                self.member_error(index, ErrorKind::Archive(ArchiveError::Corrupt { detail }))
-            })?;
-        Ok(StoredArray {
-            header,
-            layout,
-            data,
-        })
-    }
-
-    /// A typed view straight into a stored member's data: zero-copy, what
-    /// NumPy cannot do (its `mmap_mode` is ignored for npz).
-    ///
-    /// Data we write is 64-byte aligned in the archive; data that is not
-    /// aligned for `T` is npy-core's [`Misaligned`](npy_core::Error::Misaligned)
-    /// error, which names the way out: an alignment-1 element type
-    /// (`zerocopy::byteorder`), or loading it.
-    pub fn view<T: Element>(&mut self, key: &str) -> Result<ArrayView<'a, T>> {
-        let index = self.resolve(key)?;
-        let StoredArray { header, data, .. } = self.array_bytes(key)?;
-        ArrayView::from_header(data, &header)
-            .map_err(|source| self.member_error(index, ErrorKind::Format(source)))
-    }
-
-    /// The archive bytes. `ZipArchive` lends no reference to its reader, but
-    /// cloning it over a borrowed slice is a pointer copy and an `Arc` bump.
-    fn zip_bytes(&self) -> &'a [u8] {
-        self.zip.clone().into_inner().into_inner()
-    }
 }
 
 /// A member's content as a stream (decompressed when deflated), from
