@@ -285,3 +285,14 @@ def test_hostile_object_arrays_are_refused_and_run_nothing(tmp_path: pathlib.Pat
     # Our writer refuses what our reader would refuse.
     with pytest.raises(TypeError, match="cannot save an object of type _Hostile"):
         npy_mmap.save(tmp_path / "w.npy", evil)
+
+
+def test_the_public_names_are_what_the_package_exports() -> None:
+    """`npy_mmap.__all__` is the API: every name resolves, and every name
+    the implementation module offers is exported (the stub of the native
+    module is checked against the built module by stubtest in CI)."""
+    from npy_mmap import _api
+
+    for name in npy_mmap.__all__:
+        assert getattr(npy_mmap, name) is getattr(_api, name), name
+    assert sorted(npy_mmap.__all__) == sorted(_api.__all__)

@@ -4,8 +4,9 @@ Replace ``np.load``, ``np.save``, ``np.savez``, ``np.savez_compressed`` and
 ``numpy.lib.format.open_memmap`` by the same names here: same arguments,
 same arrays, byte-identical files. What you gain:
 
-* mappings that take byte-range locks shared with every process using
-  npy-mmap (Python or Rust): a read-write mapping of the same bytes waits;
+* mappings shared as numpy shares them (workers filling one ``r+`` file,
+  readers beside writers), whose byte-range locks keep Rust code holding
+  references to the same bytes and them apart, in any process;
 * :func:`mapped` with a ``close()`` that releases the file at once and
   refuses while numpy views are alive;
 * ``load(npz, mmap_mode='r')`` maps stored members without copying;
