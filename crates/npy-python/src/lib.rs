@@ -327,11 +327,12 @@ fn append(
     })?
 }
 
-/// Gathers `indices` (native int64 bytes; negative counts from the end) of
-/// the `count` items of `width` bytes at byte `offset` of a buffer, with
-/// the GIL released and through npy-mmap's planned gather (a cold file's
-/// pages are read ahead all at once). Returns `None` for a buffer Rust must
-/// not read while numpy may write it (the caller uses `numpy.take`).
+/// Gathers `indices` (a C-contiguous int64 buffer; negative counts from
+/// the end) of the `count` items of `width` bytes at byte `offset` of a
+/// buffer, with the GIL released and through npy-mmap's planned gather (a
+/// cold file's pages are read ahead all at once; runs of neighbouring items
+/// are copied at once). Returns `None` for a buffer Rust must not read
+/// while numpy may write it (the caller uses `numpy.take`).
 #[pyfunction]
 fn take(
     py: Python<'_>,
@@ -339,12 +340,10 @@ fn take(
     offset: usize,
     width: usize,
     count: usize,
-    indices: Vec<u8>,
+    indices: PyBuffer<i64>,
 ) -> PyResult<Option<Py<Buffer>>> {
-    if width == 0 || !indices.len().is_multiple_of(8) {
-        return Err(value_error(
-            "take: item width must be > 0 and indices int64",
-        ));
+    if width == 0 {
+        return Err(value_error("take: item width must be > 0"));
     }
     let span = width
         .checked_mul(count)
@@ -357,26 +356,30 @@ fn take(
              mapped bytes"
         )));
     }
+    let indices = indices.to_vec(py)?;
     // Every index checked (numpy's words) before anything is read.
-    let offsets = indices
-        .chunks_exact(8)
-        .map(|index| {
-            let raw = i64::from_ne_bytes(index.try_into().unwrap_or([0; 8]));
-            let position = if raw < 0 {
-                (count as i64).checked_add(raw)
-            } else {
-                Some(raw)
-            };
-            position
-                .filter(|p| *p >= 0 && (*p as u64) < count as u64)
-                .map(|p| offset + p as usize * width)
-                .ok_or_else(|| {
-                    pyo3::exceptions::PyIndexError::new_err(format!(
-                        "index {raw} is out of bounds for axis 0 with size {count}"
-                    ))
+    let offsets = py
+        .detach(|| {
+            indices
+                .iter()
+                .map(|&raw| {
+                    let position = if raw < 0 {
+                        (count as i64).checked_add(raw)
+                    } else {
+                        Some(raw)
+                    };
+                    position
+                        .filter(|p| *p >= 0 && (*p as u64) < count as u64)
+                        .map(|p| offset + p as usize * width)
+                        .ok_or(raw)
                 })
+                .collect::<Result<Vec<usize>, i64>>()
         })
-        .collect::<PyResult<Vec<usize>>>()?;
+        .map_err(|raw| {
+            pyo3::exceptions::PyIndexError::new_err(format!(
+                "index {raw} is out of bounds for axis 0 with size {count}"
+            ))
+        })?;
     match source.get().gather(py, &offsets, width)? {
         None => Ok(None),
         Some(bytes) => Ok(Some(Py::new(

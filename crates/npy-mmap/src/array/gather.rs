@@ -306,7 +306,8 @@ impl Planner<'_> {
     }
 
     /// The `width` bytes at each of `offsets` into `out` through `copy`
-    /// (which gets an offset and the slot to fill), planned: every offset
+    /// (which gets an offset and the slot to fill: one element, or a run
+    /// of neighbouring ones at once), planned: every offset
     /// checked first, then, when a sample of the pages is missing, the
     /// pages of each batch read ahead before it is copied.
     pub(crate) fn gather_bytes(
@@ -338,8 +339,19 @@ impl Planner<'_> {
             if cold {
                 self.read_ahead(batch.iter().map(|&at| at as u64..(at + width) as u64));
             }
-            for (slot, &offset) in out.chunks_exact_mut(width).zip(batch) {
-                copy(offset, slot);
+            // Runs of neighbouring elements (windows, rows) in one copy each.
+            let mut rest = &mut out[..batch.len() * width];
+            let mut k = 0;
+            while k < batch.len() {
+                let start = batch[k];
+                let mut run = 1;
+                while k + run < batch.len() && batch[k + run] == start + run * width {
+                    run += 1;
+                }
+                let (slot, tail) = rest.split_at_mut(run * width);
+                copy(start, slot);
+                rest = tail;
+                k += run;
             }
         }
         Ok(())

@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::io;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use memmap2::UncheckedAdvice;
 
@@ -94,18 +94,43 @@ impl ForeignMap {
     pub fn load(&self, offset: usize, out: &mut [u8]) -> Option<()> {
         let cells = self.cells().get(offset..offset.checked_add(out.len())?)?;
         let address = cells.as_ptr() as usize;
+        // One element of a native width, aligned (the common gather): one load.
+        macro_rules! single {
+            ($atomic:ty) => {{
+                // SAFETY: `cells` holds exactly `size_of::<$atomic>()` bytes
+                // of the mapping at an address aligned for `$atomic`
+                // (checked by the match below); the atomic takes any bits
+                // and is only loaded (see `cells`).
+                let cell = unsafe { &*cells.as_ptr().cast::<$atomic>() };
+                out.copy_from_slice(&cell.load(Ordering::Relaxed).to_ne_bytes());
+                return Some(());
+            }};
+        }
+        match out.len() {
+            1 => single!(AtomicU8),
+            2 if address.is_multiple_of(2) => single!(AtomicU16),
+            4 if address.is_multiple_of(4) => single!(AtomicU32),
+            8 if address.is_multiple_of(8) => single!(AtomicU64),
+            _ => {}
+        }
         let head = (address.next_multiple_of(8) - address).min(out.len());
         let (out_head, out_rest) = out.split_at_mut(head);
         for (byte, cell) in out_head.iter_mut().zip(&cells[..head]) {
             *byte = cell.load(Ordering::Relaxed);
         }
         let words = out_rest.len() / 8;
-        // SAFETY: `cells[head..]` starts 8-aligned (`head` rounds the
-        // address up) and holds at least `words * 8` bytes, all inside the
-        // mapping; `AtomicU64` takes any bits and has the alignment checked
-        // here, and is used for loads only (see `cells`).
-        let word_cells = unsafe {
-            std::slice::from_raw_parts(cells.as_ptr().add(head).cast::<AtomicU64>(), words)
+        // With no whole word left, `head` may have stopped short of the
+        // alignment (the copy ends first): no word slice is formed at all.
+        let word_cells: &[AtomicU64] = if words == 0 {
+            &[]
+        } else {
+            // SAFETY: `words > 0`, so `head` reached the next multiple of 8:
+            // `cells[head..]` starts 8-aligned and holds at least
+            // `words * 8` bytes, all inside the mapping; `AtomicU64` takes
+            // any bits, and is used for loads only (see `cells`).
+            unsafe {
+                std::slice::from_raw_parts(cells.as_ptr().add(head).cast::<AtomicU64>(), words)
+            }
         };
         let (out_words, out_tail) = out_rest.split_at_mut(words * 8);
         for (chunk, cell) in out_words.chunks_exact_mut(8).zip(word_cells) {
