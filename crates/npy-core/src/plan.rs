@@ -87,3 +87,66 @@ pub fn locate(fetched: &[Range<u64>], span: &Range<u64>) -> Option<(usize, usize
         .then(|| (at, usize::try_from(span.start - range.start).ok()))
         .and_then(|(at, offset)| Some((at, offset?)))
 }
+
+/// Windows of rows: `length` rows from each of `starts`, along the row
+/// axis (0 for C order, the last axis for Fortran order: the axis whose
+/// rows are contiguous), as byte spans of the data (a training batch of a
+/// token array: one contiguous run per window).
+///
+/// ```
+/// use npy_core::{DType, Header, Order};
+/// use npy_core::plan::Windows;
+/// let tokens = Header::new(DType::parse("<u2")?, Order::C, vec![1000]);
+/// let windows = Windows::of(&tokens, &[10, 0, 990], 10)?;
+/// assert_eq!((windows.offsets, windows.width), (vec![20, 0, 1980], 20));
+/// // A window past the end: numpy's words for its first missing row.
+/// let error = Windows::of(&tokens, &[991], 10).unwrap_err();
+/// assert_eq!(error.to_string(), "index 1000 is out of bounds for axis 0 with size 1000");
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Windows {
+    /// Where each window starts, in bytes from the start of the data.
+    pub offsets: Vec<usize>,
+    /// Bytes in each window: `length` rows.
+    pub width: usize,
+}
+
+impl Windows {
+    /// The spans of `length` rows from each of `starts` of the array
+    /// `header` describes; every window checked before any is planned.
+    pub fn of(header: &crate::Header, starts: &[usize], length: usize) -> crate::Result<Windows> {
+        // A 0-d array has no rows to run along (numpy: too many indices).
+        let axis = header
+            .row_axis()
+            .ok_or(crate::Error::IndexRank { ndim: 0, given: 1 })?;
+        let rows = header.row_count();
+        // Rows are checked against the shape first: a window inside the
+        // array has a size that fits (the data's length does).
+        let out_of_bounds = |index: usize| crate::Error::IndexOutOfBounds {
+            index,
+            axis,
+            len: rows,
+        };
+        for &start in starts {
+            match start.checked_add(length) {
+                Some(end) if end <= rows => {}
+                _ if start >= rows && length > 0 => return Err(out_of_bounds(start)),
+                _ => return Err(out_of_bounds(rows)),
+            }
+        }
+        let row_bytes = header.row_bytes().unwrap_or(0);
+        Ok(Windows {
+            offsets: starts.iter().map(|&start| start * row_bytes).collect(),
+            width: length * row_bytes,
+        })
+    }
+
+    /// Each window's byte range.
+    pub fn ranges(&self) -> Vec<Range<usize>> {
+        self.offsets
+            .iter()
+            .map(|&offset| offset..offset + self.width)
+            .collect()
+    }
+}

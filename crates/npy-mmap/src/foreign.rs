@@ -205,6 +205,32 @@ impl ForeignArray {
             })
     }
 
+    /// Copies `length` rows from each of `starts` into `out` with atomic
+    /// loads, planned: [`MappedArray::gather_windows`](crate::MappedArray::gather_windows)
+    /// for bytes others may write meanwhile.
+    pub fn gather_windows(&self, starts: &[usize], length: usize, out: &mut [u8]) -> Result<()> {
+        let windows = self.described.windows(starts, length)?;
+        self.gather_bytes(&windows.offsets, windows.width, out)
+    }
+
+    /// Starts reading the pages of those windows and returns at once.
+    pub fn prefetch_windows(&self, starts: &[usize], length: usize) -> Result<()> {
+        let windows = self.described.windows(starts, length)?;
+        self.prefetch_bytes(&windows.ranges())
+    }
+
+    /// Gives back the pages of those windows (`MADV_DONTNEED`): a sampler
+    /// that is done with a batch keeps its resident memory flat. The bytes
+    /// stay in the page cache and the file; the next read maps them again.
+    /// Refused on a copy-on-write mapping (it would discard its changes).
+    pub fn release_windows(&self, starts: &[usize], length: usize) -> Result<()> {
+        let windows = self.described.windows(starts, length)?;
+        for range in windows.ranges() {
+            self.advise_bytes(range, Advice::DontNeed)?;
+        }
+        Ok(())
+    }
+
     /// Starts reading byte `ranges` of the mapped data and returns without
     /// waiting (every range checked first).
     pub fn prefetch_bytes(&self, ranges: &[Range<usize>]) -> Result<()> {

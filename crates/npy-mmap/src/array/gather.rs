@@ -153,6 +153,42 @@ impl<M: Mode> MappedArray<M> {
             })
     }
 
+    /// Copies `length` rows from each of `starts` into `out`, one window
+    /// after another (rows along the row axis: 0 for C order, the last axis
+    /// for Fortran order; a window of a 1-D token array is a run of
+    /// tokens): numpy's `np.stack([a[s:s + length] for s in starts])`, at
+    /// the disk's speed when the file is cold (the planner reads exactly
+    /// the pages the windows cover, all at once), a plain copy when warm.
+    /// Errors, before anything is read: numpy's out-of-bounds message for
+    /// the first row past the end, a wrong `out` length
+    /// (`starts.len() * length * row_bytes()` bytes).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-windows-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let path = dir.join("tokens.npy");
+    /// npy_mmap::save(&path, &(0..1000u16).collect::<Vec<_>>())?;
+    /// let tokens = npy_mmap::open(&path)?;
+    /// let mut batch = [0u8; 2 * 4 * 2]; // 2 windows of 4 u16 tokens
+    /// tokens.gather_windows(&[10, 500], 4, &mut batch)?;
+    /// assert_eq!(u16::from_le_bytes([batch[8], batch[9]]), 500);
+    /// # drop(tokens);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn gather_windows(&self, starts: &[usize], length: usize, out: &mut [u8]) -> Result<()> {
+        let windows = self.described.windows(starts, length)?;
+        self.gather_bytes(&windows.offsets, windows.width, out)
+    }
+
+    /// Starts reading the pages of the windows [`gather_windows`](Self::gather_windows)
+    /// would read, and returns without waiting: the next batch's, while
+    /// this one is used. Errors (a window past the end) come first.
+    pub fn prefetch_windows(&self, starts: &[usize], length: usize) -> Result<()> {
+        let windows = self.described.windows(starts, length)?;
+        self.prefetch_bytes(&windows.ranges())
+    }
+
     /// Starts reading the pages of the elements at `indices` and returns
     /// without waiting: say what a pipeline reads next (batch k + 1 while
     /// it works on batch k), then [`gather`](Self::gather) it without

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use npy_core::plan::Windows;
 use npy_core::{Header, Layout};
 
 use crate::Advice;
@@ -151,6 +152,21 @@ impl MappedFile {
             layout,
             window,
         }
+    }
+}
+
+impl MappedFile {
+    /// The byte spans (in the mapped data) of `length` rows from each of
+    /// `starts`, in the mapping's own row numbering; numpy's error for the
+    /// first row past the end.
+    pub(crate) fn windows(&self, starts: &[usize], length: usize) -> Result<Windows> {
+        let mapped = Header::new(
+            self.header.dtype.clone(),
+            self.header.order,
+            self.window.shape.clone(),
+        );
+        Windows::of(&mapped, starts, length)
+            .map_err(|e| Error::at(&self.path, ErrorKind::Format(e)))
     }
 }
 
