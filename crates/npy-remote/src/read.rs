@@ -410,6 +410,21 @@ impl RemoteArray {
         Ok(bytes)
     }
 
+    /// `length` rows from each of `starts` (windows of rows, as npy-mmap's
+    /// `gather_windows`: along the row axis), one window after another.
+    /// One ranged request per span the planner makes (windows closer than
+    /// [`Transfer::coalesce_gap`] share one), [`Transfer::concurrency`] in
+    /// flight, each pinned to the version opened. numpy's error for the
+    /// first row past the end, before any request. No byte-order conversion.
+    pub async fn read_windows(&self, starts: &[usize], length: usize) -> Result<Vec<u8>> {
+        let windows = npy_core::plan::Windows::of(&self.header, starts, length)
+            .map_err(|source| Error::at(&self.path, ErrorKind::Format(source)))?;
+        let spans = windows.ranges();
+        let mut bytes = vec![0; spans.len() * windows.width];
+        self.gather(&spans, &mut bytes).await?;
+        Ok(bytes)
+    }
+
     /// Fetches data spans (checked to lie in the data) and copies them,
     /// once, into `out` one after another in the order given. The requests
     /// are npy-core's plan ([`Coalesce`](npy_core::plan::Coalesce): sorted,

@@ -380,3 +380,36 @@ async fn https_clients_find_their_crypto_provider() {
     assert!(!text.contains("CryptoProvider"), "{text}");
     assert!(text.contains("127.0.0.1:9"), "{text}");
 }
+
+#[tokio::test]
+async fn windows_make_one_request_per_planned_span() {
+    // A token array of 1 Mi u2 (2 MiB); 4 windows of 1,024 tokens, two of
+    // them overlapping: three spans after planning, so three requests.
+    let (store, path, file) = put_array(&[1 << 20], Order::C).await;
+    let transfer = Transfer {
+        coalesce_gap: 0,
+        ..Transfer::default()
+    };
+    let array = RemoteArray::open_with(store.clone(), path, ReadOptions::default(), transfer)
+        .await
+        .unwrap();
+    store.reset();
+    let starts = [500_000, 10, 700_000, 10 + 512];
+    let batch = array.read_windows(&starts, 1024).await.unwrap();
+    assert_eq!(store.gets().0, 3, "requests for 3 planned spans");
+    for (k, &start) in starts.iter().enumerate() {
+        let at = 128 + start * 2;
+        assert_eq!(&batch[k * 2048..(k + 1) * 2048], &file[at..at + 2048], "window {k}");
+    }
+    // Past the end: numpy's words, no request.
+    store.reset();
+    let error = array.read_windows(&[(1 << 20) - 10], 1024).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("index 1048576 is out of bounds for axis 0 with size 1048576"),
+        "{error}"
+    );
+    assert_eq!(store.gets().0, 0);
+    assert!(array.read_windows(&[], 1024).await.unwrap().is_empty());
+}
