@@ -340,6 +340,14 @@ pub enum Error {
         /// Elements the buffer holds.
         actual: usize,
     },
+    /// A headerless file (numpy's `np.memmap` arguments) that cannot hold
+    /// the array asked for, in numpy's words where it has them.
+    #[error("{reason}")]
+    Headerless {
+        /// What is wrong ("Size of available data is not a multiple of the
+        /// data-type size.", "mmap offset is greater than file size", ...).
+        reason: &'static str,
+    },
     /// An index entry past the length of its axis (numpy's wording).
     #[error("index {index} is out of bounds for axis {axis} with size {len}")]
     IndexOutOfBounds {

@@ -89,6 +89,7 @@ pub mod error;
 pub mod ext;
 mod geometry;
 pub mod header;
+pub mod headerless;
 pub mod index;
 pub mod io;
 mod literal;

@@ -7,6 +7,7 @@ use std::path::Path;
 #[cfg(feature = "npz")]
 use std::io::{BufReader, Read, Seek};
 
+use npy_core::headerless::Headerless;
 use npy_core::pickle::Encoding;
 use npy_core::{Header, Layout, NpyArray, ReadOptions};
 
@@ -65,6 +66,7 @@ pub struct OpenOptions {
     advice: Option<Advice>,
     window: Option<Range<usize>>,
     locks: Locks,
+    headerless: Option<Headerless>,
 }
 
 impl OpenOptions {
@@ -135,6 +137,36 @@ impl OpenOptions {
     /// terminal methods.
     pub fn locking(&mut self, locking: Locking) -> &mut OpenOptions {
         self.locks = Locks::Take(locking);
+        self
+    }
+
+    /// Reads files without a header (numpy's `np.memmap(path, dtype, mode,
+    /// offset, shape, order)`): the data at `offset` with the given dtype,
+    /// order and shape (every whole item after `offset`, as 1-D, when the
+    /// shape is `None`). The mappings ([`open`](Self::open),
+    /// [`open_rw`](Self::open_rw), [`open_cow`](Self::open_cow),
+    /// [`open_foreign`](Self::open_foreign), [`open_live`](Self::open_live))
+    /// then serve such a file exactly as an `.npy` with the same data, with
+    /// the same locks and planner; the other terminal methods read headers
+    /// and ignore this. `.npy` stays the format this crate writes.
+    ///
+    /// ```
+    /// use npy_core::headerless::Headerless;
+    /// use npy_core::{DType, Order};
+    /// use npy_mmap::OpenOptions;
+    /// # let dir = std::env::temp_dir().join(format!("npy-mmap-doc-bin-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// let path = dir.join("train.bin"); // 5 uint16 tokens, as nanoGPT writes them
+    /// std::fs::write(&path, [1u8, 0, 2, 0, 3, 0, 4, 0, 5, 0])?;
+    /// let tokens = OpenOptions::new()
+    ///     .headerless(Headerless::new(DType::parse("<u2")?, 0, None, Order::C))
+    ///     .open(&path)?;
+    /// assert_eq!(tokens.view::<u16>()?.to_vec(), [1, 2, 3, 4, 5]);
+    /// # drop(tokens); std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn headerless(&mut self, file: Headerless) -> &mut OpenOptions {
+        self.headerless = Some(file);
         self
     }
 
@@ -238,7 +270,19 @@ impl OpenOptions {
     fn open_locked(&self, path: &Path, write: bool) -> Result<(File, Header, Layout)> {
         let file = open_regular(path, write)?;
         lock_shared(&file, path, self.locks)?;
-        let (header, layout) = read_header(&file, path, &self.read.parse).map_err(|error| {
+        let read = match &self.headerless {
+            Some(headerless) => file
+                .metadata()
+                .map_err(crate::error::io_error("stat", path))
+                .and_then(|meta| {
+                    headerless
+                        .layout_for(meta.len())
+                        .map(|parsed| (parsed.header, parsed.layout))
+                        .map_err(|e| Error::at(path, ErrorKind::Format(e)))
+                }),
+            None => read_header(&file, path, &self.read.parse),
+        };
+        let (header, layout) = read.map_err(|error| {
             match error.kind() {
                 // Mapping (not loading) says what np.load(mmap_mode=...) says.
                 ErrorKind::Format(npy_core::Error::ObjectDType) => {

@@ -105,7 +105,8 @@ impl Array {
 
     /// See [`RemoteArray::read_windows`].
     pub fn read_windows(&self, starts: &[usize], length: usize) -> Result<Vec<u8>> {
-        self.runtime.block_on(self.array.read_windows(starts, length))
+        self.runtime
+            .block_on(self.array.read_windows(starts, length))
     }
 
     /// See [`RemoteArray::read_at`].

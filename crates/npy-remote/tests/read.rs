@@ -399,11 +399,18 @@ async fn windows_make_one_request_per_planned_span() {
     assert_eq!(store.gets().0, 3, "requests for 3 planned spans");
     for (k, &start) in starts.iter().enumerate() {
         let at = 128 + start * 2;
-        assert_eq!(&batch[k * 2048..(k + 1) * 2048], &file[at..at + 2048], "window {k}");
+        assert_eq!(
+            &batch[k * 2048..(k + 1) * 2048],
+            &file[at..at + 2048],
+            "window {k}"
+        );
     }
     // Past the end: numpy's words, no request.
     store.reset();
-    let error = array.read_windows(&[(1 << 20) - 10], 1024).await.unwrap_err();
+    let error = array
+        .read_windows(&[(1 << 20) - 10], 1024)
+        .await
+        .unwrap_err();
     assert!(
         error
             .to_string()
