@@ -167,6 +167,12 @@ impl RemoteNpz {
         self.size
     }
 
+    /// The archive's ETag as the store reported it when listed (every
+    /// member read is pinned to it), when the store has one.
+    pub fn e_tag(&self) -> Option<&str> {
+        self.e_tag.as_deref()
+    }
+
     /// The member whose key (or full name) is `key`.
     ///
     /// Errors: [`ArchiveError::NotAFile`] (numpy's `KeyError`) when no

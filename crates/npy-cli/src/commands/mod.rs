@@ -10,6 +10,7 @@ mod show;
 mod stats;
 mod validate;
 mod verdict;
+mod virtualize;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -30,6 +31,7 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Pack(args) => archive::pack(&args)?,
         Command::Render(args) => crate::render::run(&args, out)?,
         Command::Cp(args) => cp::cp(&args, out)?,
+        Command::Virtualize(args) => virtualize::run(&args, out)?,
     }
     Ok(ExitCode::SUCCESS)
 }
