@@ -236,11 +236,7 @@ async fn open_target(target: Target, member_names: bool) -> Result<Vec<VirtualAr
             return Err(virtual_error(&target.path, VirtualError::Deflated).in_member(&member.name));
         }
     }
-    let arrays: Vec<RemoteArray> = futures::stream::iter(members.iter())
-        .map(|member| npz.array(&member.key))
-        .buffered(8)
-        .try_collect()
-        .await?;
+    let arrays = npz.stored_arrays().await?;
     members
         .iter()
         .zip(&arrays)
