@@ -66,6 +66,7 @@ pub enum Command {
     Render(crate::render::RenderArgs),
     Cp(CpArgs),
     Tidy(TidyArgs),
+    Virtualize(VirtualizeArgs),
 }
 
 /// Show the header of an .npy file, or the members of an .npz archive.
@@ -592,4 +593,54 @@ pub struct TidyArgs {
     /// Dask store holds no lock between its tasks.
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub min_age: u64,
+}
+
+/// Which references `npy virtualize` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VirtualFormat {
+    /// kerchunk's reference JSON (fsspec's ReferenceFileSystem, version 1)
+    /// with Zarr v2 metadata.
+    Kerchunk,
+    /// Zarr v3 metadata with a chunk manifest per array (VirtualiZarr's
+    /// ChunkManifest entries).
+    Zarr3,
+}
+
+/// Write virtual Zarr references to .npy files and npz members, so
+/// xarray, zarr and Dask read them in place (docs/VIRTUAL.md).
+///
+/// One variable per array: named after the file's stem, or the member's
+/// key (`<stem>.<key>` when several inputs are given). A directory, or a
+/// URL ending in `/`, names every .npy and .npz in it. Each .npy costs one
+/// ranged read of its header; nothing reads the data.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  npy virtualize data/ -o refs.json
+  npy virtualize s3://bucket/run1/ -o run1.json --rows-per-chunk 1000
+  npy virtualize run.npz --format zarr3 -o run.zarr3.json
+Then, in Python:
+  xr.open_dataset(\"reference://\", engine=\"zarr\", backend_kwargs={\"consolidated\": False,
+      \"storage_options\": {\"fo\": \"refs.json\"}})")]
+pub struct VirtualizeArgs {
+    /// .npy or .npz files, directories of them, URLs or URL prefixes (ending in `/`).
+    #[arg(required = true)]
+    pub inputs: Vec<String>,
+    /// Where to write the JSON (default: standard output).
+    #[arg(short, long, value_name = "OUT.json")]
+    pub output: Option<PathBuf>,
+    /// The reference format.
+    #[arg(long, value_enum, default_value_t = VirtualFormat::Kerchunk)]
+    pub format: VirtualFormat,
+    /// Rows per chunk (along axis 0 in C order, the last axis in Fortran
+    /// order); it must divide each array's row count. Default: chosen per
+    /// array, a divisor of its rows near --chunk-mib.
+    #[arg(long, value_name = "N")]
+    pub rows_per_chunk: Option<usize>,
+    /// The chunk size aimed at when choosing rows per chunk, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub chunk_mib: u64,
+    /// Objects whose headers are read at once.
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
 }

@@ -116,6 +116,7 @@ pub(crate) fn remote_error(error: npy_remote::Error) -> PyErr {
         | ErrorKind::Url { .. }
         | ErrorKind::Plan(_)
         | ErrorKind::PartialRow { .. }
+        | ErrorKind::Virtual(_)
         | ErrorKind::NotSupported { .. } => PyValueError::new_err(message),
         _ => PyOSError::new_err(message),
     }

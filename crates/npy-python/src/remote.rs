@@ -366,8 +366,48 @@ fn plan_parts(plan_json: &str) -> PyResult<Vec<(usize, usize, usize)>> {
 }
 
 /// Adds this module's functions and classes.
+/// Virtual Zarr references to the arrays `inputs` name (paths, URLs,
+/// directories, prefixes ending in `/`): kerchunk's reference JSON
+/// (`format="kerchunk"`) or Zarr v3 manifests (`"zarr3"`), as JSON text.
+#[pyfunction]
+#[pyo3(signature = (inputs, format, rows_per_chunk, chunk_bytes, concurrency))]
+fn virtualize(
+    py: Python<'_>,
+    inputs: Vec<String>,
+    format: &str,
+    rows_per_chunk: Option<usize>,
+    chunk_bytes: u64,
+    concurrency: usize,
+) -> PyResult<String> {
+    use npy_remote::zarr::{ChunkOptions, GatherOptions, gather, kerchunk_refs, zarr3_manifest};
+    let build = match format {
+        "kerchunk" => kerchunk_refs,
+        "zarr3" => zarr3_manifest,
+        other => {
+            return Err(crate::errors::value_error(format!(
+                "format must be 'kerchunk' or 'zarr3', not {other:?}"
+            )));
+        }
+    };
+    let runtime = runtime()?;
+    let gathering = GatherOptions {
+        concurrency: concurrency.max(1),
+        ..GatherOptions::default()
+    };
+    let arrays = py
+        .detach(|| runtime.block_on(gather(&inputs, &gathering)))
+        .map_err(remote_error)?;
+    let chunks = ChunkOptions {
+        rows_per_chunk,
+        target_bytes: chunk_bytes.max(1),
+    };
+    let json = build(&arrays, &chunks).map_err(|e| crate::errors::value_error(e.to_string()))?;
+    Ok(json.to_string())
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Remote>()?;
+    m.add_function(wrap_pyfunction!(virtualize, m)?)?;
     m.add_function(wrap_pyfunction!(is_url, m)?)?;
     m.add_function(wrap_pyfunction!(upload, m)?)?;
     m.add_function(wrap_pyfunction!(download, m)?)?;

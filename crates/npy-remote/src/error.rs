@@ -335,6 +335,12 @@ pub enum ErrorKind {
         what: &'static str,
     },
 
+    /// An array cannot be described as virtual Zarr (see
+    /// [`zarr`](crate::zarr)): its dtype has no Zarr form, its data is
+    /// compressed, or the chunking asked for does not fit it.
+    #[error("{0}")]
+    Virtual(VirtualError),
+
     /// A local read or write (a file copied to or from the store), or the
     /// runtime the requests run on, failed.
     #[error("cannot {operation}")]
@@ -497,4 +503,62 @@ pub enum WriteError {
     /// The source grew while it was copied.
     #[error("the source grew while it was copied")]
     SourceGrew,
+}
+
+/// Why an array cannot be described as virtual Zarr ([`crate::zarr`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum VirtualError {
+    /// The dtype has no form in the Zarr version asked for.
+    #[error("dtype {dtype} cannot be a Zarr {zarr} array: {reason}")]
+    DType {
+        /// The dtype's descr.
+        dtype: String,
+        /// `v2` or `v3`.
+        zarr: &'static str,
+        /// Why not.
+        reason: &'static str,
+    },
+    /// An object array: its data is a pickle, not fixed-size elements.
+    #[error(
+        "an object array (dtype=object) is a pickle, not fixed-size elements: Zarr cannot read it in place"
+    )]
+    Object,
+    /// A deflated `.npz` member: no Zarr reader decodes raw deflate.
+    #[error(
+        "the member is deflated (np.savez_compressed): zip stores raw deflate without the zlib header \
+         and checksum Zarr's zlib codec expects, so no Zarr reader can decode it in place; \
+         save it with np.savez or convert it (npy convert)"
+    )]
+    Deflated,
+    /// The rows asked for per chunk leave a short last chunk.
+    #[error(
+        "{rows_per_chunk} rows per chunk do not divide the {rows} rows: Zarr reads every chunk \
+         as a whole chunk, and the bytes after the data's end do not exist; pick a divisor of {rows}{hint}"
+    )]
+    PartialChunk {
+        /// Rows per chunk asked for.
+        rows_per_chunk: usize,
+        /// Rows of the array.
+        rows: usize,
+        /// Divisors near the request, as text (`" such as 100 or 125"`).
+        hint: String,
+    },
+    /// Zero rows per chunk.
+    #[error("rows per chunk must be at least 1")]
+    ZeroRows,
+    /// Two arrays would be one variable.
+    #[error(
+        "two arrays are both named {name:?}: name them apart (one per file stem or npz member)"
+    )]
+    DuplicateName {
+        /// The name.
+        name: String,
+    },
+    /// A path or prefix holds no `.npy` or `.npz`.
+    #[error("{location}: no .npy or .npz files there")]
+    Empty {
+        /// The directory or prefix.
+        location: String,
+    },
 }

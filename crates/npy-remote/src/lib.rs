@@ -35,6 +35,8 @@
 //! - [`WritePlan`]: one array written by workers on many machines, each
 //!   uploading whole parts of one multipart upload.
 //! - [`npz`]: archives listed from their tail, members read by range.
+//! - [`zarr`]: arrays and npz members as virtual Zarr (kerchunk references,
+//!   Zarr v3 chunk manifests) that zarr-python and xarray read in place.
 //! - [`blocking`]: the same for synchronous callers.
 //!
 //! Formats are npy-core's (one parser, one encoder); errors carry numpy's
@@ -53,9 +55,10 @@ mod plan;
 mod read;
 mod store;
 mod write;
+pub mod zarr;
 
 pub use copy::{download, upload_reader};
-pub use error::{Error, ErrorKind, Operation, PlanError, Result, WriteError};
+pub use error::{Error, ErrorKind, Operation, PlanError, Result, VirtualError, WriteError};
 pub use guard::UNRANGED_READ_LIMIT;
 pub use plan::{PlanOptions, PlannedPart, UploadedPart, WritePlan};
 pub use read::{OPEN_PREFIX, RemoteArray, RemoteHeader, RowBlocks, Transfer};

@@ -15,8 +15,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
 use npy_core::npz::{ArchiveError, key_for};
 pub use npy_core::npz::{MemberCompression, MemberInfo};
 use npy_core::{NpyArray, ReadOptions};
@@ -167,6 +167,12 @@ impl RemoteNpz {
         self.size
     }
 
+    /// The archive's ETag as the store reported it when listed (every
+    /// member read is pinned to it), when the store has one.
+    pub fn e_tag(&self) -> Option<&str> {
+        self.e_tag.as_deref()
+    }
+
     /// The member whose key (or full name) is `key`.
     ///
     /// Errors: [`ArchiveError::NotAFile`] (numpy's `KeyError`) when no
@@ -189,6 +195,14 @@ impl RemoteNpz {
     /// Where a member's data starts, from its local header (one GET of the
     /// header and, for the caller, the first `extra` bytes of data).
     async fn locate(&self, member: &MemberInfo, extra: u64) -> Result<(u64, Bytes)> {
+        let span = self.local_span(member, extra)?;
+        let bytes = fetch(&self.store, &self.path, span, self.e_tag.as_deref()).await?;
+        self.parse_local(member, bytes)
+    }
+
+    /// The bytes to fetch for a member's local header and the first
+    /// `extra` bytes of its data.
+    fn local_span(&self, member: &MemberInfo, extra: u64) -> Result<std::ops::Range<u64>> {
         let name_len = member.name.len() as u64;
         let start = member.header_offset;
         let end = (start + LOCAL_HEADER_LEN + name_len + LOCAL_EXTRA_GUESS + extra)
@@ -196,7 +210,14 @@ impl RemoteNpz {
         if start + LOCAL_HEADER_LEN > end {
             return Err(self.corrupt(member, "the local header lies past the central directory"));
         }
-        let mut bytes = fetch(&self.store, &self.path, start..end, self.e_tag.as_deref()).await?;
+        Ok(start..end)
+    }
+
+    /// Where a member's data starts, from `bytes` fetched from its local
+    /// header on, and the data bytes among them.
+    fn parse_local(&self, member: &MemberInfo, mut bytes: Bytes) -> Result<(u64, Bytes)> {
+        let name_len = member.name.len() as u64;
+        let start = member.header_offset;
         if &bytes[..4] != b"PK\x03\x04" {
             return Err(self.corrupt(member, "Bad magic number for file header"));
         }
@@ -279,6 +300,57 @@ impl RemoteNpz {
         )
         .await
         .map_err(|e| e.in_member(&member.name))
+    }
+
+    /// Every stored member as a [`RemoteArray`], their local headers and
+    /// `.npy` headers fetched together: the spans of members closer than
+    /// the transfer's `coalesce_gap` are one ranged GET, so an archive of
+    /// small members costs one request whatever their number (each GET
+    /// pinned to the archive's ETag). Deflated members are left out.
+    pub async fn stored_arrays(&self) -> Result<Vec<RemoteArray>> {
+        let stored: Vec<&MemberInfo> = self
+            .members
+            .iter()
+            .filter(|m| m.compression == MemberCompression::Stored)
+            .collect();
+        let spans = stored
+            .iter()
+            .map(|member| self.local_span(member, OPEN_PREFIX))
+            .collect::<Result<Vec<_>>>()?;
+        let plan = npy_core::plan::Coalesce {
+            align: 1,
+            max_gap: self.options.transfer.coalesce_gap,
+        };
+        let fetched_ranges = plan.ranges(spans.iter().cloned());
+        let fetched: Vec<Bytes> = futures::stream::iter(fetched_ranges.iter().cloned())
+            .map(|range| fetch(&self.store, &self.path, range, self.e_tag.as_deref()))
+            .buffered(self.options.transfer.concurrency.max(1))
+            .try_collect()
+            .await?;
+        let mut arrays = Vec::with_capacity(stored.len());
+        for (member, span) in stored.into_iter().zip(spans) {
+            let (at, offset) = npy_core::plan::locate(&fetched_ranges, &span)
+                .expect("every span lies in a fetched range");
+            let len = (span.end - span.start) as usize;
+            let bytes = fetched[at].slice(offset..offset + len);
+            let (data_start, prefix) = self.parse_local(member, bytes)?;
+            let prefix = prefix.slice(..prefix.len().min(member.size as usize));
+            let array = RemoteArray::open_prefetched(
+                self.store.clone(),
+                self.path.clone(),
+                data_start,
+                member.size,
+                prefix,
+                self.size,
+                self.e_tag.clone(),
+                self.options.read,
+                self.options.transfer,
+            )
+            .await
+            .map_err(|e| e.in_member(&member.name))?;
+            arrays.push(array);
+        }
+        Ok(arrays)
     }
 
     /// A member's header (one GET for a stored member; the first inflated

@@ -196,6 +196,19 @@ impl RemoteArray {
         self.object_size
     }
 
+    /// Where the first data byte lies in the object: the data offset, plus
+    /// the member's start for an archive member (what a byte-range
+    /// reference to the data points at).
+    pub fn data_start(&self) -> u64 {
+        self.base + self.layout.data_offset as u64
+    }
+
+    /// The object's ETag as the store reported it at open (every later
+    /// read is pinned to it), when the store has one.
+    pub fn e_tag(&self) -> Option<&str> {
+        self.e_tag.as_deref()
+    }
+
     /// The transfer settings in force.
     pub fn transfer(&self) -> Transfer {
         self.transfer

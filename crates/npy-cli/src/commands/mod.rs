@@ -11,6 +11,7 @@ mod stats;
 mod tidy;
 mod validate;
 mod verdict;
+mod virtualize;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Render(args) => crate::render::run(&args, out)?,
         Command::Cp(args) => cp::cp(&args, out)?,
         Command::Tidy(args) => tidy::run(&args, out)?,
+        Command::Virtualize(args) => virtualize::run(&args, out)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -33,6 +33,7 @@ from ._api import (
     savez_compressed,
     take,
 )
+from .virtual import virtualize
 
 __version__ = "0.1.0"
 
@@ -53,4 +54,5 @@ __all__ = [
     "savez",
     "savez_compressed",
     "take",
+    "virtualize",
 ]
