@@ -291,8 +291,11 @@ def test_the_public_names_are_what_the_package_exports() -> None:
     """`npy_mmap.__all__` is the API: every name resolves, and every name
     the implementation module offers is exported (the stub of the native
     module is checked against the built module by stubtest in CI)."""
-    from npy_mmap import _api
+    from npy_mmap import _api, virtual
 
     for name in npy_mmap.__all__:
+        assert hasattr(npy_mmap, name), name
+    for name in _api.__all__:
         assert getattr(npy_mmap, name) is getattr(_api, name), name
-    assert sorted(npy_mmap.__all__) == sorted(_api.__all__)
+    assert set(npy_mmap.__all__) == set(_api.__all__) | {"virtualize"}
+    assert npy_mmap.virtualize is virtual.virtualize
