@@ -168,6 +168,50 @@ impl Buffer {
         gathered.map_err(crate::errors::mmap_error)
     }
 
+    /// Starts reading the pages of byte `ranges` and returns at once; a
+    /// no-op where nothing is mapped (owned memory).
+    pub(crate) fn prefetch(
+        &self,
+        py: Python<'_>,
+        ranges: &[std::ops::Range<usize>],
+    ) -> PyResult<()> {
+        py.detach(|| match &self.backing {
+            Backing::Foreign(array) => array.prefetch_bytes(ranges),
+            Backing::Read(array) => array.prefetch_bytes(ranges),
+            Backing::Write(array) => array.prefetch_bytes(ranges),
+            Backing::Cow(array) => array.prefetch_bytes(ranges),
+            Backing::NpzMember(..) | Backing::Owned(_) => Ok(()),
+        })
+        .map_err(crate::errors::mmap_error)
+    }
+
+    /// Gives back the pages of byte `ranges` (`MADV_DONTNEED`) of a shared
+    /// mapping, so that resident memory stays flat over an epoch; a no-op
+    /// for copy-on-write mappings (it would discard their changes), npz
+    /// members and owned memory.
+    pub(crate) fn release(
+        &self,
+        py: Python<'_>,
+        ranges: &[std::ops::Range<usize>],
+    ) -> PyResult<()> {
+        use npy_mmap::Advice::DontNeed;
+        py.detach(|| {
+            for range in ranges {
+                match &self.backing {
+                    Backing::Foreign(array)
+                        if array.mode() != npy_mmap::ForeignMode::CopyOnWrite =>
+                    {
+                        array.advise_bytes(range.clone(), DontNeed)?
+                    }
+                    Backing::Read(array) => array.advise_bytes(range.clone(), DontNeed)?,
+                    _ => {}
+                }
+            }
+            Ok(())
+        })
+        .map_err(crate::errors::mmap_error)
+    }
+
     /// The length in bytes.
     pub(crate) fn len(&self) -> usize {
         self.region.len

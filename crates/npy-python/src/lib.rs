@@ -106,11 +106,27 @@ fn handed_back(
     Ok((buffer, meta.0, meta.1, meta.2, meta.3, meta.4))
 }
 
+/// A headerless file as `np.memmap` describes it: descr, offset, shape
+/// (`None`: every whole item after the offset), Fortran or not.
+pub(crate) type HeaderlessArgs = (String, usize, Option<Vec<usize>>, bool);
+
+/// npy-core's description of such a file.
+pub(crate) fn headerless(
+    (descr, offset, shape, fortran): HeaderlessArgs,
+) -> PyResult<npy_core::headerless::Headerless> {
+    let dtype = DType::parse(&descr).map_err(core_error)?;
+    let order = if fortran { Order::Fortran } else { Order::C };
+    Ok(npy_core::headerless::Headerless::new(
+        dtype, offset, shape, order,
+    ))
+}
+
 /// Maps an `.npy` file: mode `r`, `r+` or `c`, optionally a window of rows;
 /// shared as numpy shares (foreign mappings), or `strict` (mappings that
-/// exclude every writer of their bytes, as Rust references need).
+/// exclude every writer of their bytes, as Rust references need). With
+/// `headerless`, a binary file without a header (`np.memmap`'s arguments).
 #[pyfunction]
-#[pyo3(signature = (path, mode, max_header_size, window=None, locking=None, advice=None, strict=false))]
+#[pyo3(signature = (path, mode, max_header_size, window=None, locking=None, advice=None, strict=false, headerless=None))]
 #[allow(clippy::too_many_arguments)]
 fn open_mapped(
     py: Python<'_>,
@@ -121,8 +137,12 @@ fn open_mapped(
     locking: Option<&Bound<'_, PyAny>>,
     advice: Option<&str>,
     strict: bool,
+    headerless: Option<HeaderlessArgs>,
 ) -> PyResult<Mapped> {
     let mut options = OpenOptions::new();
+    if let Some(args) = headerless {
+        options.headerless(self::headerless(args)?);
+    }
     options
         .max_header_size(max_header_size)
         .locking(self::locking(locking)?);
@@ -389,6 +409,98 @@ fn take(
     }
 }
 
+/// The byte spans in a buffer of `length` rows from each of `starts` of
+/// the `rows` rows of `row_bytes` bytes at byte `offset` (npy-core's
+/// windows, numpy's error for the first row past the end).
+fn window_ranges(
+    source: &Buffer,
+    offset: usize,
+    row_bytes: usize,
+    rows: usize,
+    starts: &[usize],
+    length: usize,
+) -> PyResult<(Vec<usize>, usize)> {
+    let fits = row_bytes
+        .checked_mul(rows)
+        .and_then(|n| n.checked_add(offset))
+        .is_some_and(|end| end <= source.len());
+    if !fits {
+        return Err(value_error(format!(
+            "windows: {rows} rows of {row_bytes} bytes at offset {offset} exceed the {} \
+             mapped bytes",
+            source.len()
+        )));
+    }
+    // Each row an opaque item of `row_bytes` bytes: npy-core's rule for
+    // windows, checked once, for any dtype and row shape.
+    let rows_header = Header::new(
+        DType::parse(&format!("|V{row_bytes}")).map_err(core_error)?,
+        Order::C,
+        vec![rows],
+    );
+    let windows = npy_core::plan::Windows::of(&rows_header, starts, length)
+        .map_err(|error| pyo3::exceptions::PyIndexError::new_err(error.to_string()))?;
+    let offsets = windows.offsets.iter().map(|&at| offset + at).collect();
+    Ok((offsets, windows.width))
+}
+
+/// Gathers `length` rows from each of `starts` (windows) of the `rows` rows
+/// of `row_bytes` bytes at byte `offset` of a buffer, with the GIL released
+/// and through npy-mmap's planner (cold: the windows' pages read ahead all
+/// at once; each window one copy). `None` for a buffer Rust must not read
+/// while numpy may write it.
+#[pyfunction]
+fn gather_windows(
+    py: Python<'_>,
+    source: &Bound<'_, Buffer>,
+    offset: usize,
+    row_bytes: usize,
+    rows: usize,
+    starts: Vec<usize>,
+    length: usize,
+) -> PyResult<Option<Py<Buffer>>> {
+    let (offsets, width) = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
+    match source.get().gather(py, &offsets, width)? {
+        None => Ok(None),
+        Some(bytes) => Ok(Some(Py::new(
+            py,
+            Buffer::new(Backing::Owned(bytes), "a batch of windows".into()),
+        )?)),
+    }
+}
+
+/// Starts reading the pages of those windows and returns at once.
+#[pyfunction]
+fn prefetch_windows(
+    py: Python<'_>,
+    source: &Bound<'_, Buffer>,
+    offset: usize,
+    row_bytes: usize,
+    rows: usize,
+    starts: Vec<usize>,
+    length: usize,
+) -> PyResult<()> {
+    let (offsets, width) = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
+    let ranges: Vec<_> = offsets.iter().map(|&at| at..at + width).collect();
+    source.get().prefetch(py, &ranges)
+}
+
+/// Gives back the pages of those windows (a batch that was used).
+#[pyfunction]
+fn release_windows(
+    py: Python<'_>,
+    source: &Bound<'_, Buffer>,
+    offset: usize,
+    row_bytes: usize,
+    rows: usize,
+    starts: Vec<usize>,
+    length: usize,
+) -> PyResult<()> {
+    let (offsets, width) = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
+    let ranges: Vec<_> = offsets.iter().map(|&at| at..at + width).collect();
+    source.get().release(py, &ranges)
+}
+
 /// Flushes a writable mapping to disk (`msync`); a no-op for others.
 #[pyfunction]
 fn flush(py: Python<'_>, source: &Bound<'_, Buffer>) -> PyResult<()> {
@@ -427,6 +539,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_header, m)?)?;
     m.add_function(wrap_pyfunction!(append, m)?)?;
     m.add_function(wrap_pyfunction!(take, m)?)?;
+    m.add_function(wrap_pyfunction!(gather_windows, m)?)?;
+    m.add_function(wrap_pyfunction!(prefetch_windows, m)?)?;
+    m.add_function(wrap_pyfunction!(release_windows, m)?)?;
     m.add_function(wrap_pyfunction!(flush, m)?)?;
     m.add_function(wrap_pyfunction!(advise, m)?)?;
     npz::register(m)?;

@@ -10,6 +10,8 @@ use npy_remote::{PlanOptions, Store, UploadOptions, UploadedPart, WritePlan};
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 
+use npy_core::headerless::Headerless;
+
 use crate::buffer;
 use crate::errors::remote_error;
 use crate::{Parts, array_parts, header};
@@ -61,6 +63,8 @@ pub struct Remote {
     url: String,
     options: npy_core::io::ReadOptions,
     transfer: npy_remote::Transfer,
+    /// How to read an object without a header (`np.memmap`'s arguments).
+    headerless: Option<Headerless>,
 }
 
 /// Opens `url` (one ranged GET of the header) on this process's runtime.
@@ -68,16 +72,23 @@ fn open(
     url: &str,
     options: npy_core::io::ReadOptions,
     transfer: npy_remote::Transfer,
+    headerless: Option<&Headerless>,
 ) -> PyResult<Array> {
     let runtime = runtime()?;
     let (store, path) = Store::from_url(url).map_err(remote_error)?;
+    let objects = store.objects().clone();
     let array = runtime
-        .block_on(npy_remote::RemoteArray::open_with(
-            store.objects().clone(),
-            path,
-            options,
-            transfer,
-        ))
+        .block_on(async {
+            match headerless {
+                Some(headerless) => {
+                    npy_remote::RemoteArray::open_headerless(
+                        objects, path, headerless, options, transfer,
+                    )
+                    .await
+                }
+                None => npy_remote::RemoteArray::open_with(objects, path, options, transfer).await,
+            }
+        })
         .map_err(remote_error)?;
     Ok(runtime.wrap(array))
 }
@@ -99,7 +110,12 @@ impl Remote {
         let pid = std::process::id();
         let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
         if opened.0 != pid {
-            let again = open(&self.url, self.options, self.transfer)?;
+            let again = open(
+                &self.url,
+                self.options,
+                self.transfer,
+                self.headerless.as_ref(),
+            )?;
             if again.remote().header() != opened.1.remote().header() {
                 return Err(pyo3::exceptions::PyOSError::new_err(format!(
                     "{}: the object no longer holds the array that was opened (it was replaced)",
@@ -119,7 +135,8 @@ impl Remote {
     /// flight at once (default 8 MiB × 8); one stream (`concurrency=1`,
     /// a large `part_size`) suits callers that are parallel themselves.
     #[new]
-    #[pyo3(signature = (url, max_header_size=npy_core::header::DEFAULT_MAX_HEADER_SIZE, allow_pickle=false, encoding="ASCII", part_size=None, concurrency=None))]
+    #[pyo3(signature = (url, max_header_size=npy_core::header::DEFAULT_MAX_HEADER_SIZE, allow_pickle=false, encoding="ASCII", part_size=None, concurrency=None, headerless=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         url: &str,
@@ -128,7 +145,9 @@ impl Remote {
         encoding: &str,
         part_size: Option<usize>,
         concurrency: Option<usize>,
+        headerless: Option<crate::HeaderlessArgs>,
     ) -> PyResult<Self> {
+        let headerless = headerless.map(crate::headerless).transpose()?;
         let mut transfer = npy_remote::Transfer::default();
         if let Some(size) = part_size {
             transfer.part_size = size;
@@ -140,12 +159,13 @@ impl Remote {
         options.parse.max_header_size = max_header_size;
         options.parse.allow_pickle = allow_pickle;
         options.pickle.encoding = crate::arguments::encoding(encoding)?;
-        let array = py.detach(|| open(url, options, transfer))?;
+        let array = py.detach(|| open(url, options, transfer, headerless.as_ref()))?;
         Ok(Remote {
             opened: Mutex::new((std::process::id(), array)),
             url: url.to_string(),
             options,
             transfer,
+            headerless,
         })
     }
 
@@ -196,6 +216,31 @@ impl Remote {
     fn read_rows_at(&self, py: Python<'_>, rows: Vec<usize>) -> PyResult<Parts> {
         let array = py.detach(|| self.array()?.read_rows_at(&rows).map_err(remote_error))?;
         array_parts(py, array)
+    }
+
+    /// `length` rows from each of `starts` (windows), one after another,
+    /// as bytes: one ranged request per span the planner makes, concurrent,
+    /// pinned to the version opened; numpy's `IndexError` before any request.
+    fn read_windows(
+        &self,
+        py: Python<'_>,
+        starts: Vec<usize>,
+        length: usize,
+    ) -> PyResult<Py<crate::buffer::Buffer>> {
+        let bytes = py.detach(|| {
+            self.array()?
+                .read_windows(&starts, length)
+                .map_err(remote_error)
+        })?;
+        let bytes = npy_core::io::AlignedBytes::from_owner(bytes)
+            .unwrap_or_else(|bytes| npy_core::io::AlignedBytes::copy_from(&bytes));
+        Py::new(
+            py,
+            crate::buffer::Buffer::new(
+                crate::buffer::Backing::Owned(bytes),
+                format!("windows of {}", self.url),
+            ),
+        )
     }
 
     /// The whole array.

@@ -297,5 +297,10 @@ def test_the_public_names_are_what_the_package_exports() -> None:
         assert hasattr(npy_mmap, name), name
     for name in _api.__all__:
         assert getattr(npy_mmap, name) is getattr(_api, name), name
-    assert set(npy_mmap.__all__) == set(_api.__all__) | {"virtualize"}
+    assert set(npy_mmap.__all__) == set(_api.__all__) | {
+        "virtualize",
+        "windows",
+        "prefetch_windows",
+        "release_windows",
+    }
     assert npy_mmap.virtualize is virtual.virtualize

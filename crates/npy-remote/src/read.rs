@@ -16,6 +16,9 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use crate::error::{Error, ErrorKind, Operation, Result};
 use crate::store::Store;
 
+mod blocks;
+pub use blocks::RowBlocks;
+
 /// Bytes the first request of an open asks for: enough for the preamble and
 /// the header of every array `np.save` writes with a short dtype (their
 /// headers are 128 or 192 bytes long); a longer header costs one more GET.
@@ -106,6 +109,45 @@ impl RemoteArray {
         transfer: Transfer,
     ) -> Result<RemoteArray> {
         RemoteArray::open_span(store, path, 0, None, None, options, transfer).await
+    }
+
+    /// Opens a binary object without a header (numpy's `np.memmap`
+    /// arguments, npy-core's [`Headerless`](npy_core::headerless::Headerless)):
+    /// one ranged GET of its first byte, for its size and version, to which
+    /// every later read is pinned. Reads then work as for an `.npy`.
+    pub async fn open_headerless(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        headerless: &npy_core::headerless::Headerless,
+        options: ReadOptions,
+        transfer: Transfer,
+    ) -> Result<RemoteArray> {
+        let Fetched {
+            size: object_size,
+            e_tag,
+            ..
+        } = get_prefix(&store, &path, 0, 1, Operation::Open).await?;
+        let npy_core::ParsedHeader { header, layout } = headerless
+            .layout_for(object_size)
+            .map_err(|e| Error::format(&path, e))?;
+        if object_size < layout.data_end() as u64 {
+            let present = object_size.saturating_sub(layout.data_offset as u64);
+            return Err(Error::format(
+                &path,
+                npy_core::Error::truncated_data(&header, usize::try_from(present).unwrap_or(0)),
+            ));
+        }
+        Ok(RemoteArray {
+            store,
+            path,
+            header,
+            layout,
+            base: 0,
+            object_size,
+            e_tag,
+            options,
+            transfer: transfer.sanitised(),
+        })
     }
 
     /// Opens the `.npy` of `len` bytes starting `base` bytes into an object
@@ -475,85 +517,6 @@ impl RemoteArray {
             at += len;
         }
         Ok(())
-    }
-
-    /// Row blocks of `rows_per_block` rows (the last may be shorter), each
-    /// fetched while the caller works on the one before.
-    pub fn row_blocks(&self, rows_per_block: usize) -> RowBlocks {
-        RowBlocks {
-            array: self.clone(),
-            rows_per_block: rows_per_block.max(1),
-            next_row: 0,
-            pending: None,
-        }
-    }
-}
-
-/// Row blocks of a [`RemoteArray`], in order, with the next block's
-/// requests already in flight while the caller holds the current one:
-/// memory is two blocks (plus the parts in flight).
-#[derive(Debug)]
-pub struct RowBlocks {
-    array: RemoteArray,
-    rows_per_block: usize,
-    next_row: usize,
-    pending: Option<(Range<usize>, tokio::task::JoinHandle<Result<NpyArray>>)>,
-}
-
-impl RowBlocks {
-    /// Starts fetching the block after the last one started, if any.
-    fn start_next(&mut self) {
-        let total = self.array.rows();
-        if self.next_row >= total {
-            return;
-        }
-        let rows = self.next_row..(self.next_row + self.rows_per_block).min(total);
-        self.next_row = rows.end;
-        let array = self.array.clone();
-        let task_rows = rows.clone();
-        let handle = tokio::spawn(async move { array.read_rows(task_rows).await });
-        self.pending = Some((rows, handle));
-    }
-
-    /// The next block (its rows, in the file's numbering, and the array),
-    /// or `None` after the last. Must be polled inside a tokio runtime.
-    pub async fn next(&mut self) -> Option<Result<(Range<usize>, NpyArray)>> {
-        if self.pending.is_none() {
-            self.start_next();
-        }
-        let (rows, handle) = self.pending.take()?;
-        // Prefetch: the next block's requests run while this one is used.
-        self.start_next();
-        Some(match handle.await {
-            Ok(result) => result.map(|array| (rows, array)),
-            Err(join) => Err(Error::at(
-                &self.array.path,
-                ErrorKind::Io {
-                    operation: "read",
-                    source: std::io::Error::other(join),
-                },
-            )),
-        })
-    }
-}
-
-impl RowBlocks {
-    /// The blocks as a [`futures::Stream`], for `StreamExt` combinators.
-    pub fn into_stream(
-        self,
-    ) -> impl futures::Stream<Item = Result<(Range<usize>, NpyArray)>> + Send + 'static {
-        futures::stream::unfold(self, |mut blocks| async move {
-            let item = blocks.next().await?;
-            Some((item, blocks))
-        })
-    }
-}
-
-impl Drop for RowBlocks {
-    fn drop(&mut self) {
-        if let Some((_, handle)) = self.pending.take() {
-            handle.abort();
-        }
     }
 }
 

@@ -34,6 +34,8 @@ from ._api import (
     take,
 )
 from .virtual import virtualize
+from ._windows import prefetch_windows, release_windows, windows
+from . import data
 
 __version__ = "0.1.0"
 
@@ -55,4 +57,7 @@ __all__ = [
     "savez_compressed",
     "take",
     "virtualize",
+    "windows",
+    "prefetch_windows",
+    "release_windows",
 ]

@@ -89,9 +89,52 @@ class memmap(np.memmap):
     and ``open_memmap`` return): an ``np.memmap`` whose mapping and byte-range
     locks live exactly as long as this array or any view of it.
 
+    Made directly, it is ``np.memmap`` for binary files without a header
+    (token files): ``memmap(filename, dtype=np.uint8, mode='r+', offset=0,
+    shape=None, order='C')``, numpy's arguments and results, with
+    npy-mmap's locks and planner underneath (``windows`` and ``take`` read
+    it without the GIL). A URL gives a :class:`RemoteArray` of the object.
+    ``.npy`` stays the format npy_mmap writes: ``mode='w+'`` is refused
+    (create with :func:`open_memmap`).
+
     Delete the last view (``del a``) to release the file; for an explicit
     ``close()`` that refuses while views live, use :func:`mapped`.
     """
+
+    def __new__(
+        subtype,
+        filename: Any,
+        dtype: Any = np.uint8,
+        mode: str = "r+",
+        offset: int = 0,
+        shape: Any = None,
+        order: str = "C",
+        *,
+        locking: Locking = None,
+        sharing: Sharing = "numpy",
+    ):
+        mode = _MODE_NAMES.get(mode, mode)
+        if mode not in ("r", "r+", "c", "w+"):
+            all_modes = ["r", "c", "r+", "w+", *_MODE_NAMES]
+            raise ValueError(f"mode must be one of {all_modes!r} (got {mode!r})")
+        if mode == "w+":
+            raise ValueError(
+                "npy_mmap writes .npy files, not headerless ones: create with "
+                "npy_mmap.open_memmap(filename, mode='w+', dtype=..., shape=...)"
+            )
+        dt = np.dtype(dtype)
+        if shape is not None:
+            shape = (operator.index(shape),) if np.isscalar(shape) else tuple(operator.index(n) for n in shape)
+        headerless = (_convert.descr_of(dt), operator.index(offset), shape, order == "F")
+        if _is_url(filename):
+            return RemoteArray(filename, _headerless=headerless)
+        path = _path(filename)
+        if path is None:
+            raise ValueError("npy_mmap.memmap needs a file name or a URL, not a file object")
+        mapped = _open_mapped(path, mode, 10000, None, locking, None, _strict(sharing), headerless)
+        result = _memmap(mapped, mode, path)
+        result.offset = int(offset)
+        return result
 
     def flush(self) -> None:
         """Write changes to disk and wait for it (``msync``); a no-op unless
@@ -1194,8 +1237,8 @@ class RemoteArray:
     >>> a[1000:2000]  # one GET of exactly these rows  # doctest: +SKIP
     """
 
-    def __init__(self, url: str, *, max_header_size: int = 10000) -> None:
-        self._remote = _native.Remote(url, max_header_size)
+    def __init__(self, url: str, *, max_header_size: int = 10000, _headerless: tuple | None = None) -> None:
+        self._remote = _native.Remote(url, max_header_size, headerless=_headerless)
         self.url = url
         self.dtype = _convert.dtype_of(self._remote.descr)
         self.shape = tuple(self._remote.shape)
