@@ -196,6 +196,13 @@ impl RemoteArray {
         self.object_size
     }
 
+    /// The version of the object every read is pinned to: the ETag the
+    /// store reported at open (`None` when the store has none). Keep it to
+    /// tell later whether a new open found the same version.
+    pub fn e_tag(&self) -> Option<&str> {
+        self.e_tag.as_deref()
+    }
+
     /// The transfer settings in force.
     pub fn transfer(&self) -> Transfer {
         self.transfer
