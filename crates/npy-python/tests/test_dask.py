@@ -26,19 +26,24 @@ WORKER_MEMORY = 400 << 20
 
 
 class Runs(SchedulerPlugin):
-    """What the scheduler saw: how often each task was started on a worker,
-    and which workers left (a worker the nanny killed for memory and
-    restarted leaves, and its tasks start again)."""
+    """What the scheduler saw: the tasks started again before they were
+    forgotten (a retry: its worker died, or was killed for memory and
+    restarted by its nanny), and which workers left. A key computed again
+    by a later ``compute`` is a new run once the first was forgotten."""
 
     name = "npy-runs"
 
     def __init__(self) -> None:
+        self.running: collections.Counter = collections.Counter()
         self.started: collections.Counter = collections.Counter()
         self.removed: list[str] = []
 
     def transition(self, key, start, finish, *args, **kwargs) -> None:
         if finish == "processing":
-            self.started[str(key)] += 1
+            self.running[str(key)] += 1
+            self.started[str(key)] = max(self.started[str(key)], self.running[str(key)])
+        elif finish == "forgotten":
+            self.running.pop(str(key), None)
 
     def remove_worker(self, scheduler, worker, **kwargs) -> None:
         self.removed.append(worker)
@@ -48,6 +53,7 @@ def _runs(dask_scheduler, reset: bool = False) -> tuple[dict, list]:
     plugin = dask_scheduler.plugins[Runs.name]
     seen = (dict(plugin.started), list(plugin.removed))
     if reset:
+        plugin.running.clear()
         plugin.started.clear()
         plugin.removed.clear()
     return seen
@@ -151,6 +157,10 @@ def test_npz_members_and_directories_of_blocks(client: Client, tmp_path: pathlib
     stacked = from_npy(blocks)
     assert stacked.chunks[0] == (1100, 1100, 800)
     assert (stacked.compute() == data).all()
+    # A block replaced after the graph was built is refused.
+    np.save(blocks / "1.npy", data[1100:2200].astype("<f8"))
+    with pytest.raises(SourceChanged, match="1.npy"):
+        stacked.compute()
 
 
 def _hang_on(block: np.ndarray, victim: int, marker: str) -> np.ndarray:

@@ -30,7 +30,7 @@ from dask.array.core import normalize_chunks
 
 from . import _api, _convert, _native
 
-__all__ = ["Source", "SourceChanged", "NpyTarget", "from_npy", "to_npy"]
+__all__ = ["Source", "SourceChanged", "NpyTarget", "default_chunk_bytes", "from_npy", "to_npy"]
 
 
 class SourceChanged(OSError):
@@ -224,11 +224,14 @@ def _member_name(archive: zipfile.ZipFile, member: str) -> str:
     raise KeyError(f"{member} is not a file in the archive")
 
 
-def _read_file(path: str, index: tuple[slice, ...]) -> np.ndarray:
-    """One task of a directory: one whole ``.npy`` file (mapped, then copied)."""
-    whole = _api.mapped(path, "r").array
+def _read_file(source: Source, index: tuple[slice, ...]) -> np.ndarray:
+    """One task of a directory: one whole ``.npy`` file (mapped, then
+    copied), checked to be the file the graph was built from."""
+    _check_local(source)
+    whole = _api.mapped(source.location, "r").array
     chunk = np.array(whole[index])
     del whole
+    _check_local(source)
     return chunk
 
 
@@ -291,7 +294,7 @@ def _from_directory(path: str, max_header_size: int) -> da.Array:
     graph = {}
     for i, s in enumerate(sources):
         index = tuple(slice(0, n) for n in s.shape)
-        graph[(name, i) + (0,) * (len(s.shape) - 1)] = (_read_file, s.location, index)
+        graph[(name, i) + (0,) * (len(s.shape) - 1)] = (_read_file, s, index)
     chunks = (tuple(s.shape[0] for s in sources),) + tuple((n,) for n in first.shape[1:])
     return da.Array(graph, name, chunks, meta=np.empty((0,) * len(first.shape), dtype=first.dtype))
 
