@@ -181,6 +181,7 @@ def test_a_worker_killed_during_to_npy_still_gives_the_right_file(client: Client
         _hang_on, victim=pids[0], marker=str(marker), dtype="<i4"
     )
     killed = threading.Event()
+    partial_then: list[str] = []
 
     def kill_one() -> None:
         # Killed once its task is under way (the output file exists then).
@@ -188,7 +189,7 @@ def test_a_worker_killed_during_to_npy_still_gives_the_right_file(client: Client
         while not marker.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
         if marker.exists():
-            assert [p for p in tmp_path.iterdir() if ".out.npy.partial-" in p.name]
+            partial_then.extend(p.name for p in tmp_path.iterdir() if ".out.npy.partial-" in p.name)
             os.kill(pids[0], signal.SIGKILL)
             killed.set()
 
@@ -198,6 +199,7 @@ def test_a_worker_killed_during_to_npy_still_gives_the_right_file(client: Client
     to_npy(array, out)
     killer.join()
     assert killed.is_set(), "the victim never started a task"
+    assert len(partial_then) == 1, partial_then  # killed while the file was being written
     assert (np.load(out) == data + 1).all()
     assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
     client.wait_for_workers(2, timeout=60)

@@ -194,7 +194,7 @@ def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
     archive = _api.NpzFile(source.location, mmap_mode="r")
     try:
         array = archive[source.member]
-        if (_convert.descr_of(array.dtype), array.shape) != (source.descr, source.shape):
+        if (array.dtype, array.shape) != (source.dtype, source.shape):
             raise _changed(source, f"member {array.dtype} {array.shape} now")
         return np.array(array[index])
     finally:
@@ -368,7 +368,12 @@ def from_npy(
             chunks = tuple(-1 for _ in shape)
         else:
             chunks = tuple("auto" if axis == source.row_axis else -1 for axis in range(len(shape)))
-    normalized = normalize_chunks(chunks, shape, dtype=dtype, limit=default_chunk_bytes())
+    automatic = chunks == "auto" or (
+        isinstance(chunks, (tuple, list, dict))
+        and any(isinstance(c, str) and c == "auto" for c in (chunks.values() if isinstance(chunks, dict) else chunks))
+    )
+    limit = default_chunk_bytes() if automatic else None
+    normalized = normalize_chunks(chunks, shape, dtype=dtype, limit=limit)
     name = "from-npy-" + dask.base.tokenize(source, normalized)
     graph = {}
     offsets = [list(itertools.accumulate((0,) + c)) for c in normalized]
