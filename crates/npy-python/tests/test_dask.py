@@ -150,6 +150,13 @@ def test_npz_members_and_directories_of_blocks(client: Client, tmp_path: pathlib
     np.savez(tmp_path / "a.npz", x=data, y=np.arange(5))
     member = from_npy(tmp_path / "a.npz", member="x", chunks=(700, 10))
     assert (member.compute() == data).all()
+    # Deflated members are streamed per chunk, in C and Fortran order, with
+    # chunks across the other axes too.
+    np.savez_compressed(tmp_path / "c.npz", c=data, f=np.asfortranarray(data))
+    for key in ("c", "f"):
+        for chunks in ((700, 10), (700, 3), (3000, 4)):
+            deflated = from_npy(tmp_path / "c.npz", member=key, chunks=chunks)
+            assert (deflated.compute() == data).all(), (key, chunks)
     blocks = tmp_path / "blocks"
     blocks.mkdir()
     for i, start in enumerate(range(0, 3000, 1100)):
