@@ -170,12 +170,32 @@ def test_npz_members_and_directories_of_blocks(client: Client, tmp_path: pathlib
         stacked.compute()
 
 
-def _hang_on(block: np.ndarray, victim: int, marker: str) -> np.ndarray:
-    if os.getpid() == victim:
-        # The victim's task has started: it says so, and waits to be killed.
-        pathlib.Path(marker).touch()
-        time.sleep(120)
-    return block + 1
+class _Writing:
+    """A block whose values are asked for only by the write into the target
+    (``window[rows] = block`` in ``NpyTarget.__setitem__``, with the window
+    mapped read-write): on the victim, that moment is marked and the task
+    waits there to be killed."""
+
+    # A duck array for dask (is_arraylike), so the block reaches the target
+    # as it is, and numpy asks for its values only inside the write.
+    __array_ufunc__ = None
+
+    def __init__(self, block: np.ndarray, victim: int, marker: str) -> None:
+        self.block, self.victim, self.marker = block, victim, marker
+        self.shape, self.dtype, self.size, self.ndim = block.shape, block.dtype, block.size, block.ndim
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if os.getpid() == self.victim:
+            pathlib.Path(self.marker).touch()  # writing has started
+            time.sleep(120)  # killed before this ends
+        return self.block if dtype is None else self.block.astype(dtype)
+
+    def __getitem__(self, index):  # what dask's checks may ask
+        return self.block[index]
+
+
+def _hang_on(block: np.ndarray, victim: int, marker: str) -> _Writing:
+    return _Writing(block + 1, victim, marker)
 
 
 @pytest.mark.kills_a_worker
@@ -191,7 +211,7 @@ def test_a_worker_killed_during_to_npy_still_gives_the_right_file(client: Client
     partial_then: list[str] = []
 
     def kill_one() -> None:
-        # Killed once its task is under way (the output file exists then).
+        # Killed once its task is writing (its window mapped read-write).
         deadline = time.monotonic() + 60
         while not marker.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
