@@ -26,10 +26,10 @@ WORKER_MEMORY = 400 << 20
 
 
 class Runs(SchedulerPlugin):
-    """What the scheduler saw: the tasks started again before they were
-    forgotten (a retry: its worker died, or was killed for memory and
-    restarted by its nanny), and which workers left. A key computed again
-    by a later ``compute`` is a new run once the first was forgotten."""
+    """What the scheduler saw: the tasks started again before they ran to
+    their end (a retry: its worker died, or was killed for memory and
+    restarted by its nanny), and which workers left (a result lost with its
+    worker is computed again: the worker's leaving is what tells)."""
 
     name = "npy-runs"
 
@@ -42,7 +42,8 @@ class Runs(SchedulerPlugin):
         if finish == "processing":
             self.running[str(key)] += 1
             self.started[str(key)] = max(self.started[str(key)], self.running[str(key)])
-        elif finish == "forgotten":
+        elif finish in ("memory", "erred", "forgotten"):
+            # Ran to its end: a later start is a new run (another compute).
             self.running.pop(str(key), None)
 
     def remove_worker(self, scheduler, worker, **kwargs) -> None:
