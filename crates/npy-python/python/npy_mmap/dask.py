@@ -346,7 +346,10 @@ def from_npy(
     chunks : 'auto', int, tuple or dict, optional
         As ``dask.array.from_array``. The default chunks the slow axis
         (rows: axis 0 in C order, the last in Fortran order) and keeps the
-        other axes whole, so every chunk is one contiguous byte range.
+        other axes whole, so every chunk is one contiguous byte range;
+        'auto' sizes chunks by :func:`default_chunk_bytes` (Dask's
+        ``array.chunk-size``, at most an eighth of a worker's memory per
+        thread). An array with no elements is one chunk.
     member : str, optional
         The member of an ``.npz`` (stored members are mapped, not copied).
     max_header_size : int, optional
@@ -354,8 +357,11 @@ def from_npy(
     Returns
     -------
     dask.array.Array
-        Each task maps (or range-reads) only its chunk: no task ever holds
-        the whole array.
+        Each task maps (or range-reads, or for a deflated member inflates
+        up to) only its chunk: no task ever holds the whole array. Each
+        task checks that the file (device, inode, size, header) or object
+        (ETag, header) is the one read here, and raises
+        :class:`SourceChanged` if it was replaced.
     """
     location = os.fspath(path_or_url) if not isinstance(path_or_url, str) else path_or_url
     if not _native.is_url(location) and os.path.isdir(location):
