@@ -53,7 +53,16 @@ pub fn not_found_text(err: &anyhow::Error) -> Option<String> {
         return None;
     }
     let url = LAST_URL.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
-    Some(format!("{url}: no such object"))
+    // A missing bucket is named as npy-remote names it ("no such bucket 'b' ...").
+    let bucket = err
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<npy_remote::Error>())
+        .map(ToString::to_string)
+        .find_map(|text| Some(text[text.find("no such bucket")?..].to_string()));
+    match bucket {
+        Some(bucket) => Some(format!("{url}: {bucket}")),
+        None => Some(format!("{url}: no such object")),
+    }
 }
 
 /// The runtime every remote request runs on (started on first use).

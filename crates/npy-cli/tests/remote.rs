@@ -420,3 +420,35 @@ fn a_missing_s3_object_is_one_line() {
         );
     }
 }
+
+/// First-use mistakes against the live S3 server say what happened and what
+/// to set: a missing bucket is named (not "no such object"), and a plain
+/// `http://` endpoint without `AWS_ALLOW_HTTP` says to set it.
+#[test]
+#[ignore = "needs the local S3 server (scripts/s3-server.sh)"]
+fn s3_setup_mistakes_say_what_to_set() {
+    let bucket = std::env::var("NPY_S3_BUCKET")
+        .expect("NPY_S3_BUCKET: run scripts/s3-server.sh start and eval its env");
+    let url = "s3://npy-no-such-bucket/a.npy";
+    let output = npy(["info", url]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).starts_with(&format!(
+            "npy: error: {url}: no such bucket 'npy-no-such-bucket'"
+        )),
+        "{}",
+        stderr(&output)
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_npy"))
+        .args(["info", &format!("s3://{bucket}/cli-live/a.npy")])
+        .env_remove("AWS_ALLOW_HTTP")
+        .output()
+        .expect("the npy binary runs");
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("plain http://")
+            && stderr(&output).contains("set AWS_ALLOW_HTTP=true"),
+        "{}",
+        stderr(&output)
+    );
+}

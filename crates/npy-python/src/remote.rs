@@ -199,6 +199,13 @@ impl Remote {
         self.first().remote().layout().data_offset
     }
 
+    /// The object's version (its ETag) as the open found it, `None` when
+    /// the store reports none: every read is pinned to it.
+    #[getter]
+    fn e_tag(&self) -> Option<String> {
+        self.first().remote().e_tag().map(str::to_owned)
+    }
+
     /// The object's size in bytes.
     #[getter]
     fn object_size(&self) -> u64 {

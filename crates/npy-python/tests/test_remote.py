@@ -96,3 +96,70 @@ def test_remote_and_local_reads_work_in_a_forked_child(s3_bucket: str, tmp_path)
     # The parent's runtime still works.
     assert (inherited[5:6] == array[5:6]).all()
     del held
+
+
+def _load_in(env: dict, url: str) -> str:
+    """``load(url)`` in a fresh process with ``env`` (the store is built
+    from the environment once per process): the exception it prints."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, npy_mmap\n"
+        "try:\n"
+        "    npy_mmap.load(sys.argv[1])\n"
+        "except Exception as e:\n"
+        "    print(type(e).__name__ + ': ' + str(e))\n"
+        "else:\n"
+        "    print('loaded')\n"
+    )
+    full = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    full.update(env)
+    done = subprocess.run(
+        [sys.executable, "-c", code, url], env=full, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _server_env() -> dict:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+
+
+def test_a_plain_http_endpoint_says_to_set_aws_allow_http(s3_bucket: str) -> None:
+    env = _server_env()
+    env.pop("AWS_ALLOW_HTTP")
+    said = _load_in(env, f"s3://{s3_bucket}/anything.npy")
+    assert said.startswith("OSError: ") and "set AWS_ALLOW_HTTP=true" in said, said
+    assert "plain http://" in said
+    env["AWS_ALLOW_HTTP"] = "true"
+    assert _load_in(env, f"s3://{s3_bucket}/missing-{uuid.uuid4().hex}.npy").startswith("FileNotFoundError")
+
+
+def test_no_credentials_says_which_to_set(s3_bucket: str) -> None:
+    env = _server_env()
+    del env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]
+    # Without credentials the client asks the instance-metadata service: at
+    # its own address (169.254.169.254, refused or unanswered off a cloud VM),
+    # and at a local port nothing listens on, which refuses at once.
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    env["AWS_METADATA_ENDPOINT"] = f"http://127.0.0.1:{closed}"
+    said = _load_in(env, f"s3://{s3_bucket}/anything.npy")
+    assert said.startswith("OSError: "), said
+    assert "no credentials" in said and "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" in said, said
+
+
+def test_a_missing_bucket_is_named(s3_bucket: str) -> None:
+    bucket = f"npy-missing-{uuid.uuid4().hex[:8]}"
+    said = _load_in(_server_env(), f"s3://{bucket}/a.npy")
+    assert said.startswith("FileNotFoundError: ") and f"no such bucket '{bucket}'" in said, said
+    assert "no such object" not in said
+    with pytest.raises(FileNotFoundError, match=f"no such bucket '{bucket}'"):
+        npy_mmap.save(f"s3://{bucket}/a.npy", np.arange(3))

@@ -199,7 +199,27 @@ impl fmt::Display for Error {
                 not_found: false,
                 source,
                 ..
-            } => write!(f, "{}", store_message(&**source)),
+            } => {
+                let text = store_message(&**source);
+                match advice(&text) {
+                    Some(advice) => write!(f, "{advice} (the store said: {text})"),
+                    None => f.write_str(&text),
+                }
+            }
+            // A missing bucket is not a missing object: say which.
+            ErrorKind::Store {
+                not_found: true,
+                source,
+                ..
+            } if store_message(&**source).contains("NoSuchBucket") => {
+                match xml_field(&store_message(&**source), "BucketName") {
+                    Some(bucket) => write!(
+                        f,
+                        "no such bucket '{bucket}' (create it, or check the URL's bucket)"
+                    ),
+                    None => f.write_str("no such bucket (create it, or check the URL's bucket)"),
+                }
+            }
             kind => {
                 write!(f, "{kind}")?;
                 match std::error::Error::source(kind).filter(|_| !kind.is_store()) {
@@ -388,6 +408,43 @@ fn store_message(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// What happened and what to set, for the failures a first use of object
+/// storage meets, which the store's own words leave unclear: a plain
+/// `http://` endpoint (refused unless allowed), and no credentials (the
+/// client then asks the cloud's instance-metadata service, and shows that
+/// request's failure).
+fn advice(text: &str) -> Option<&'static str> {
+    if text.contains("URL scheme is not allowed") {
+        return Some(if text.contains("Azure") {
+            "the endpoint is plain http://, which is refused unless allowed: set AZURE_ALLOW_HTTP=true"
+        } else if text.contains("S3") {
+            "the endpoint (AWS_ENDPOINT_URL or AWS_ENDPOINT) is plain http://, which is refused unless allowed: set AWS_ALLOW_HTTP=true"
+        } else {
+            "the endpoint is plain http://, which is refused unless allowed: set the store's allow_http (AWS_ALLOW_HTTP=true for S3)"
+        });
+    }
+    // object_store's IMDS requests (`{endpoint}/latest/api/token`, then
+    // `/latest/meta-data/...`), and ECS's container endpoint.
+    if text.contains("/latest/api/token")
+        || text.contains("/latest/meta-data/")
+        || text.contains("169.254.170.2")
+    {
+        return Some(
+            "no credentials in the environment, and the instance-metadata service (which only a cloud VM has) gave none: \
+             set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for a server other than AWS)",
+        );
+    }
+    None
+}
+
+/// The text of `<name>...</name>` in an XML error body, if there is one.
+fn xml_field<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let open = format!("<{name}>");
+    let start = text.find(&open)? + open.len();
+    let end = start + text[start..].find('<')?;
+    Some(&text[start..end]).filter(|value| !value.is_empty())
+}
+
 /// A message on one line (a store's may span several: S3's carry an XML body).
 fn one_line(text: &str) -> String {
     text.split('\n')
@@ -561,4 +618,54 @@ pub enum VirtualError {
         /// The directory or prefix.
         location: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failed request as the store reports it, wrapped as a task does.
+    fn failed(source: object_store::Error) -> String {
+        Error::store(
+            Operation::Open,
+            &object_store::path::Path::from("a.npy"),
+            source,
+        )
+        .to_string()
+    }
+
+    #[test]
+    fn first_use_failures_say_what_to_set() {
+        let generic = |text: &str| object_store::Error::Generic {
+            store: "S3",
+            source: text.to_string().into(),
+        };
+        let http = failed(generic(
+            "Error performing GET http://127.0.0.1:5099/b/a.npy - HTTP error: builder error: URL scheme is not allowed",
+        ));
+        assert!(http.starts_with("open a.npy: the endpoint"), "{http}");
+        assert!(
+            http.contains("set AWS_ALLOW_HTTP=true") && http.contains("URL scheme is not allowed")
+        );
+        let imds = failed(generic(
+            "Error performing PUT http://169.254.169.254/latest/api/token - Server returned non-2xx status code: 403 Forbidden",
+        ));
+        assert!(
+            imds.contains("no credentials")
+                && imds.contains("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"),
+            "{imds}"
+        );
+        let other = failed(generic("Server returned non-2xx status code: 500"));
+        assert!(!other.contains("set "), "{other}");
+        let bucket = failed(object_store::Error::NotFound {
+            path: "a.npy".into(),
+            source: "404 Not Found: <Error><Code>NoSuchBucket</Code><BucketName>gone</BucketName></Error>".into(),
+        });
+        assert!(bucket.contains("no such bucket 'gone'"), "{bucket}");
+        let object = failed(object_store::Error::NotFound {
+            path: "a.npy".into(),
+            source: "404 Not Found: <Error><Code>NoSuchKey</Code></Error>".into(),
+        });
+        assert_eq!(object, "open a.npy: no such object");
+    }
 }

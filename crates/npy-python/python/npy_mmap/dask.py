@@ -13,10 +13,13 @@ and the driver completes it, or aborts it so that no object is left.
 
 from __future__ import annotations
 
+import errno
 import itertools
+import math
 import os
 import re
 import uuid
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +30,13 @@ from dask.array.core import normalize_chunks
 
 from . import _api, _convert, _native
 
-__all__ = ["Source", "NpyTarget", "from_npy", "to_npy"]
+__all__ = ["Source", "SourceChanged", "NpyTarget", "default_chunk_bytes", "from_npy", "to_npy"]
+
+
+class SourceChanged(OSError):
+    """A task found its file or object no longer the one the graph was
+    built from (replaced, or rewritten with another header): it refuses to
+    read rather than return other data. Build the graph again."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,17 @@ class Source:
     fortran : bool
         Whether the data is in Fortran order (rows along the last axis).
     offset : int
-        The data's byte offset in the file (for information).
+        The data's byte offset in the file (for information), or in the
+        member for a compressed npz member (where the task starts inflating).
+    identity : tuple of int or None
+        ``(device, inode, size)`` of the local file (or archive) the graph
+        was built from: every task checks it, with the header.
+    e_tag : str or None
+        For a URL, the object's version (ETag) the graph was built from:
+        every task checks it, and its reads are pinned to it.
+    compressed : bool
+        Whether the npz member is deflated (each task inflates up to its
+        chunk and keeps only the chunk).
     """
 
     kind: str
@@ -58,6 +77,9 @@ class Source:
     shape: tuple[int, ...]
     fortran: bool
     offset: int
+    identity: tuple[int, int, int] | None = None
+    e_tag: str | None = None
+    compressed: bool = False
 
     @property
     def dtype(self) -> np.dtype:
@@ -68,11 +90,82 @@ class Source:
         return len(self.shape) - 1 if self.fortran else 0
 
 
+def _identity(path: str) -> tuple[int, int, int]:
+    info = os.stat(path)
+    return (info.st_dev, info.st_ino, info.st_size)
+
+
+def _changed(source: Source, what: str) -> SourceChanged:
+    where = source.location if source.member is None else f"{source.location} (member {source.member!r})"
+    return SourceChanged(
+        errno.ESTALE,
+        f"{where} is not what the graph was built from ({what}): it was replaced or rewritten "
+        "after from_npy read it; call from_npy again",
+        source.location,
+    )
+
+
+def _check_local(source: Source) -> None:
+    """Refuses a file (or archive) that is not the one the graph was built
+    from: another device, inode or size, or another header."""
+    now = _identity(source.location)
+    if source.identity is not None and now != source.identity:
+        raise _changed(source, f"device, inode and size {source.identity} then, {now} now")
+    if source.kind == "file":
+        with open(source.location, "rb") as fid:
+            _check_header(source, fid.read(source.offset))
+
+
+def _check_header(source: Source, head: bytes) -> None:
+    try:
+        found = _native.parse_header(head, 1 << 24, False)
+    except ValueError as error:
+        raise _changed(source, f"no header like it: {error}") from None
+    pinned = (source.descr, source.shape, source.fortran, source.offset)
+    if (found[0], tuple(found[1]), found[2], found[3]) != pinned:
+        raise _changed(source, f"header {pinned[:3]} then, {tuple(found[:3])} now")
+
+
+def _chunk_shape(source: Source, index: tuple[slice, ...]) -> tuple[int, ...]:
+    return tuple(s.stop - s.start for s in index)
+
+
+def _read_deflated(source: Source, rows: slice, local: tuple[slice, ...]) -> np.ndarray:
+    """A chunk of a deflated npz member: inflated from the member's start
+    up to the chunk's rows, which alone are kept (memory: the chunk and the
+    inflater's window, never the member)."""
+    dtype = source.dtype
+    axis = source.row_axis
+    row_shape = tuple(n for a, n in enumerate(source.shape) if a != axis)
+    row_bytes = math.prod(row_shape) * dtype.itemsize
+    count = rows.stop - rows.start
+    with zipfile.ZipFile(source.location) as archive, archive.open(_member_name(archive, source.member)) as member:
+        head = member.read(source.offset)
+        _check_header(source, head)
+        member.seek(source.offset + rows.start * row_bytes)  # inflates and discards, in bounded steps
+        data = member.read(count * row_bytes)
+    if len(data) != count * row_bytes:
+        raise _changed(source, f"the member ends before row {rows.stop}")
+    if source.fortran:
+        block = np.frombuffer(data, dtype=dtype).reshape(row_shape + (count,), order="F")
+    else:
+        block = np.frombuffer(data, dtype=dtype).reshape((count,) + row_shape)
+    return np.array(block[local])
+
+
 def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
     """One task: read the chunk ``index`` of ``source``, touching only its rows."""
+    if source.kind != "url":
+        _check_local(source)
     if not source.shape:  # 0-d: one element, read whole
+        if source.kind == "url":
+            remote = _remote(source)
+            return np.array(_convert.from_parts(*remote.read_all()))
         whole = _api.load(source.location)
         return np.array(whole[source.member] if source.kind == "npz" else whole)
+    if 0 in _chunk_shape(source, index) or 0 in source.shape:
+        # Nothing to read (a (5, 0) array has no bytes).
+        return np.empty(_chunk_shape(source, index), dtype=source.dtype)
     axis = source.row_axis
     rows = index[axis]
     local = list(index)
@@ -82,50 +175,101 @@ def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
         # No close(): the window (and its lock) goes with its last view,
         # which may outlive this frame for a moment (distributed's sampling
         # profiler holds frames), and close() would refuse then.
-        window = _api.mapped(source.location, "r", rows=(rows.start, rows.stop), locking="blocking").array
+        window = _api.mapped(source.location, "r", rows=(rows.start, rows.stop)).array
+        if window.dtype != source.dtype:
+            raise _changed(source, f"dtype {source.dtype} then, {window.dtype} now")
         chunk = np.array(window[local])
         del window
+        # The file mapped is the one checked (not replaced meanwhile).
+        _check_local(source)
         return chunk
     if source.kind == "url":
-        # One stream per task: the tasks are the parallelism.
-        remote = _native.Remote(source.location, 10000, False, "ASCII", 1 << 40, 1)
-        if source.fortran:
-            return np.array(_convert.from_parts(*remote.read_all())[index])
+        # One stream per task: the tasks are the parallelism. Rows are
+        # along the row axis, the last one in Fortran order (columns are
+        # contiguous there): one ranged GET of exactly the chunk's bytes.
+        remote = _remote(source)
         return np.array(_convert.from_parts(*remote.read_rows(rows.start, rows.stop))[local])
+    if source.compressed:
+        return _read_deflated(source, rows, local)
     archive = _api.NpzFile(source.location, mmap_mode="r")
     try:
-        return np.array(archive[source.member][index])
+        array = archive[source.member]
+        if (array.dtype, array.shape) != (source.dtype, source.shape):
+            raise _changed(source, f"member {array.dtype} {array.shape} now")
+        return np.array(array[index])
     finally:
         archive.close()
 
 
-def _read_file(path: str, index: tuple[slice, ...]) -> np.ndarray:
-    """One task of a directory: one whole ``.npy`` file (mapped, then copied)."""
-    whole = _api.mapped(path, "r", locking="blocking").array
+def _remote(source: Source) -> Any:
+    """The object, opened again by a task: refused unless it is the
+    version the graph was built from (its reads are pinned to it)."""
+    remote = _native.Remote(source.location, 1 << 24, False, "ASCII", 1 << 40, 1)
+    if source.e_tag is not None and remote.e_tag != source.e_tag:
+        raise _changed(source, f"ETag {source.e_tag} then, {remote.e_tag} now")
+    found = (remote.descr, tuple(remote.shape), remote.fortran, remote.data_offset)
+    pinned = (source.descr, source.shape, source.fortran, source.offset)
+    if found != pinned:
+        raise _changed(source, f"header {pinned[:3]} then, {found[:3]} now")
+    return remote
+
+
+def _member_name(archive: zipfile.ZipFile, member: str) -> str:
+    """The archive entry numpy's key ``member`` names (``x`` is ``x.npy``)."""
+    names = set(archive.namelist())
+    if member + ".npy" in names:
+        return member + ".npy"
+    if member in names:
+        return member
+    raise KeyError(f"{member} is not a file in the archive")
+
+
+def _read_file(source: Source, index: tuple[slice, ...]) -> np.ndarray:
+    """One task of a directory: one whole ``.npy`` file (mapped, then
+    copied), checked to be the file the graph was built from."""
+    _check_local(source)
+    whole = _api.mapped(source.location, "r").array
     chunk = np.array(whole[index])
     del whole
+    _check_local(source)
     return chunk
 
 
 def _source(path_or_url: Any, member: str | None, max_header_size: int) -> Source:
     location = os.fspath(path_or_url) if not isinstance(path_or_url, str) else path_or_url
     if _native.is_url(location):
+        if member is not None:
+            raise ValueError(f"{location}: from_npy reads members of local archives only")
         remote = _native.Remote(location, max_header_size)
         return Source(
-            "url", location, None, remote.descr, tuple(remote.shape), remote.fortran, remote.data_offset
+            "url",
+            location,
+            None,
+            remote.descr,
+            tuple(remote.shape),
+            remote.fortran,
+            remote.data_offset,
+            e_tag=remote.e_tag,
         )
+    # Absolute: workers may run elsewhere (another working directory).
+    location = os.path.abspath(location)
     if member is not None:
-        npz = _native.MappedArchive(location, max_header_size, False, "ASCII")
-        kind, parts = npz.get(member)
-        npz.close()
-        if kind != "array":
+        identity = _identity(location)
+        with zipfile.ZipFile(location) as archive:
+            name = _member_name(archive, member)
+            compressed = archive.getinfo(name).compress_type != zipfile.ZIP_STORED
+            # The header only: the first bytes of the member, inflated if need be.
+            with archive.open(name) as stream:
+                head = stream.read(max_header_size + 12)
+        if not head.startswith(b"\x93NUMPY"):
             raise ValueError(f"{location}: member {member!r} is not .npy data")
-        _buffer, descr, shape, fortran = parts
-        return Source("npz", location, member, descr, tuple(shape), fortran, 0)
+        descr, shape, fortran, offset = _native.parse_header(head, max_header_size, False)
+        return Source("npz", location, member, descr, tuple(shape), fortran, offset, identity, None, compressed)
     with open(location, "rb") as fid:
+        identity = (lambda i: (i.st_dev, i.st_ino, i.st_size))(os.fstat(fid.fileno()))
         head = fid.read(65536 + 12)
     descr, shape, fortran, offset = _native.parse_header(head, max_header_size, False)
-    return Source("file", location, None, descr, tuple(shape), fortran, offset)
+    return Source("file", location, None, descr, tuple(shape), fortran, offset, identity)
 
 
 def _natural(name: str) -> list[Any]:
@@ -150,9 +294,37 @@ def _from_directory(path: str, max_header_size: int) -> da.Array:
     graph = {}
     for i, s in enumerate(sources):
         index = tuple(slice(0, n) for n in s.shape)
-        graph[(name, i) + (0,) * (len(s.shape) - 1)] = (_read_file, s.location, index)
+        graph[(name, i) + (0,) * (len(s.shape) - 1)] = (_read_file, s, index)
     chunks = (tuple(s.shape[0] for s in sources),) + tuple((n,) for n in first.shape[1:])
     return da.Array(graph, name, chunks, meta=np.empty((0,) * len(first.shape), dtype=first.dtype))
+
+
+def default_chunk_bytes() -> int:
+    """The chunk size ``from_npy`` aims at by default, in bytes.
+
+    Dask's ``array.chunk-size`` (128 MiB unless configured), but at most an
+    eighth of a worker's memory per thread when a ``distributed`` client is
+    active: a task holds its chunk, its copy, and the temporaries of what
+    is computed on it (``std`` of float32 makes float64 ones), and a worker
+    runs one task per thread. A mapped source makes small chunks cheap
+    (each is a window of its own bytes), so the bound costs little.
+    """
+    limit = int(dask.utils.parse_bytes(dask.config.get("array.chunk-size")))
+    try:
+        from distributed import default_client
+
+        client = default_client()
+        workers = client.scheduler_info(n_workers=-1).get("workers", {})
+    except (ImportError, ValueError, AttributeError, TypeError):
+        return limit
+    shares = [
+        int(w["memory_limit"]) // max(1, int(w.get("nthreads", 1)))
+        for w in workers.values()
+        if w.get("memory_limit")
+    ]
+    if shares:
+        limit = min(limit, max(1 << 20, min(shares) // 8))
+    return limit
 
 
 def from_npy(
@@ -174,7 +346,10 @@ def from_npy(
     chunks : 'auto', int, tuple or dict, optional
         As ``dask.array.from_array``. The default chunks the slow axis
         (rows: axis 0 in C order, the last in Fortran order) and keeps the
-        other axes whole, so every chunk is one contiguous byte range.
+        other axes whole, so every chunk is one contiguous byte range;
+        'auto' sizes chunks by :func:`default_chunk_bytes` (Dask's
+        ``array.chunk-size``, at most an eighth of a worker's memory per
+        thread). An array with no elements is one chunk.
     member : str, optional
         The member of an ``.npz`` (stored members are mapped, not copied).
     max_header_size : int, optional
@@ -182,17 +357,29 @@ def from_npy(
     Returns
     -------
     dask.array.Array
-        Each task maps (or range-reads) only its chunk: no task ever holds
-        the whole array.
+        Each task maps (or range-reads, or for a deflated member inflates
+        up to) only its chunk: no task ever holds the whole array. Each
+        task checks that the file (device, inode, size, header) or object
+        (ETag, header) is the one read here, and raises
+        :class:`SourceChanged` if it was replaced.
     """
     location = os.fspath(path_or_url) if not isinstance(path_or_url, str) else path_or_url
     if not _native.is_url(location) and os.path.isdir(location):
-        return _from_directory(location, max_header_size)
+        return _from_directory(os.path.abspath(location), max_header_size)
     source = _source(location, member, max_header_size)
     dtype, shape = source.dtype, source.shape
     if chunks == "auto" and shape:
-        chunks = tuple("auto" if axis == source.row_axis else -1 for axis in range(len(shape)))
-    normalized = normalize_chunks(chunks, shape, dtype=dtype)
+        if math.prod(shape) == 0:
+            # No bytes: one empty chunk (Dask's sizing divides by the row size).
+            chunks = tuple(-1 for _ in shape)
+        else:
+            chunks = tuple("auto" if axis == source.row_axis else -1 for axis in range(len(shape)))
+    automatic = chunks == "auto" or (
+        isinstance(chunks, (tuple, list, dict))
+        and any(isinstance(c, str) and c == "auto" for c in (chunks.values() if isinstance(chunks, dict) else chunks))
+    )
+    limit = default_chunk_bytes() if automatic else None
+    normalized = normalize_chunks(chunks, shape, dtype=dtype, limit=limit)
     name = "from-npy-" + dask.base.tokenize(source, normalized)
     graph = {}
     offsets = [list(itertools.accumulate((0,) + c)) for c in normalized]
@@ -209,6 +396,11 @@ class NpyTarget:
     read-write (a window: disjoint rows are disjoint bytes and locks, so
     tasks write in parallel) and writes the block. :meth:`commit` renames it
     to ``path``; :meth:`abort` removes it. Picklable: workers get the path.
+
+    The driver's target keeps the file it created mapped (and so locked)
+    until :meth:`commit` or :meth:`abort`: ``npy tidy`` judges a
+    ``.NAME.partial-…`` file stale only when nobody holds its lock, and a
+    live target between tasks is held. The mapping is not pickled.
     """
 
     def __init__(self, path: Any, shape: tuple[int, ...], dtype: Any, *, reserve: bool = True) -> None:
@@ -217,31 +409,46 @@ class NpyTarget:
         self.dtype = np.dtype(dtype)
         directory, name = os.path.split(self.path)
         self.partial = os.path.join(directory, f".{name}.partial-{uuid.uuid4().hex[:12]}")
-        # Made and released at once: the buffer's only reference goes here.
-        _native.create(self.partial, _convert.descr_of(self.dtype), self.shape, False, reserve)
+        try:
+            # Kept (mapped and locked) by the driver for the target's life.
+            self._created: Any = _native.create(self.partial, _convert.descr_of(self.dtype), self.shape, False, reserve)
+        except FileNotFoundError:
+            if os.path.isdir(directory):
+                raise
+            raise FileNotFoundError(
+                errno.ENOENT, f"cannot write {self.path}: its folder {directory} does not exist", self.path
+            ) from None
+
+    def __getstate__(self) -> dict:
+        """What a worker gets: the paths, shape and dtype, never the mapping."""
+        state = self.__dict__.copy()
+        state["_created"] = None
+        return state
 
     def __setitem__(self, region: tuple[slice, ...], block: np.ndarray) -> None:
         if not isinstance(region, tuple):
             region = (region,)
         # No close() (see _read_chunk): the window goes with its last view.
         if not self.shape:
-            whole = _api.mapped(self.partial, "r+", locking="blocking").array
+            whole = _api.mapped(self.partial, "r+").array
             whole[...] = block
             del whole
             return
         rows = region[0] if region else slice(None)
         start, stop, _ = rows.indices(self.shape[0])
         local = (slice(0, stop - start),) + tuple(region[1:])
-        window = _api.mapped(self.partial, "r+", rows=(start, stop), locking="blocking").array
+        window = _api.mapped(self.partial, "r+", rows=(start, stop)).array
         window[local] = block
         del window
 
     def commit(self) -> None:
         """Rename the finished file to its name (atomic on one file system)."""
         os.replace(self.partial, self.path)
+        self._created = None
 
     def abort(self) -> None:
         """Remove the unfinished file: nothing is left under the target name."""
+        self._created = None
         try:
             os.remove(self.partial)
         except FileNotFoundError:
