@@ -141,3 +141,18 @@ pub(crate) fn mode(name: &str) -> PyResult<npy_mmap::ForeignMode> {
         ))),
     }
 }
+
+/// A headerless file as `np.memmap` describes it: descr, offset, shape
+/// (`None`: every whole item after the offset), Fortran or not.
+pub(crate) type HeaderlessArgs = (String, usize, Option<Vec<usize>>, bool);
+
+/// npy-core's description of such a file.
+pub(crate) fn headerless(
+    (descr, offset, shape, fortran): HeaderlessArgs,
+) -> PyResult<npy_core::headerless::Headerless> {
+    let dtype = DType::parse(&descr).map_err(core_error)?;
+    let order = if fortran { Order::Fortran } else { Order::C };
+    Ok(npy_core::headerless::Headerless::new(
+        dtype, offset, shape, order,
+    ))
+}

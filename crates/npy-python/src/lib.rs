@@ -106,21 +106,6 @@ fn handed_back(
     Ok((buffer, meta.0, meta.1, meta.2, meta.3, meta.4))
 }
 
-/// A headerless file as `np.memmap` describes it: descr, offset, shape
-/// (`None`: every whole item after the offset), Fortran or not.
-pub(crate) type HeaderlessArgs = (String, usize, Option<Vec<usize>>, bool);
-
-/// npy-core's description of such a file.
-pub(crate) fn headerless(
-    (descr, offset, shape, fortran): HeaderlessArgs,
-) -> PyResult<npy_core::headerless::Headerless> {
-    let dtype = DType::parse(&descr).map_err(core_error)?;
-    let order = if fortran { Order::Fortran } else { Order::C };
-    Ok(npy_core::headerless::Headerless::new(
-        dtype, offset, shape, order,
-    ))
-}
-
 /// Maps an `.npy` file: mode `r`, `r+` or `c`, optionally a window of rows;
 /// shared as numpy shares (foreign mappings), or `strict` (mappings that
 /// exclude every writer of their bytes, as Rust references need). With
@@ -137,11 +122,11 @@ fn open_mapped(
     locking: Option<&Bound<'_, PyAny>>,
     advice: Option<&str>,
     strict: bool,
-    headerless: Option<HeaderlessArgs>,
+    headerless: Option<arguments::HeaderlessArgs>,
 ) -> PyResult<Mapped> {
     let mut options = OpenOptions::new();
     if let Some(args) = headerless {
-        options.headerless(self::headerless(args)?);
+        options.headerless(arguments::headerless(args)?);
     }
     options
         .max_header_size(max_header_size)

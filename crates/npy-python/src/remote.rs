@@ -145,9 +145,9 @@ impl Remote {
         encoding: &str,
         part_size: Option<usize>,
         concurrency: Option<usize>,
-        headerless: Option<crate::HeaderlessArgs>,
+        headerless: Option<crate::arguments::HeaderlessArgs>,
     ) -> PyResult<Self> {
-        let headerless = headerless.map(crate::headerless).transpose()?;
+        let headerless = headerless.map(crate::arguments::headerless).transpose()?;
         let mut transfer = npy_remote::Transfer::default();
         if let Some(size) = part_size {
             transfer.part_size = size;
