@@ -221,7 +221,7 @@ def test_python2_header_warns_like_numpy():
     with open(path, "rb") as f, pytest.warns(UserWarning, match="created on Python 2"):
         npy_mmap.load(f)
     # numpy itself says the same (its test skips on Python >= 3.12, gh-23988).
-    assert "created on Python 2" in npy_mmap._api._PYTHON2_HEADER
+    assert "created on Python 2" in npy_mmap._common._PYTHON2_HEADER
 
 
 # ------------------------------------------------------- max_header_size

@@ -35,7 +35,7 @@ from ._api import (
 )
 from .virtual import virtualize
 from ._windows import prefetch_windows, release_windows, windows
-from . import data
+from . import data  # npy_mmap.data without importing it by name
 
 __version__ = "0.1.0"
 

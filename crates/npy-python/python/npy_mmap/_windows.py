@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import _convert, _native
-from ._api import RemoteArray
+from ._remote import RemoteArray
 
 __all__ = ["windows", "prefetch_windows", "release_windows"]
 

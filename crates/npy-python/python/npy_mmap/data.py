@@ -32,6 +32,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import _api, _windows
+from ._common import _is_url
 
 __all__ = ["WindowDataset", "RandomBatches"]
 
@@ -42,7 +43,7 @@ class _Source:
 
     def __init__(self, source: Any, dtype: Any, offset: int, shape: Any) -> None:
         text = os.fspath(source) if not isinstance(source, str) else source
-        self.location = text if _api._is_url(text) else os.path.abspath(text)
+        self.location = text if _is_url(text) else os.path.abspath(text)
         self.dtype = None if dtype is None else np.dtype(dtype)
         self.offset = offset
         self.shape = shape
@@ -54,7 +55,7 @@ class _Source:
         if self._array is None or self._pid != os.getpid():
             if self.dtype is not None:
                 self._array = _api.memmap(self.location, dtype=self.dtype, mode="r", offset=self.offset, shape=self.shape)
-            elif _api._is_url(self.location):
+            elif _is_url(self.location):
                 self._array = _api.RemoteArray(self.location)
             else:
                 self._array = _api.load(self.location, mmap_mode="r")
