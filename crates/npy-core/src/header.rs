@@ -506,6 +506,32 @@ impl Header {
         }
     }
 
+    /// Where the header and the data lie in a file written with
+    /// [`to_bytes`](Self::to_bytes)`(version)`: measured on the encoding,
+    /// never parsed back.
+    ///
+    /// ```
+    /// use npy_core::{DType, Header, Order, Version};
+    /// let layout = Header::new(DType::parse("<f8")?, Order::C, vec![5]).layout(None)?;
+    /// assert_eq!((layout.version, layout.data_offset, layout.data_len), (Version::V1, 128, 40));
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn layout(&self, version: Option<Version>) -> Result<Layout> {
+        let bytes = self.to_bytes(version)?;
+        // `to_bytes` wrote the version it picked at byte 6.
+        let version = match bytes.get(6) {
+            Some(1) => Version::V1,
+            Some(2) => Version::V2,
+            _ => Version::V3,
+        };
+        Ok(Layout {
+            version,
+            header_len: bytes.len() - version.prefix_len(),
+            data_offset: bytes.len(),
+            data_len: self.data_len()?,
+        })
+    }
+
     /// The dict text with growth padding, before encoding.
     fn dict_text(&self) -> String {
         let mut text = String::with_capacity(96);

@@ -5,7 +5,6 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use npy_core::header::{Layout, ParseOptions};
 use npy_core::pickle::Encoding;
 use npy_core::{DType, Header, NpyBytes, Order};
 use npy_mmap::{Advice, Locking, OpenOptions};
@@ -14,18 +13,6 @@ use pyo3::prelude::*;
 
 use crate::buffer;
 use crate::errors::{core_error, value_error};
-
-/// The layout a header gets when written as numpy writes it.
-pub(crate) fn layout_for(header: &Header) -> PyResult<Layout> {
-    let bytes = header.to_bytes(None).map_err(core_error)?;
-    let options = ParseOptions {
-        max_header_size: usize::MAX,
-        allow_pickle: true,
-    };
-    Header::parse(&bytes, &options)
-        .map(|parsed| parsed.layout)
-        .map_err(core_error)
-}
 
 /// numpy's `encoding` argument.
 pub(crate) fn encoding(name: &str) -> PyResult<Encoding> {
@@ -127,15 +114,14 @@ pub(crate) fn rows(range: (usize, usize)) -> Range<usize> {
     range.0..range.1
 }
 
-/// numpy's mapping mode, by any of its names (`'r'`/`'readonly'`, `'r+'`/
-/// `'readwrite'`, `'c'`/`'copyonwrite'`): the one place they are spelled
-/// on this side.
+/// numpy's mapping mode by its short name (the Python side turns numpy's
+/// long names into these, in one place: `_common._MODE_NAMES`).
 pub(crate) fn mode(name: &str) -> PyResult<npy_mmap::ForeignMode> {
     use npy_mmap::ForeignMode;
     match name {
-        "r" | "readonly" => Ok(ForeignMode::ReadOnly),
-        "r+" | "readwrite" => Ok(ForeignMode::ReadWrite),
-        "c" | "copyonwrite" => Ok(ForeignMode::CopyOnWrite),
+        "r" => Ok(ForeignMode::ReadOnly),
+        "r+" => Ok(ForeignMode::ReadWrite),
+        "c" => Ok(ForeignMode::CopyOnWrite),
         _ => Err(crate::errors::value_error(format!(
             "mode must be one of ['r', 'c', 'r+', 'w+'], not {name:?}"
         ))),

@@ -236,7 +236,7 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
         _ => {
             let bytes: Vec<u8> = payload.extract()?;
             let header = Header::new(plain()?, order, shape);
-            let layout = crate::arguments::layout_for(&header)?;
+            let layout = header.layout(None).map_err(core_error)?;
             let array = NpyArray::from_parts(
                 header,
                 layout,

@@ -60,10 +60,11 @@ def _check_encoding(encoding: str) -> None:
 
 
 def _open_mapped(path: str, mode: str, *args: Any) -> tuple:
-    """``_native.open_mapped``, with a directory as ``IsADirectoryError``
-    (as ``open()`` says it) rather than npy-mmap's "not a regular file"."""
+    """``_native.open_mapped`` with numpy's mode names (long ones too), and
+    a directory as ``IsADirectoryError`` (as ``open()`` says it) rather than
+    npy-mmap's "not a regular file"."""
     try:
-        return _native.open_mapped(path, mode, *args)
+        return _native.open_mapped(path, _MODE_NAMES.get(mode, mode), *args)
     except OSError as error:
         if error.errno == errno.EINVAL and os.path.isdir(path):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path) from None

@@ -312,7 +312,7 @@ def mapped(
     path = _path(filename)
     if path is None:
         raise ValueError("Filename must be a string or a path-like object.")
-    mode = {"readonly": "r", "readwrite": "r+", "copyonwrite": "c"}.get(mode, mode)
+    mode = _MODE_NAMES.get(mode, mode)
     window = None if rows is None else (int(rows[0]), int(rows[1]))
     return MappedFile(
         _open_mapped(path, mode, max_header_size, window, locking, advice, _strict(sharing)), mode, path

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import _convert, _native
-from ._common import _Closing, _header_limit
+from ._common import _MODE_NAMES, _Closing, _header_limit
 
 
 class NpzFile(_Closing, Mapping):
@@ -60,7 +60,7 @@ class NpzFile(_Closing, Mapping):
         limit = _header_limit(max_header_size, allow_pickle)
         if _bytes:
             self._archive = _native.NpzReader.from_bytes(source, limit, allow_pickle, encoding)
-        elif mmap_mode in ("r", "readonly"):
+        elif _MODE_NAMES.get(mmap_mode, mmap_mode) == "r":
             self._archive = _native.MappedArchive(source, limit, allow_pickle, encoding)
         else:
             self._archive = _native.NpzReader(source, limit, allow_pickle, encoding)
