@@ -259,10 +259,12 @@ pub(crate) fn array_parts(py: Python<'_>, array: NpyArray) -> PyResult<Parts> {
     let fortran = header.order == Order::Fortran;
     if header.dtype == DType::Object {
         let values = array.into_objects().unwrap_or_default();
-        let list = PyList::empty(py);
-        for value in values {
-            list.append(to_py(py, value)?)?;
-        }
+        // Made at its final size (no appends, no regrowth).
+        let objects = values
+            .into_iter()
+            .map(|value| to_py(py, value))
+            .collect::<PyResult<Vec<_>>>()?;
+        let list = PyList::new(py, objects)?;
         return Ok((
             list.into_any().unbind(),
             "'|O'".into(),
