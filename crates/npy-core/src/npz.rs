@@ -157,6 +157,14 @@ pub enum ArchiveError {
         member: String,
     },
 
+    /// A member name longer than a zip entry's name can be (its length is
+    /// a 16-bit field): refused before anything is written.
+    #[error("a member name is at most 65535 bytes in a zip archive, not {len}")]
+    NameTooLong {
+        /// The name's length in bytes (UTF-8).
+        len: usize,
+    },
+
     /// The member is damaged: its local header is missing or disagrees
     /// with the central directory, its data lies outside the archive or
     /// overlaps another member's, its sizes lie, or its compressed data

@@ -644,3 +644,27 @@ fn an_npy_file_opened_as_an_archive_is_told_what_it_is() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Round 4: a 70,000-character member name was an `OSError` with errno 0
+/// from deep in the zip writer; now it is refused by name, before any
+/// byte of the member is written, and nothing appears under the name.
+#[test]
+fn a_member_name_longer_than_a_zip_name_is_refused_up_front() {
+    let dir = temp_dir("long-name");
+    let path = dir.join("a.npz");
+    let mut writer = NpzWriter::create(&path).unwrap();
+    let key = "k".repeat(70_000);
+    let error = writer.add(&key, &[1u8, 2, 3][..]).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("a member name is at most 65535 bytes in a zip archive, not 70004"),
+        "{error}"
+    );
+    writer.add("fine", &[1u8][..]).unwrap();
+    writer.finish().unwrap();
+    let mut archive = npy_mmap::OpenOptions::new().open_npz(&path).unwrap();
+    assert_eq!(archive.keys(), ["fine"]);
+    assert!(archive.load("fine").is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

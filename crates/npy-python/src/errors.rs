@@ -65,7 +65,9 @@ pub(crate) fn core_error(error: npy_core::Error) -> PyErr {
 fn archive_error(error: &ArchiveError, message: String) -> PyErr {
     match error {
         ArchiveError::NotAFile { .. } => PyKeyError::new_err(message),
-        ArchiveError::Compressed { .. } => PyValueError::new_err(message),
+        ArchiveError::Compressed { .. } | ArchiveError::NameTooLong { .. } => {
+            PyValueError::new_err(message)
+        }
         _ => bad_zip(message),
     }
 }

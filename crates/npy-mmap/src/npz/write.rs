@@ -175,6 +175,10 @@ impl<W: Write + Seek> NpzWriter<W> {
         if self.members.contains(&name) {
             return Err(self.error(ErrorKind::DuplicateName { member: name }));
         }
+        if name.len() > usize::from(u16::MAX) {
+            let archive = npy_core::npz::ArchiveError::NameTooLong { len: name.len() };
+            return Err(self.error(ErrorKind::Archive(archive)));
+        }
         let (method, encoder) = match self.compression {
             Compression::Stored => (Method::Stored, Encoder::Stored(crc32fast::Hasher::new(), 0)),
             Compression::Deflated { level } => (
