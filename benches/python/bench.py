@@ -659,7 +659,7 @@ def main() -> None:
     parser.add_argument("--dask-limit", type=float, default=120.0, help="seconds a Dask way may take")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--fill-gib", type=float, default=2.0, help="size of the parallel fill (GiB)")
-    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing", "windows"])
+    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing", "windows", "windows-local", "windows-remote"])
     parser.add_argument("--tokens-gib", type=float, default=4.0, help="size of the token file of the windows part (GiB)")
     parser.add_argument("--remote-tokens-gib", type=float, default=1.0, help="size of the remote token file (GiB)")
     parser.add_argument("--memory-batches", type=int, default=2000, help="warm batches per worker (memory)")
@@ -674,8 +674,9 @@ def main() -> None:
         sharing_part(root, args.fill_gib, 2, max(3, args.repeat // 2))
     if args.only in (None, "remote"):
         remote_part(args.repeat)
-    if args.only in (None, "windows"):
+    if args.only in (None, "windows", "windows-local"):
         windows_part(root, args.tokens_gib, args.repeat, args.memory_batches, args.cold_batches)
+    if args.only in (None, "windows", "windows-remote"):
         remote_windows_part(args.remote_tokens_gib, 3)
     if args.only in (None, "dask", "dask-s3"):
         dask_part(root, args.dask_gib, args.dask_limit, s3_only=args.only == "dask-s3")
