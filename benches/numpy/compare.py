@@ -319,12 +319,70 @@ def cold(p):
     return out, notes
 
 
+def windows(p):
+    """Training windows (issue 32): batches of random windows of a uint16
+    token file, cold (evicted before each run) and warm. numpy's way,
+    `np.load(mmap_mode="r")` + fancy indexing, and nanoGPT's `get_batch`
+    (a new np.memmap per batch, `np.stack` of the slices; torch left out)."""
+    batch, length = p["batch"], p["length"]
+    cold = np.load(p["cold"]).astype(np.intp).reshape(-1, batch)
+    warm = np.load(p["warm"]).astype(np.intp).reshape(-1, batch)
+    span = np.arange(length)
+
+    def fancy(batches, a=None):
+        # Cold: a fresh np.load per run. Warm: one mapping for every run, as
+        # the Rust contenders keep theirs (its pages stay mapped).
+        a = np.load(p["tokens"], mmap_mode="r") if a is None else a
+        for ix in batches:
+            x = a[ix[:, None] + span]
+        return x
+
+    def nanogpt(batches):
+        for ix in batches:
+            data = np.memmap(p["tokens"], dtype=np.uint16, mode="r", offset=p["offset"])
+            x = np.stack([data[i : i + length] for i in ix])
+        return x
+
+    def check(x, ix):
+        expect = (ix[:, None] + span) % 65521
+        if not np.array_equal(x, expect):
+            raise SystemExit("windows: wrong tokens")
+
+    notes = {}
+    out = {k: [] for k in ("windows.cold", "windows.cold_nanogpt", "windows.warm", "windows.warm_nanogpt")}
+    for _ in range(p["runs"]):
+        for row_id, fn in (("windows.cold", fancy), ("windows.cold_nanogpt", nanogpt)):
+            left = evicted(p["tokens"])
+            if left > 0.01:
+                notes[row_id] = f"a run was discarded: {left:.1%} still resident"
+                continue
+            start = time.perf_counter()
+            x = fn(cold)
+            out[row_id].append((time.perf_counter() - start) / len(cold))
+            check(x, cold[-1])
+    # Warm: the whole file read once (the harness did too), one untimed pass each.
+    with open(p["tokens"], "rb") as f:
+        while f.read(1 << 24):
+            pass
+    mapped = np.load(p["tokens"], mmap_mode="r")
+    fancy(warm, mapped)
+    nanogpt(warm)
+    for _ in range(p["runs"]):
+        for row_id, fn in (("windows.warm", lambda b: fancy(b, mapped)), ("windows.warm_nanogpt", nanogpt)):
+            start = time.perf_counter()
+            x = fn(warm)
+            out[row_id].append((time.perf_counter() - start) / len(warm))
+            check(x, warm[-1])
+    return out, notes
+
+
 WORKLOADS = {
     "header": header,
     "open": open_,
     "sum": sum_,
     "reads": reads,
     "cold": cold,
+    "windows": windows,
     "read": read,
     "save": save,
     "fill": fill,

@@ -395,6 +395,284 @@ def sharing_part(root: pathlib.Path, gib: float, workers: int, repeat: int) -> N
     row("sharing", what + ", reserve=True", numpy_s, reserved_s, "blocks reserved at creation")
     path.unlink()
 
+# --- Training windows (issue 32) ---------------------------------------------
+
+TOKENS_PER_WINDOW = 1024
+WINDOWS_PER_BATCH = 64
+
+
+def _memory() -> tuple[int, int]:
+    """(USS, RSS) of this process in bytes: USS = Private_Clean + Private_Dirty."""
+    uss = rss = 0
+    with open("/proc/self/smaps_rollup") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if key in ("Private_Clean", "Private_Dirty"):
+                uss += int(rest.split()[0]) * 1024
+            elif key == "Rss":
+                rss = int(rest.split()[0]) * 1024
+    return uss, rss
+
+
+def _window_batches(contender: str, npy: str, raw: str, seed: int):
+    """An endless iterator of (64, 1024) batches, the contender's way."""
+    length, size = TOKENS_PER_WINDOW, WINDOWS_PER_BATCH
+    rng = np.random.default_rng(seed)
+    if contender == "nanoGPT get_batch":
+        # nanoGPT's train.py: a new np.memmap per batch, np.stack of slices.
+        tokens = os.path.getsize(raw) // 2
+        while True:
+            data = np.memmap(raw, dtype=np.uint16, mode="r")
+            ix = rng.integers(tokens - length, size=size)
+            yield np.stack([data[i : i + length] for i in ix])
+    elif contender == "np.load(mmap_mode='r') + fancy indexing":
+        a = np.load(npy, mmap_mode="r")
+        span = np.arange(length)
+        while True:
+            ix = rng.integers(len(a) - length + 1, size=size)
+            yield a[ix[:, None] + span]
+    elif contender == "npy_mmap.windows on memmap(.bin)":
+        a = npy_mmap.memmap(raw, dtype=np.uint16, mode="r")
+        while True:
+            ix = rng.integers(len(a) - length + 1, size=size)
+            yield npy_mmap.windows(a, ix, length)
+    elif contender == "npy_mmap.data.RandomBatches":
+        from npy_mmap.data import RandomBatches
+
+        yield from RandomBatches(npy, length, size, seed=seed)
+    else:
+        raise ValueError(contender)
+
+
+def _window_worker(contender, npy, raw, seed, batches, barrier, results) -> None:
+    stream = _window_batches(contender, npy, raw, seed)
+    barrier.wait()
+    start = time.perf_counter()
+    times = []
+    first = None
+    checksum = 0
+    for k in range(batches):
+        t = time.perf_counter()
+        batch = next(stream)
+        times.append(time.perf_counter() - t)
+        checksum += int(batch[0, 0])
+        if k == 0:
+            first = _memory()
+    wall = time.perf_counter() - start
+    assert batch.shape == (WINDOWS_PER_BATCH, TOKENS_PER_WINDOW) and batch.dtype == np.uint16
+    results.put({"wall": wall, "times": times, "first": first, "last": _memory(), "checksum": checksum})
+
+
+def _run_windows(contender: str, npy, raw, batches: int, workers: int = 2) -> list[dict]:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(workers)
+    results = ctx.Queue()
+    procs = [
+        ctx.Process(target=_window_worker, args=(contender, str(npy), str(raw), 1000 + w, batches, barrier, results))
+        for w in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    out = [results.get() for _ in procs]
+    for p in procs:
+        p.join()
+        if p.exitcode:
+            raise SystemExit(f"{contender}: a worker failed")
+    return out
+
+
+def _write_tokens(npy: pathlib.Path, raw: pathlib.Path, gib: float) -> int:
+    tokens = int(gib * (1 << 30)) // 2
+    chunk = 1 << 24
+    header = npformat.header_data_from_array_1_0(np.zeros(0, np.uint16))
+    header["shape"] = (tokens,)
+    for path, npy_header in ((npy, True), (raw, False)):
+        if path.exists() and path.stat().st_size == tokens * 2 + (128 if npy_header else 0):
+            continue
+        with open(path, "wb") as f:
+            if npy_header:
+                npformat.write_array_header_1_0(f, header)
+            for start in range(0, tokens, chunk):
+                np.arange(start, min(start + chunk, tokens), dtype=np.int64).__imod__(65521).astype("<u2").tofile(f)
+            f.flush()
+            os.fsync(f.fileno())
+    return tokens
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
+
+
+def windows_part(root: pathlib.Path, gib: float, repeat: int, memory_batches: int, cold_batches: int) -> None:
+    npy, raw = root / "tokens.npy", root / "tokens.bin"
+    _write_tokens(npy, raw, gib)
+    assert os.path.getsize(npy) - os.path.getsize(raw) == 128
+    contenders = [
+        "nanoGPT get_batch",
+        "np.load(mmap_mode='r') + fancy indexing",
+        "npy_mmap.windows on memmap(.bin)",
+        "npy_mmap.data.RandomBatches",
+    ]
+    batch_tokens = TOKENS_PER_WINDOW * WINDOWS_PER_BATCH
+    print(f"\nwindows: {gib:g} GiB uint16 ({npy}, and the same bytes as {raw}), 2 spawn workers, "
+          f"batches of {WINDOWS_PER_BATCH} x {TOKENS_PER_WINDOW} tokens", flush=True)
+    cold: dict[str, list[float]] = {c: [] for c in contenders}
+    for run in range(repeat):
+        for k in range(len(contenders)):
+            contender = contenders[(run + k) % len(contenders)]
+            evict(npy)
+            evict(raw)
+            results = _run_windows(contender, npy, raw, cold_batches)
+            wall = max(r["wall"] for r in results)
+            cold[contender].append(2 * cold_batches * batch_tokens / wall)
+    warm: dict[str, float] = {}
+    memory: dict[str, list[dict]] = {}
+    for contender in contenders:
+        for path in (npy, raw):
+            with open(path, "rb") as f:
+                while f.read(1 << 24):
+                    pass
+        results = _run_windows(contender, npy, raw, memory_batches)
+        wall = max(r["wall"] for r in results)
+        warm[contender] = 2 * memory_batches * batch_tokens / wall
+        memory[contender] = results
+    best_cold = max(statistics.median(cold[c]) for c in contenders[:2])
+    best_warm = max(warm[c] for c in contenders[:2])
+    print(f"\nCold: {cold_batches} batches per worker after evicting both files, median of {repeat} runs; "
+          f"warm: {memory_batches} batches per worker, files read first; tokens/s over both workers.\n")
+    print("| contender | cold tokens/s | cold ms per batch per worker | warm tokens/s | vs best numpy way (cold / warm) "
+          "| USS per worker after batch 1 → 2,000 | RSS per worker after batch 1 → 2,000 |")
+    print("| --- | ---: | ---: | ---: | ---: | --- | --- |")
+    for c in contenders:
+        cold_tps = statistics.median(cold[c])
+        uss = " / ".join(f"{_mib(r['first'][0])} → {_mib(r['last'][0])}" for r in memory[c])
+        rss = " / ".join(f"{_mib(r['first'][1])} → {_mib(r['last'][1])}" for r in memory[c])
+        print(f"| {c} | {cold_tps / 1e6:.2f} M | {2 * batch_tokens / cold_tps * 1e3:.2f} | {warm[c] / 1e6:.1f} M "
+              f"| {cold_tps / best_cold:.1f}× / {warm[c] / best_warm:.1f}× | {uss} | {rss} |", flush=True)
+
+
+def _planned_spans(starts, length: int, offset: int = 128, gap: int = 1 << 20) -> int:
+    """The ranged requests npy-remote plans for a batch: the windows' byte
+    spans sorted, merged when closer than object_store's 1 MiB gap."""
+    s = np.sort(np.asarray(starts))
+    spans, end = 0, None
+    for start in s:
+        first = offset + 2 * int(start)
+        if end is None or first - end > gap:
+            spans += 1
+            end = first + 2 * length
+        else:
+            end = max(end, first + 2 * length)
+    return spans
+
+
+def _requests(log: pathlib.Path, key: str, since: int) -> int:
+    # The server logs a request after answering it: wait for the log to settle.
+    size = -1
+    while size != log.stat().st_size:
+        size = log.stat().st_size
+        time.sleep(1.0)
+    with open(log, "rb") as f:
+        f.seek(since)
+        return sum(1 for line in f if b"GET" in line and key.encode() in line)
+
+
+def remote_windows_part(gib: float, batches: int) -> None:
+    import s3fs
+
+    bucket = os.environ.get("NPY_S3_BUCKET")
+    if not bucket:
+        raise SystemExit("the remote part needs the local S3 server (scripts/s3-server.sh)")
+    log = pathlib.Path(__file__).resolve().parents[2] / "target" / "s3-server" / "log"
+    key = f"windows-{uuid.uuid4().hex}.npy"
+    url = f"s3://{bucket}/{key}"
+    tokens = int(gib * (1 << 30)) // 2
+    npy_mmap.save(url, (np.arange(tokens, dtype=np.int64) % 65521).astype("<u2"))
+    fs = s3fs.S3FileSystem(
+        key=os.environ["AWS_ACCESS_KEY_ID"],
+        secret=os.environ["AWS_SECRET_ACCESS_KEY"],
+        client_kwargs={"endpoint_url": os.environ["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
+        default_cache_type="none",
+        skip_instance_cache=True,
+    )
+    length, size = TOKENS_PER_WINDOW, WINDOWS_PER_BATCH
+    offset = 128
+    span = np.arange(length)
+
+    def s3fs_numpy(n):
+        # A range read per window through s3fs (np.frombuffer on the bytes).
+        rng = np.random.default_rng(7)
+        with fs.open(url, "rb") as f:
+            for _ in range(n):
+                ix = rng.integers(tokens - length + 1, size=size)
+                out = []
+                for i in ix:
+                    f.seek(offset + 2 * int(i))
+                    out.append(np.frombuffer(f.read(2 * length), "<u2"))
+                batch = np.stack(out)
+        return batch, ix
+
+    def megatron(n):
+        # Megatron's S3 reader: one 256 MiB chunk cached; a read outside it
+        # fetches the 256 MiB from the read's offset.
+        chunk = 256 << 20
+        rng = np.random.default_rng(7)
+        cache_start, cache = -1, b""
+        with fs.open(url, "rb") as f:
+            for _ in range(n):
+                ix = rng.integers(tokens - length + 1, size=size)
+                out = []
+                for i in ix:
+                    begin = offset + 2 * int(i)
+                    if not (cache_start <= begin and begin + 2 * length <= cache_start + len(cache)):
+                        f.seek(begin)
+                        cache_start, cache = begin, f.read(chunk)
+                    out.append(np.frombuffer(cache[begin - cache_start : begin - cache_start + 2 * length], "<u2"))
+                batch = np.stack(out)
+        return batch, ix
+
+    def ours(n):
+        from npy_mmap.data import RandomBatches
+
+        rng = np.random.default_rng(7)
+        for batch in RandomBatches(url, length, size, seed=7, batches=n):
+            ix = rng.integers(tokens - length + 1, size=size)
+            planned.append(_planned_spans(ix, length))
+        # The batch read ahead after the last one.
+        planned.append(_planned_spans(rng.integers(tokens - length + 1, size=size), length))
+        return batch, ix
+
+    planned: list[int] = []
+
+    print(f"\nremote windows: {gib:g} GiB uint16 .npy on the local S3 server, 1 process, cold (new reader per run)")
+    print("| contender | batches | tokens/s | ms per batch | GET requests per batch | planned spans per batch |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    since = log.stat().st_size
+    npy_mmap.open_remote(url)
+    open_gets = _requests(log, key, since)
+    results = {}
+    for name, fn, n in (("s3fs + numpy, a range read per window", s3fs_numpy, batches),
+                        ("Megatron-style 256 MiB chunk cache", megatron, 1),
+                        ("npy_mmap.data.RandomBatches (s3://)", ours, batches)):
+        since = log.stat().st_size
+        start = time.perf_counter()
+        batch, ix = fn(n)
+        seconds = time.perf_counter() - start
+        gets = _requests(log, key, since)
+        if name.startswith("npy_mmap"):
+            # Less the open's header read. (Measured: the GETs are exactly
+            # the planned spans of the n batches returned; the batch read
+            # ahead after the last one adds none to the log.)
+            gets -= open_gets
+        assert np.array_equal(batch, (ix[:, None] + span) % 65521), name
+        results[name] = n * size * length / seconds
+        spans = f"{sum(planned[:n]) / n:.1f}" if name.startswith("npy_mmap") else "—"
+        print(f"| {name} | {n} | {results[name] / 1e6:.4f} M | {seconds / n * 1e3:.0f} | {gets / n:.1f} | {spans} |",
+              flush=True)
+    fs.rm(url)
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -404,7 +682,11 @@ def main() -> None:
     parser.add_argument("--dask-limit", type=float, default=120.0, help="seconds a Dask way may take")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--fill-gib", type=float, default=2.0, help="size of the parallel fill (GiB)")
-    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing"])
+    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing", "windows", "windows-local", "windows-remote"])
+    parser.add_argument("--tokens-gib", type=float, default=4.0, help="size of the token file of the windows part (GiB)")
+    parser.add_argument("--remote-tokens-gib", type=float, default=1.0, help="size of the remote token file (GiB)")
+    parser.add_argument("--memory-batches", type=int, default=2000, help="warm batches per worker (memory)")
+    parser.add_argument("--cold-batches", type=int, default=20, help="batches per worker of a cold run")
     args = parser.parse_args()
     root = pathlib.Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
@@ -415,6 +697,10 @@ def main() -> None:
         sharing_part(root, args.fill_gib, 2, max(3, args.repeat // 2))
     if args.only in (None, "remote"):
         remote_part(args.repeat)
+    if args.only in (None, "windows", "windows-local"):
+        windows_part(root, args.tokens_gib, args.repeat, args.memory_batches, args.cold_batches)
+    if args.only in (None, "windows", "windows-remote"):
+        remote_windows_part(args.remote_tokens_gib, 3)
     if args.only in (None, "dask", "dask-s3"):
         dask_part(root, args.dask_gib, args.dask_limit, s3_only=args.only == "dask-s3")
     print("\n| what | numpy / Dask | npy_mmap | speed-up | note |\n| --- | ---: | ---: | ---: | --- |")

@@ -134,6 +134,43 @@ fn compressible(i: usize) -> f64 {
     (signal * 1024.0).round() / 1024.0
 }
 
+/// The windows workload's token file: `uint16`, token i = i % 65521.
+pub struct TokenFile {
+    pub path: PathBuf,
+    /// Tokens in the file.
+    pub len: usize,
+    /// Bytes of tokens (the file less its header).
+    pub bytes: u64,
+    /// Where the tokens start (the header's length): nanoGPT's memmap offset.
+    pub data_offset: usize,
+}
+
+impl TokenFile {
+    /// Token `i`'s value.
+    pub fn token(i: usize) -> u16 {
+        (i % 65521) as u16
+    }
+}
+
+pub fn token_file(dir: &Path, bytes: u64) -> Result<TokenFile> {
+    let len = usize::try_from(bytes / 2)?;
+    let path = dir.join("tokens.npy");
+    eprintln!("data: {} ({} MiB)", path.display(), bytes >> 20);
+    let header = Header::new(DType::parse("<u2")?, Order::C, vec![len]);
+    let data_offset = header.to_bytes(None)?.len();
+    write_chunks(&path, &header, |start, out| {
+        for i in start..(start + CHUNK).min(len) {
+            out.extend_from_slice(&TokenFile::token(i).to_le_bytes());
+        }
+    })?;
+    Ok(TokenFile {
+        path,
+        len,
+        bytes: len as u64 * 2,
+        data_offset,
+    })
+}
+
 /// Elements per written chunk.
 const CHUNK: usize = 1 << 20;
 

@@ -36,6 +36,9 @@ struct Args {
     /// Size of the big npz member (numpy compresses at ~20 MB/s).
     #[arg(long, default_value = "64M", value_parser = parse_size)]
     npz: u64,
+    /// Size of the uint16 token file of the windows workload.
+    #[arg(long, default_value = "4G", value_parser = parse_size)]
+    tokens: u64,
     /// Random scalar reads per run.
     #[arg(long, default_value_t = 1_000_000)]
     reads: usize,
@@ -48,7 +51,7 @@ struct Args {
     /// Elements of the object array (short strings) decoded and saved.
     #[arg(long, default_value_t = 1_000_000)]
     objects: usize,
-    /// Only these workloads (header,open,sum,reads,cold,read,save,fill,npz,objects).
+    /// Only these workloads (header,open,sum,reads,cold,windows,read,save,fill,npz,objects).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Keep the data files.
@@ -70,8 +73,8 @@ enum Worker {
     },
 }
 
-const WORKLOADS: [&str; 10] = [
-    "header", "open", "sum", "reads", "cold", "read", "save", "fill", "npz", "objects",
+const WORKLOADS: [&str; 11] = [
+    "header", "open", "sum", "reads", "cold", "windows", "read", "save", "fill", "npz", "objects",
 ];
 
 fn main() -> Result<()> {
@@ -157,6 +160,11 @@ impl Harness {
                 contenders::cold(self, &files)?;
             }
             self.cleanup(&files.paths())?;
+        }
+        if self.wants("windows") {
+            let file = data::token_file(&self.args.dir, self.args.tokens)?;
+            contenders::windows(self, &file)?;
+            self.cleanup(std::slice::from_ref(&file.path))?;
         }
         if self.wants("read") || self.wants("save") {
             let files = data::whole_files(&self.args.dir, self.args.whole)?;

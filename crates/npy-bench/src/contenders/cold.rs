@@ -37,7 +37,7 @@ const LIMIT_READS: usize = 20_000;
 const DEPTH: usize = 32;
 
 /// Evicts `path` from the page cache and returns the fraction still resident.
-fn evict(path: &Path) -> Result<f64> {
+pub(super) fn evict(path: &Path) -> Result<f64> {
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed)?;
     resident(&file)
@@ -45,7 +45,7 @@ fn evict(path: &Path) -> Result<f64> {
 
 /// The fraction of `file`'s pages in the page cache (`mincore` of a fresh
 /// mapping, which itself touches nothing).
-fn resident(file: &File) -> Result<f64> {
+pub(super) fn resident(file: &File) -> Result<f64> {
     let len = file.metadata()?.len() as usize;
     if len == 0 {
         return Ok(0.0);
@@ -66,7 +66,7 @@ fn resident(file: &File) -> Result<f64> {
 
 /// Runs `op` `runs` times, each on a freshly evicted file; returns the
 /// samples (seconds per operation) and notes about discarded runs.
-fn cold_runs(
+pub(super) fn cold_runs(
     path: &Path,
     runs: usize,
     per: usize,
@@ -218,6 +218,19 @@ pub fn cold(h: &mut Harness, files: &BigFiles) -> Result<()> {
 /// Seconds that `DEPTH` threads take to read the 4 KiB pages `targets`
 /// with `O_DIRECT` (nothing cached, nothing read ahead).
 fn direct_reads(path: &Path, targets: &[usize]) -> Result<f64> {
+    let offsets: Vec<usize> = targets.iter().map(|&t| t * 4096).collect();
+    read_at_depth(path, &offsets, 4096, DEPTH)
+}
+
+/// Seconds that `depth` threads take to read `width` bytes at each of
+/// `offsets` with `O_DIRECT` (offsets and width aligned to the device's
+/// logical block).
+pub(super) fn read_at_depth(
+    path: &Path,
+    offsets: &[usize],
+    width: usize,
+    depth: usize,
+) -> Result<f64> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECT)
@@ -226,17 +239,17 @@ fn direct_reads(path: &Path, targets: &[usize]) -> Result<f64> {
     let next = AtomicUsize::new(0);
     timed(|| {
         std::thread::scope(|scope| -> Result<()> {
-            let workers: Vec<_> = (0..DEPTH)
+            let workers: Vec<_> = (0..depth)
                 .map(|_| {
                     scope.spawn(|| -> Result<()> {
-                        // O_DIRECT needs an aligned buffer: a page of anonymous memory.
-                        let mut page = memmap2::MmapMut::map_anon(4096)?;
+                        // O_DIRECT needs an aligned buffer: anonymous pages.
+                        let mut buffer = memmap2::MmapMut::map_anon(width.max(4096))?;
                         loop {
                             let k = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(&target) = targets.get(k) else {
+                            let Some(&offset) = offsets.get(k) else {
                                 return Ok(());
                             };
-                            file.read_exact_at(&mut page, (target * 4096) as u64)?;
+                            file.read_exact_at(&mut buffer[..width], offset as u64)?;
                         }
                     })
                 })

@@ -14,6 +14,7 @@ mod random;
 mod save;
 mod sum;
 mod whole_read;
+mod windows;
 
 pub use cold::cold;
 pub use fill::{fill, fill_worker};
@@ -25,6 +26,7 @@ pub use random::random_reads;
 pub use save::save;
 pub use sum::sum;
 pub use whole_read::whole_read;
+pub use windows::windows;
 
 use std::fs::File;
 use std::hint::black_box;
