@@ -225,8 +225,19 @@ impl ForeignArray {
     /// Refused on a copy-on-write mapping (it would discard its changes).
     pub fn release_windows(&self, starts: &[usize], length: usize) -> Result<()> {
         let windows = self.described.windows(starts, length)?;
-        for range in windows.ranges() {
-            self.advise_bytes(range, Advice::DontNeed)?;
+        self.release_bytes(&windows.ranges())
+    }
+
+    /// Gives back the pages of byte `ranges`, and of the blocks around them
+    /// the kernel maps at once (large folios, up to 2 MiB), with
+    /// `MADV_DONTNEED`; every range checked first. Refused on a
+    /// copy-on-write mapping.
+    pub fn release_bytes(&self, ranges: &[Range<usize>]) -> Result<()> {
+        for range in ranges {
+            check_byte_range(range, self.len())?;
+        }
+        for block in self.planner().release_ranges(ranges) {
+            self.advise_bytes(block, Advice::DontNeed)?;
         }
         Ok(())
     }

@@ -194,21 +194,14 @@ impl Buffer {
         py: Python<'_>,
         ranges: &[std::ops::Range<usize>],
     ) -> PyResult<()> {
-        use npy_mmap::Advice::DontNeed;
-        let ranges = release_blocks(ranges, self.region.len);
-        py.detach(|| {
-            for range in &ranges {
-                match &self.backing {
-                    Backing::Foreign(array)
-                        if array.mode() != npy_mmap::ForeignMode::CopyOnWrite =>
-                    {
-                        array.advise_bytes(range.clone(), DontNeed)?
-                    }
-                    Backing::Read(array) => array.advise_bytes(range.clone(), DontNeed)?,
-                    _ => {}
-                }
+        py.detach(|| match &self.backing {
+            // npy-mmap widens the ranges to the blocks the kernel maps at
+            // once (large folios): the windows' own pages are not enough.
+            Backing::Foreign(array) if array.mode() != npy_mmap::ForeignMode::CopyOnWrite => {
+                array.release_bytes(ranges)
             }
-            Ok(())
+            Backing::Read(array) => array.release_bytes(ranges),
+            _ => Ok(()),
         })
         .map_err(crate::errors::mmap_error)
     }
@@ -365,42 +358,4 @@ pub(crate) fn with_py_bytes<T: Send>(
         };
         f(bytes)
     }))
-}
-
-/// The kernel maps a file's pages a folio at a time, and ext4's page cache
-/// holds large folios (up to 2 MiB, Linux 6.x): a fault in a 2 KiB window
-/// maps up to 2 MiB around it, which `MADV_DONTNEED` of the window's own
-/// pages leaves mapped (measured: a mapping's RSS grew ~10 KiB per released
-/// window of a warm 4 GiB token file; docs/BENCHMARKS.md, "Training
-/// windows"). So releases cover the 2 MiB-aligned blocks around each range
-/// (one more page each side for the data's offset in the file), merged and
-/// clamped to `len`. Dropping the mapping's page-table entries loses
-/// nothing of a shared mapping: its pages stay in the file and the page
-/// cache, and a later read faults them back.
-fn release_blocks(ranges: &[std::ops::Range<usize>], len: usize) -> Vec<std::ops::Range<usize>> {
-    const BLOCK: usize = 2 << 20;
-    const PAGE: usize = 4096;
-    let mut blocks: Vec<std::ops::Range<usize>> = ranges
-        .iter()
-        .filter(|r| r.start < r.end)
-        .map(|r| {
-            let start = (r.start / BLOCK * BLOCK).saturating_sub(PAGE);
-            let end = r
-                .end
-                .div_ceil(BLOCK)
-                .saturating_mul(BLOCK)
-                .saturating_add(PAGE);
-            start.min(len)..end.min(len)
-        })
-        .collect();
-    blocks.sort_by_key(|r| r.start);
-    let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(blocks.len());
-    for block in blocks {
-        match merged.last_mut() {
-            Some(last) if block.start <= last.end => last.end = last.end.max(block.end),
-            _ => merged.push(block),
-        }
-    }
-    merged.retain(|r| r.start < r.end);
-    merged
 }

@@ -32,6 +32,15 @@ use crate::sys::read_ahead;
 /// this many pages (64 MiB of page cache) are asked for ahead of the copy.
 pub(crate) const PLANNED_INDICES: usize = 16 * 1024;
 
+/// The largest block of a file the kernel maps at one fault: Linux 6.x
+/// page caches hold large folios (up to 2 MiB on ext4), so a read of one
+/// 2 KiB window can map 2 MiB around it, which giving back the window's
+/// own pages leaves mapped (measured: `RandomBatches` grew to 2.7 GiB of
+/// RSS per worker over 2,000 batches of a warm 4 GiB file). Releases cover
+/// these blocks. Dropping a shared mapping's page-table entries loses
+/// nothing: the pages stay in the file and the page cache.
+pub(crate) const LARGE_FOLIO: u64 = 2 << 20;
+
 /// Pages sampled to decide whether a batch is in memory already.
 const SAMPLED: usize = 8;
 
@@ -217,6 +226,21 @@ impl<M: Mode> MappedArray<M> {
         self.planner().prefetch_bytes(ranges)
     }
 
+    /// Gives back the pages of byte `ranges` (and of the blocks around
+    /// them the kernel maps at once: large folios) with `MADV_DONTNEED`, so
+    /// that a reader done with them keeps its resident memory flat; the
+    /// bytes stay in the file and the page cache. Refused on a
+    /// copy-on-write mapping (it would discard its changes).
+    pub fn release_bytes(&self, ranges: &[Range<usize>]) -> Result<()> {
+        for range in ranges {
+            self.check_byte_range(range)?;
+        }
+        for block in self.planner().release_ranges(ranges) {
+            self.advise_bytes(block, crate::Advice::DontNeed)?;
+        }
+        Ok(())
+    }
+
     /// The planner over this mapping.
     fn planner(&self) -> Planner<'_> {
         Planner {
@@ -391,6 +415,31 @@ impl Planner<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The ranges of the mapping to give back (`MADV_DONTNEED`) so that
+    /// `ranges` leave nothing mapped: widened to the [`LARGE_FOLIO`]-aligned
+    /// blocks of the file around them, merged, clamped to the mapping.
+    pub(crate) fn release_ranges(&self, ranges: &[Range<usize>]) -> Vec<Range<usize>> {
+        let base = self.map_offset;
+        let blocks = Coalesce {
+            align: LARGE_FOLIO,
+            max_gap: 0,
+        };
+        let in_file = ranges
+            .iter()
+            .map(|range| range.start as u64 + base..range.end as u64 + base);
+        let end = base + self.len as u64;
+        blocks
+            .ranges(in_file)
+            .into_iter()
+            .map(|block| {
+                let start = block.start.clamp(base, end) - base;
+                let stop = block.end.clamp(base, end) - base;
+                start as usize..stop as usize
+            })
+            .filter(|range| !range.is_empty())
+            .collect()
     }
 
     /// Starts reading byte `ranges` of the mapping and returns without
