@@ -205,6 +205,15 @@ impl ForeignArray {
             })
     }
 
+    /// The bytes of each of `spans` into `out`, one after another, with
+    /// atomic loads, planned as [`gather_bytes`](Self::gather_bytes) is.
+    pub fn gather_spans(&self, spans: &[Range<usize>], out: &mut [u8]) -> Result<()> {
+        self.planner().gather_spans(spans, out, |offset, slot| {
+            // In bounds: every span was checked.
+            let _ = self.map.load(offset, slot);
+        })
+    }
+
     /// Copies `length` rows from each of `starts` into `out` with atomic
     /// loads, planned: [`MappedArray::gather_windows`](crate::MappedArray::gather_windows)
     /// for bytes others may write meanwhile.

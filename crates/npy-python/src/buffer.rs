@@ -139,20 +139,38 @@ impl Buffer {
         offsets: &[usize],
         width: usize,
     ) -> PyResult<Option<AlignedBytes>> {
-        let len = offsets
-            .len()
-            .checked_mul(width)
+        let spans: Vec<std::ops::Range<usize>> = offsets
+            .iter()
+            .map(|&offset| offset..offset.saturating_add(width))
+            .collect();
+        self.gather_spans(py, &spans)
+    }
+
+    /// Copies each of `spans` (byte ranges, checked by the caller to lie
+    /// in the buffer) into new memory, one after another, as
+    /// [`gather`](Self::gather) does.
+    pub(crate) fn gather_spans(
+        &self,
+        py: Python<'_>,
+        spans: &[std::ops::Range<usize>],
+    ) -> PyResult<Option<AlignedBytes>> {
+        let len = spans
+            .iter()
+            .try_fold(0usize, |sum, span| sum.checked_add(span.len()))
             .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err("take: output too large"))?;
         let gathered = py.detach(|| {
             let mut out = vec![0u8; len];
             let done = match &self.backing {
-                Backing::Foreign(array) => array.gather_bytes(offsets, width, &mut out),
-                Backing::Read(array) => array.gather_bytes(offsets, width, &mut out),
+                Backing::Foreign(array) => array.gather_spans(spans, &mut out),
+                Backing::Read(array) => array.gather_spans(spans, &mut out),
                 Backing::NpzMember(map, range) => {
                     let bytes = &map.bytes()[range.clone()];
-                    for (slot, &offset) in out.chunks_exact_mut(width.max(1)).zip(offsets) {
-                        // In bounds: the caller checked every offset.
-                        slot.copy_from_slice(&bytes[offset..offset + width]);
+                    let mut rest = &mut out[..];
+                    for span in spans {
+                        // In bounds: the caller checked every span.
+                        let (slot, tail) = rest.split_at_mut(span.len());
+                        slot.copy_from_slice(&bytes[span.clone()]);
+                        rest = tail;
                     }
                     Ok(())
                 }

@@ -361,31 +361,27 @@ fn take(
              mapped bytes"
         )));
     }
-    let indices = indices.to_vec(py)?;
-    // Every index checked (numpy's words) before anything is read.
-    let offsets = py
-        .detach(|| {
-            indices
-                .iter()
-                .map(|&raw| {
-                    let position = if raw < 0 {
-                        (count as i64).checked_add(raw)
-                    } else {
-                        Some(raw)
-                    };
-                    position
-                        .filter(|p| *p >= 0 && (*p as u64) < count as u64)
-                        .map(|p| offset + p as usize * width)
-                        .ok_or(raw)
-                })
-                .collect::<Result<Vec<usize>, i64>>()
-        })
-        .map_err(|raw| {
-            pyo3::exceptions::PyIndexError::new_err(format!(
+    // Every index checked (numpy's words) before anything is read;
+    // neighbouring items (windows, rows) become one span each.
+    let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
+    for raw in indices.to_vec(py)? {
+        let position = if raw < 0 {
+            (count as i64).checked_add(raw)
+        } else {
+            Some(raw)
+        };
+        let Some(position) = position.filter(|p| *p >= 0 && (*p as u64) < count as u64) else {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
                 "index {raw} is out of bounds for axis 0 with size {count}"
-            ))
-        })?;
-    match source.get().gather(py, &offsets, width)? {
+            )));
+        };
+        let start = offset + position as usize * width;
+        match spans.last_mut() {
+            Some(last) if last.end == start => last.end = start + width,
+            _ => spans.push(start..start + width),
+        }
+    }
+    match source.get().gather_spans(py, &spans)? {
         None => Ok(None),
         Some(bytes) => Ok(Some(Py::new(
             py,

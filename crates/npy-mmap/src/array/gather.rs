@@ -198,6 +198,18 @@ impl<M: Mode> MappedArray<M> {
         self.prefetch_bytes(&windows.ranges())
     }
 
+    /// The untyped gather of whole spans: the bytes of each of `spans` (of
+    /// [`bytes`](Self::bytes)) into `out`, one span after another, planned
+    /// as [`gather_bytes`](Self::gather_bytes) is (runs of rows, windows of
+    /// any length). Errors, before anything is read or written: a span
+    /// past the end, an `out` whose length is not the spans' total.
+    pub fn gather_spans(&self, spans: &[Range<usize>], out: &mut [u8]) -> Result<()> {
+        let bytes = self.bytes();
+        self.planner().gather_spans(spans, out, |offset, slot| {
+            slot.copy_from_slice(&bytes[offset..offset + slot.len()]);
+        })
+    }
+
     /// Starts reading the pages of the elements at `indices` and returns
     /// without waiting: say what a pipeline reads next (batch k + 1 while
     /// it works on batch k), then [`gather`](Self::gather) it without
@@ -375,7 +387,7 @@ impl Planner<'_> {
         offsets: &[usize],
         width: usize,
         out: &mut [u8],
-        mut copy: impl FnMut(usize, &mut [u8]),
+        copy: impl FnMut(usize, &mut [u8]),
     ) -> Result<()> {
         if offsets.len().checked_mul(width) != Some(out.len()) {
             return Err(format_error("read", self.path)(
@@ -385,33 +397,60 @@ impl Planner<'_> {
                 },
             ));
         }
-        for &offset in offsets {
-            check_byte_range(&(offset..offset.saturating_add(width)), self.len)?;
-        }
         if width == 0 {
+            for &offset in offsets {
+                check_byte_range(&(offset..offset), self.len)?;
+            }
             return Ok(());
         }
-        let cold = !self.all_resident(offsets, |&offset| Some(offset as u64))?;
-        for (batch, out) in offsets
-            .chunks(PLANNED_INDICES)
-            .zip(out.chunks_mut(width * PLANNED_INDICES))
-        {
-            if cold {
-                self.read_ahead(batch.iter().map(|&at| at as u64..(at + width) as u64));
+        // Runs of neighbouring elements (windows, rows) become one span each.
+        let mut spans: Vec<Range<usize>> = Vec::new();
+        for &offset in offsets {
+            let end = offset.saturating_add(width);
+            match spans.last_mut() {
+                Some(last) if last.end == offset => last.end = end,
+                _ => spans.push(offset..end),
             }
-            // Runs of neighbouring elements (windows, rows) in one copy each.
-            let mut rest = &mut out[..batch.len() * width];
-            let mut k = 0;
-            while k < batch.len() {
-                let start = batch[k];
-                let mut run = 1;
-                while k + run < batch.len() && batch[k + run] == start + run * width {
-                    run += 1;
-                }
-                let (slot, tail) = rest.split_at_mut(run * width);
-                copy(start, slot);
+        }
+        self.gather_spans(&spans, out, copy)
+    }
+
+    /// The bytes of each of `spans` into `out`, one span after another,
+    /// through `copy` (which gets a span's start and its slot), planned:
+    /// every span checked first, then, when a sample of the pages is
+    /// missing, the pages of each batch of spans read ahead before it is
+    /// copied.
+    pub(crate) fn gather_spans(
+        &self,
+        spans: &[Range<usize>],
+        out: &mut [u8],
+        mut copy: impl FnMut(usize, &mut [u8]),
+    ) -> Result<()> {
+        let mut total = 0usize;
+        for span in spans {
+            check_byte_range(span, self.len)?;
+            total = total.saturating_add(span.len());
+        }
+        if total != out.len() {
+            return Err(format_error("read", self.path)(
+                npy_core::Error::OutputLength {
+                    expected: total,
+                    actual: out.len(),
+                },
+            ));
+        }
+        let cold = !self.all_resident(spans, |span| {
+            (!span.is_empty()).then_some(span.start as u64)
+        })?;
+        let mut rest = out;
+        for batch in spans.chunks(PLANNED_INDICES) {
+            if cold {
+                self.read_ahead(batch.iter().map(|span| span.start as u64..span.end as u64));
+            }
+            for span in batch {
+                let (slot, tail) = rest.split_at_mut(span.len());
+                copy(span.start, slot);
                 rest = tail;
-                k += run;
             }
         }
         Ok(())
