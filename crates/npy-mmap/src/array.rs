@@ -44,10 +44,14 @@ pub struct MappedArray<M: Mode = crate::ReadOnly> {
     // which would change bytes (or the length) under live views. It is held
     // open for its lock, and used only to start writeback.
     map: M::Map,
-    file: File,
-    /// After the file: the registry forgets the range only once the file,
-    /// and with it the lock other processes see, is closed.
+    /// Before the file: the registry forgets the range while the file is
+    /// still open, so its inode cannot be reused meanwhile (a file made by
+    /// another thread in that instant, with the same device and inode,
+    /// would otherwise meet a stale entry: a spurious `Conflict`). In the
+    /// instant between, an opener of the same bytes in this process finds
+    /// the lock other processes see still held and waits for it, briefly.
     _lock: DataLock,
+    file: File,
     described: MappedFile,
     file_len: u64,
 }

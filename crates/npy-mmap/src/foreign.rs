@@ -111,11 +111,11 @@ impl ForeignMode {
 /// [`CreateOptions::create_foreign`](crate::CreateOptions::create_foreign).
 #[derive(Debug)]
 pub struct ForeignArray {
-    // Drop order: unmap, close (releasing the locks other processes see),
-    // then forget the range in this process.
+    // Drop order: unmap, forget the range in this process, close
+    // (releasing the locks other processes see): see `MappedArray`.
     map: ForeignMap,
-    file: File,
     _lock: DataLock,
+    file: File,
     described: MappedFile,
     mode: ForeignMode,
 }

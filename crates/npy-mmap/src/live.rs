@@ -110,11 +110,11 @@ live_elements! {
 /// live data lock of its bytes until dropped.
 #[derive(Debug)]
 pub struct LiveArray {
-    // Drop order: unmap, close (releasing the locks other processes see),
-    // then forget the range in this process.
+    // Drop order: unmap, forget the range in this process, close
+    // (releasing the locks other processes see): see `MappedArray`.
     map: LiveMap,
-    _file: File,
     _lock: DataLock,
+    _file: File,
     described: MappedFile,
 }
 

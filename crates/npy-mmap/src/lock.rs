@@ -370,7 +370,8 @@ fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
 /// The data lock of one mapping: its [`Grant`] is proof (for the `sys` module) that the
 /// bytes `range` of the file may be mapped with the access it was taken
 /// for. Dropping it forgets the range in this process; the lock held across
-/// processes goes with the file's descriptor, which its owner closes first.
+/// processes goes with the file's descriptor, which its owner closes right
+/// after (while it is open, its inode cannot be reused by another file).
 #[derive(Debug)]
 pub(crate) struct DataLock {
     /// `None` for ignored locks: nothing to forget.

@@ -49,10 +49,10 @@ pub struct MappedNpz {
     map: ReadOnlyMap,
     path: PathBuf,
     options: ReadOptions,
+    /// Before the file (see `MappedArray`).
+    _lock: DataLock,
     /// Holds the shared lock for as long as the mapping lives.
     _file: File,
-    /// After the file (see `MappedArray`).
-    _lock: DataLock,
 }
 
 impl MappedNpz {
