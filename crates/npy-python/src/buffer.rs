@@ -128,27 +128,12 @@ impl Buffer {
         }
     }
 
-    /// Copies the `width` bytes at each byte offset of `offsets` into new
-    /// memory, with the GIL released: planned reads of a cold mapping
-    /// (npy-mmap's gather), atomic loads where numpy may write meanwhile.
+    /// Copies each of `spans` (byte ranges, checked by the caller to lie
+    /// in the buffer) into new memory, one after another, with the GIL
+    /// released: planned reads of a cold mapping (npy-mmap's gather),
+    /// atomic loads where numpy may write meanwhile.
     /// `None` for a backing Rust must not read while numpy may write it
     /// (a strict writable mapping, owned memory): the caller uses numpy.
-    pub(crate) fn gather(
-        &self,
-        py: Python<'_>,
-        offsets: &[usize],
-        width: usize,
-    ) -> PyResult<Option<AlignedBytes>> {
-        let spans: Vec<std::ops::Range<usize>> = offsets
-            .iter()
-            .map(|&offset| offset..offset.saturating_add(width))
-            .collect();
-        self.gather_spans(py, &spans)
-    }
-
-    /// Copies each of `spans` (byte ranges, checked by the caller to lie
-    /// in the buffer) into new memory, one after another, as
-    /// [`gather`](Self::gather) does.
     pub(crate) fn gather_spans(
         &self,
         py: Python<'_>,

@@ -400,7 +400,7 @@ fn window_ranges(
     rows: usize,
     starts: &[usize],
     length: usize,
-) -> PyResult<(Vec<usize>, usize)> {
+) -> PyResult<Vec<std::ops::Range<usize>>> {
     let fits = row_bytes
         .checked_mul(rows)
         .and_then(|n| n.checked_add(offset))
@@ -421,8 +421,11 @@ fn window_ranges(
     );
     let windows = npy_core::plan::Windows::of(&rows_header, starts, length)
         .map_err(|error| pyo3::exceptions::PyIndexError::new_err(error.to_string()))?;
-    let offsets = windows.offsets.iter().map(|&at| offset + at).collect();
-    Ok((offsets, windows.width))
+    Ok(windows
+        .ranges()
+        .into_iter()
+        .map(|span| span.start + offset..span.end + offset)
+        .collect())
 }
 
 /// Gathers `length` rows from each of `starts` (windows) of the `rows` rows
@@ -440,8 +443,8 @@ fn gather_windows(
     starts: Vec<usize>,
     length: usize,
 ) -> PyResult<Option<Py<Buffer>>> {
-    let (offsets, width) = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
-    match source.get().gather(py, &offsets, width)? {
+    let spans = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
+    match source.get().gather_spans(py, &spans)? {
         None => Ok(None),
         Some(bytes) => Ok(Some(Py::new(
             py,
@@ -461,9 +464,8 @@ fn prefetch_windows(
     starts: Vec<usize>,
     length: usize,
 ) -> PyResult<()> {
-    let (offsets, width) = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
-    let ranges: Vec<_> = offsets.iter().map(|&at| at..at + width).collect();
-    source.get().prefetch(py, &ranges)
+    let spans = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
+    source.get().prefetch(py, &spans)
 }
 
 /// Gives back the pages of those windows (a batch that was used).
@@ -477,9 +479,8 @@ fn release_windows(
     starts: Vec<usize>,
     length: usize,
 ) -> PyResult<()> {
-    let (offsets, width) = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
-    let ranges: Vec<_> = offsets.iter().map(|&at| at..at + width).collect();
-    source.get().release(py, &ranges)
+    let spans = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
+    source.get().release(py, &spans)
 }
 
 /// Flushes a writable mapping to disk (`msync`); a no-op for others.
