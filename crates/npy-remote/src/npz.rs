@@ -286,6 +286,17 @@ impl RemoteNpz {
             ));
         }
         let (data_start, prefix) = self.locate(&member, OPEN_PREFIX).await?;
+        self.open_stored(&member, data_start, prefix).await
+    }
+
+    /// The stored `member` whose `.npy` starts at `data_start` of the
+    /// archive, its first bytes (`prefix`, from there) already fetched.
+    async fn open_stored(
+        &self,
+        member: &MemberInfo,
+        data_start: u64,
+        prefix: Bytes,
+    ) -> Result<RemoteArray> {
         let prefix = prefix.slice(..prefix.len().min(member.size as usize));
         RemoteArray::open_prefetched(
             self.store.clone(),
@@ -329,26 +340,20 @@ impl RemoteNpz {
             .await?;
         let mut arrays = Vec::with_capacity(stored.len());
         for (member, span) in stored.into_iter().zip(spans) {
-            let (at, offset) = npy_core::plan::locate(&fetched_ranges, &span)
-                .expect("every span lies in a fetched range");
+            // The plan covers every span: an error, never a panic, if not.
+            let (at, offset) = npy_core::plan::locate(&fetched_ranges, &span).ok_or_else(|| {
+                Error::at(
+                    &self.path,
+                    ErrorKind::Io {
+                        operation: "read",
+                        source: std::io::Error::other("a read outside the requests planned for it"),
+                    },
+                )
+            })?;
             let len = (span.end - span.start) as usize;
             let bytes = fetched[at].slice(offset..offset + len);
             let (data_start, prefix) = self.parse_local(member, bytes)?;
-            let prefix = prefix.slice(..prefix.len().min(member.size as usize));
-            let array = RemoteArray::open_prefetched(
-                self.store.clone(),
-                self.path.clone(),
-                data_start,
-                member.size,
-                prefix,
-                self.size,
-                self.e_tag.clone(),
-                self.options.read,
-                self.options.transfer,
-            )
-            .await
-            .map_err(|e| e.in_member(&member.name))?;
-            arrays.push(array);
+            arrays.push(self.open_stored(member, data_start, prefix).await?);
         }
         Ok(arrays)
     }
