@@ -151,28 +151,35 @@ enum Group {
     ForeignWrite,
 }
 
-/// The rule under test: overlapping bytes are shared only by readers with
-/// readers, live with live, foreign mappings with each other and foreign
-/// readers with plain readers; a change of structure waits for every
-/// mapping.
+/// The rule under test, copied as data from docs/SAFETY.md's table of who
+/// admits whom (not from the code, which derives it from its lane table):
+/// rows held, columns wanted, both in the order Rust `r`/`c`, Rust `r+`/create,
+/// live, numpy `r`/`c`, numpy `r+`/`w+`.
+const SAFETY_TABLE: [[&str; 5]; 5] = [
+    ["yes", "no", "no", "yes", "no"],
+    ["no", "no", "no", "no", "no"],
+    ["no", "no", "yes", "no", "no"],
+    ["yes", "no", "no", "yes", "yes"],
+    ["no", "no", "no", "yes", "yes"],
+];
+
+/// Overlapping bytes are shared as [`SAFETY_TABLE`] says; disjoint bytes
+/// always; a change of structure waits for every mapping.
 fn admitted(held: Use, wanted: Use) -> bool {
-    if wanted.group() == Group::Structure {
+    let column = |group| match group {
+        Group::Read => Some(0),
+        Group::Write => Some(1),
+        Group::Live => Some(2),
+        Group::ForeignRead => Some(3),
+        Group::ForeignWrite => Some(4),
+        Group::Structure => None,
+    };
+    let (Some(row), Some(col)) = (column(held.group()), column(wanted.group())) else {
         return false;
-    }
+    };
     let (a, b) = (held.rows(), wanted.rows());
     let overlap = a.start < b.end && b.start < a.end;
-    !overlap
-        || matches!(
-            (held.group(), wanted.group()),
-            (Group::Read, Group::Read)
-                | (Group::Live, Group::Live)
-                | (Group::Read, Group::ForeignRead)
-                | (Group::ForeignRead, Group::Read)
-                | (
-                    Group::ForeignRead | Group::ForeignWrite,
-                    Group::ForeignRead | Group::ForeignWrite
-                )
-        )
+    !overlap || SAFETY_TABLE[row][col] == "yes"
 }
 
 /// A mapping (or appender) of the file, kept alive by its owner.

@@ -1,5 +1,6 @@
 //! [`MappedArray`]: an `.npy` file (or a window of its rows) mapped into memory.
 
+#[cfg(windows)]
 use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
@@ -8,7 +9,7 @@ use npy_core::{ArrayView, ArrayViewMut, Element, Header, Layout, RawView};
 
 use crate::Advice;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
-use crate::lock::DataLock;
+use crate::lock::{DataLock, TrackedFile};
 use crate::mode::{Mode, ReadWrite, Writable};
 use crate::sys::{self, Storage, StorageMut};
 
@@ -39,19 +40,15 @@ pub type FillResult = std::result::Result<(), Box<dyn std::error::Error + Send +
 /// one views, or view bytes this one writes.
 #[derive(Debug)]
 pub struct MappedArray<M: Mode = crate::ReadOnly> {
-    // Field order is drop order: unmap before the file (and its lock) goes.
-    // The file is never lent out: `&File` allows `set_len` and `write_at`,
-    // which would change bytes (or the length) under live views. It is held
-    // open for its lock, and used only to start writeback.
+    // Field order is drop order. The lock goes first: its file closes and
+    // the registry forgets the range in one step (a same-process opener
+    // never meets a lock the registry does not explain), and no reference
+    // to the bytes exists any more once dropping starts. The mapping goes
+    // after, and keeps the inode from being reused until then. The file is
+    // never lent out (see `DataLock::file`): it is held open for its locks,
+    // and used only to start writeback and read through holes.
+    lock: DataLock,
     map: M::Map,
-    /// Before the file: the registry forgets the range while the file is
-    /// still open, so its inode cannot be reused meanwhile (a file made by
-    /// another thread in that instant, with the same device and inode,
-    /// would otherwise meet a stale entry: a spurious `Conflict`). In the
-    /// instant between, an opener of the same bytes in this process finds
-    /// the lock other processes see still held and waits for it, briefly.
-    _lock: DataLock,
-    file: File,
     described: MappedFile,
     file_len: u64,
 }
@@ -61,19 +58,20 @@ impl<M: Mode> MappedArray<M> {
     /// been parsed and whose structure lock is held shared: takes the data
     /// lock of the mapped bytes first.
     pub(crate) fn map(
-        file: File,
+        file: TrackedFile,
         path: &Path,
         header: Header,
         layout: Layout,
         request: &MapRequest,
     ) -> Result<MappedArray<M>> {
-        let (window, lock) = Window::lock(&file, path, &header, &layout, request, M::ACCESS)?;
+        let (window, lock) = Window::lock(file, path, &header, &layout, request, M::ACCESS)?;
         let file_len = lock.grant().file_len();
-        let map = sys::map_data::<M::Map>(&file, lock.grant()).map_err(io_error("map", path))?;
+        let map =
+            sys::map_data::<M::Map>(lock.file(), lock.grant()).map_err(io_error("map", path))?;
+        lock.settle();
         let array = MappedArray {
             map,
-            file,
-            _lock: lock,
+            lock,
             described: MappedFile::new(path, header, layout, window),
             file_len,
         };
@@ -194,7 +192,7 @@ impl<M: Mode> MappedArray<M> {
             if start == end {
                 return Ok(false);
             }
-            match rustix::fs::seek(&self.file, rustix::fs::SeekFrom::Hole(start)) {
+            match rustix::fs::seek(self.lock.file(), rustix::fs::SeekFrom::Hole(start)) {
                 Ok(hole) => Ok(hole < end),
                 // Not supported here: assume the data is all there.
                 Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOTSUP) => Ok(false),
@@ -218,9 +216,9 @@ impl<M: Mode> MappedArray<M> {
         self.check_byte_range(&range)?;
         let at = self.map_offset() + offset as u64;
         #[cfg(unix)]
-        let read = std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, at);
+        let read = std::os::unix::fs::FileExt::read_exact_at(self.lock.file(), buf, at);
         #[cfg(windows)]
-        let read = read_exact_at_windows(&self.file, buf, at);
+        let read = read_exact_at_windows(self.lock.file(), buf, at);
         read.map_err(io_error("read", self.path()))
     }
 
@@ -415,7 +413,12 @@ impl MappedArray<ReadWrite> {
     pub fn flush_bytes_async(&self, range: Range<usize>) -> Result<()> {
         self.check_byte_range(&range)?;
         self.map
-            .start_flush_range(&self.file, self.map_offset(), range.start, range.len())
+            .start_flush_range(
+                self.lock.file(),
+                self.map_offset(),
+                range.start,
+                range.len(),
+            )
             .map_err(io_error("flush", self.path()))
     }
 }

@@ -9,7 +9,7 @@ use npy_core::{DType, Header, Layout, Order, ParseOptions, ParsedHeader, Version
 use crate::array::MapRequest;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::file::read_header;
-use crate::lock::{Locking, Locks, downgrade, lock_exclusive};
+use crate::lock::{Locking, Locks, TrackedFile, downgrade, lock_exclusive};
 use crate::{Advice, AtomicFile, ForeignArray, ForeignMode, MappedArray, ReadWrite};
 
 /// Options for creating an `.npy` file (numpy's `open_memmap(mode="w+")`).
@@ -168,25 +168,27 @@ impl CreateOptions {
 
     /// Writes header and length under the exclusive lock, then holds the
     /// shared lock; returns the open file, the layout and the file length.
-    fn write_file(&self, path: &Path) -> Result<(File, Layout)> {
+    fn write_file(&self, path: &Path) -> Result<(TrackedFile, Layout)> {
         let (file, header_bytes, file_len) = self.write_exclusive(path)?;
+        let tracked = TrackedFile::new(file);
+        let file = tracked.file();
 
         // A moment without a lock: whatever another process did in it, we
         // check below that the file is still the one we wrote.
-        downgrade(&file, path, self.locks())?;
+        downgrade(file, path, self.locks())?;
         let parse = ParseOptions {
             max_header_size: header_bytes
                 .len()
                 .max(ParseOptions::default().max_header_size),
             ..Default::default()
         };
-        let (header, layout) = read_header(&file, path, &parse)?;
+        let (header, layout) = read_header(file, path, &parse)?;
         let now_len = file.metadata().map_err(io_error("stat", path))?.len();
         if header != self.header || layout.data_offset != header_bytes.len() || now_len != file_len
         {
             return Err(Error::at(path, ErrorKind::ChangedDuringCreate));
         }
-        Ok((file, layout))
+        Ok((tracked, layout))
     }
 
     pub(crate) fn locks(&self) -> Locks {

@@ -45,7 +45,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
 
@@ -54,7 +53,7 @@ use npy_core::{Header, Layout};
 use crate::Advice;
 use crate::array::{MapRequest, MappedFile, Planner, Window, check_byte_range};
 use crate::error::{Error, ErrorKind, Result, io_error};
-use crate::lock::{Access, DataLock};
+use crate::lock::{Access, DataLock, TrackedFile};
 use crate::sys::{ForeignKind, ForeignMap};
 
 /// numpy's mapping modes, for a [`ForeignArray`].
@@ -111,31 +110,30 @@ impl ForeignMode {
 /// [`CreateOptions::create_foreign`](crate::CreateOptions::create_foreign).
 #[derive(Debug)]
 pub struct ForeignArray {
-    // Drop order: unmap, forget the range in this process, close
-    // (releasing the locks other processes see): see `MappedArray`.
+    // Drop order: the lock (close and forget in one step), then unmap:
+    // see `MappedArray`.
+    lock: DataLock,
     map: ForeignMap,
-    _lock: DataLock,
-    file: File,
     described: MappedFile,
     mode: ForeignMode,
 }
 
 impl ForeignArray {
     pub(crate) fn map(
-        file: File,
+        file: TrackedFile,
         path: &Path,
         header: Header,
         layout: Layout,
         request: &MapRequest,
         mode: ForeignMode,
     ) -> Result<ForeignArray> {
-        let (window, lock) = Window::lock(&file, path, &header, &layout, request, mode.access())?;
-        let map =
-            ForeignMap::map(&file, lock.grant(), mode.kind()).map_err(io_error("map", path))?;
+        let (window, lock) = Window::lock(file, path, &header, &layout, request, mode.access())?;
+        let map = ForeignMap::map(lock.file(), lock.grant(), mode.kind())
+            .map_err(io_error("map", path))?;
+        lock.settle();
         let array = ForeignArray {
             map,
-            file,
-            _lock: lock,
+            lock,
             described: MappedFile::new(path, header, layout, window),
             mode,
         };
@@ -288,7 +286,7 @@ impl ForeignArray {
 
     fn planner(&self) -> Planner<'_> {
         Planner {
-            file: &self.file,
+            file: self.lock.file(),
             path: self.path(),
             base: self.map.as_ptr(),
             len: self.len(),

@@ -40,7 +40,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{
     AtomicI8, AtomicI16, AtomicI32, AtomicI64, AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering,
@@ -50,7 +49,7 @@ use npy_core::{ByteOrder, DType, Header, Layout, ScalarKind};
 
 use crate::array::{MapRequest, MappedFile, Window, mapped_file_accessors};
 use crate::error::{Error, ErrorKind, Result, io_error};
-use crate::lock::{Access, DataLock};
+use crate::lock::{Access, DataLock, TrackedFile};
 use crate::sys::{AtomicCell, LiveMap};
 
 pub use crate::atomic_float::{AtomicF32, AtomicF64};
@@ -110,27 +109,26 @@ live_elements! {
 /// live data lock of its bytes until dropped.
 #[derive(Debug)]
 pub struct LiveArray {
-    // Drop order: unmap, forget the range in this process, close
-    // (releasing the locks other processes see): see `MappedArray`.
-    map: LiveMap,
+    // Drop order: the lock (close and forget in one step), then unmap:
+    // see `MappedArray`.
     _lock: DataLock,
-    _file: File,
+    map: LiveMap,
     described: MappedFile,
 }
 
 impl LiveArray {
     pub(crate) fn map(
-        file: File,
+        file: TrackedFile,
         path: &Path,
         header: Header,
         layout: Layout,
         request: &MapRequest,
     ) -> Result<LiveArray> {
-        let (window, lock) = Window::lock(&file, path, &header, &layout, request, Access::Live)?;
-        let map = LiveMap::map(&file, lock.grant()).map_err(io_error("map", path))?;
+        let (window, lock) = Window::lock(file, path, &header, &layout, request, Access::Live)?;
+        let map = LiveMap::map(lock.file(), lock.grant()).map_err(io_error("map", path))?;
+        lock.settle();
         Ok(LiveArray {
             map,
-            _file: file,
             _lock: lock,
             described: MappedFile::new(path, header, layout, window),
         })

@@ -14,7 +14,7 @@ use npy_core::{Header, Layout, NpyArray, ReadOptions};
 use crate::array::MapRequest;
 use crate::error::{Error, ErrorKind, Result};
 use crate::file::{open_regular, read_header};
-use crate::lock::{Locking, Locks, lock_shared};
+use crate::lock::{Locking, Locks, TrackedFile, lock_shared};
 #[cfg(feature = "npz")]
 use crate::npz::{MappedNpz, NpzArchive};
 use crate::sys::Storage;
@@ -267,9 +267,12 @@ impl OpenOptions {
     }
 
     /// Opens the file, takes the structure lock shared and reads the header.
-    fn open_locked(&self, path: &Path, write: bool) -> Result<(File, Header, Layout)> {
-        let file = open_regular(path, write)?;
-        lock_shared(&file, path, self.locks)?;
+    fn open_locked(&self, path: &Path, write: bool) -> Result<(TrackedFile, Header, Layout)> {
+        // Tracked from the start: a child forked while this opens does not
+        // keep the descriptor (see `lock::registry`).
+        let tracked = TrackedFile::new(open_regular(path, write)?);
+        let file = tracked.file();
+        lock_shared(file, path, self.locks)?;
         let read = match &self.headerless {
             Some(headerless) => file
                 .metadata()
@@ -280,7 +283,7 @@ impl OpenOptions {
                         .map(|parsed| (parsed.header, parsed.layout))
                         .map_err(|e| Error::at(path, ErrorKind::Format(e)))
                 }),
-            None => read_header(&file, path, &self.read.parse),
+            None => read_header(file, path, &self.read.parse),
         };
         let (header, layout) = read.map_err(|error| {
             match error.kind() {
@@ -291,7 +294,7 @@ impl OpenOptions {
                 _ => error,
             }
         })?;
-        Ok((file, header, layout))
+        Ok((tracked, header, layout))
     }
 
     fn request(&self) -> MapRequest {

@@ -3,7 +3,6 @@
 //! and [`LiveArray`](crate::LiveArray) share, with its accessors written
 //! once ([`mapped_file_accessors`]).
 
-use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +11,7 @@ use npy_core::{Header, Layout};
 
 use crate::Advice;
 use crate::error::{Error, ErrorKind, Result, io_error};
-use crate::lock::{Access, DataLock, Locks};
+use crate::lock::{Access, DataLock, Locks, TrackedFile};
 
 /// Where rows live: the axis (None for 0-d), how many, bytes per row
 /// (npy-core's rule; 0 bytes when the product overflows, which only an
@@ -62,14 +61,14 @@ impl Window {
     /// The window `request` asks for of an open file whose structure lock is
     /// held, and the data lock of its bytes for `access`.
     pub(crate) fn lock(
-        file: &File,
+        file: TrackedFile,
         path: &Path,
         header: &Header,
         layout: &Layout,
         request: &MapRequest,
         access: Access,
     ) -> Result<(Window, DataLock)> {
-        let meta = file.metadata().map_err(io_error("stat", path))?;
+        let meta = file.file().metadata().map_err(io_error("stat", path))?;
         let window = Window::new(path, header, layout, meta.len(), request.window.clone())?;
         let lock = DataLock::acquire(
             file,

@@ -1,6 +1,5 @@
 //! A whole `.npz` file mapped read-only, so stored members are views into it.
 
-use std::fs::File;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
@@ -9,7 +8,7 @@ use npy_core::ReadOptions;
 use super::read::NpzArchive;
 use crate::error::Result;
 use crate::error::io_error;
-use crate::lock::{Access, DataLock, Locks, lock_shared};
+use crate::lock::{Access, DataLock, Locks, TrackedFile, lock_shared};
 use crate::sys::{self, ReadOnlyMap, Storage};
 
 /// An `.npz` file mapped read-only: stored members become typed views
@@ -46,31 +45,30 @@ use crate::sys::{self, ReadOnlyMap, Storage};
 /// ```
 #[derive(Debug)]
 pub struct MappedNpz {
+    /// Before the mapping (see `MappedArray`); its file holds the shared
+    /// structure lock for as long as the mapping lives.
+    _lock: DataLock,
     map: ReadOnlyMap,
     path: PathBuf,
     options: ReadOptions,
-    /// Before the file (see `MappedArray`).
-    _lock: DataLock,
-    /// Holds the shared lock for as long as the mapping lives.
-    _file: File,
 }
 
 impl MappedNpz {
     /// Maps the archive at `path` read-only, taking the shared lock (from
     /// [`OpenOptions::map_npz`](crate::OpenOptions::map_npz)).
     pub(crate) fn open(path: &Path, options: ReadOptions, locks: Locks) -> Result<Self> {
-        let file = crate::file::open_regular(path, false)?;
-        lock_shared(&file, path, locks)?;
-        let meta = file.metadata().map_err(io_error("stat", path))?;
+        let file = TrackedFile::new(crate::file::open_regular(path, false)?);
+        lock_shared(file.file(), path, locks)?;
+        let meta = file.file().metadata().map_err(io_error("stat", path))?;
         // The whole archive is viewed: read-locked like any read-only mapping.
-        let lock = DataLock::acquire(&file, path, &meta, 0..meta.len(), Access::Read, locks)?;
-        let map =
-            sys::map_data::<ReadOnlyMap>(&file, lock.grant()).map_err(io_error("map", path))?;
+        let lock = DataLock::acquire(file, path, &meta, 0..meta.len(), Access::Read, locks)?;
+        let map = sys::map_data::<ReadOnlyMap>(lock.file(), lock.grant())
+            .map_err(io_error("map", path))?;
+        lock.settle();
         Ok(MappedNpz {
             map,
             path: path.to_path_buf(),
             options,
-            _file: file,
             _lock: lock,
         })
     }

@@ -450,6 +450,16 @@ impl AsMut<[u8]> for AnonymousMemory {
     }
 }
 
+/// A read (shared) or write (exclusive) byte-range lock: the lock lanes'
+/// table (`lock::table`) is written in it on every system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LockKind {
+    /// Shared: conflicts only with write locks.
+    Read,
+    /// Exclusive: conflicts with every lock.
+    Write,
+}
+
 /// Byte-range locks held by an open file description (Linux's `F_OFD_*`
 /// `fcntl` commands): they conflict between descriptions, whether in one
 /// process or two, and go when the description is closed. The policy that
@@ -461,12 +471,7 @@ pub mod range_lock {
     use std::ops::Range;
     use std::os::fd::AsRawFd;
 
-    /// A read (shared) or write (exclusive) lock.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum Kind {
-        Read,
-        Write,
-    }
+    pub use super::LockKind as Kind;
 
     fn description(range: &Range<u64>, l_type: libc::c_int) -> io::Result<libc::flock> {
         let too_far = || io::Error::other("a lock range past i64::MAX");
@@ -627,17 +632,35 @@ atomic_cells!(
     crate::atomic_float::AtomicF64
 );
 
-/// Runs `before` in the thread that calls `fork`, just before it, and
-/// `after` in that thread of both processes just after (`pthread_atfork`).
-/// A failure to install (no memory) leaves forks unwatched, as before.
+/// Runs `before` in the thread that calls `fork`, just before it, then
+/// `parent` in that thread of the parent, and `child` in the child's only
+/// thread, just after (`pthread_atfork`). A failure to install (no memory)
+/// leaves forks unwatched, as before.
+///
+/// `child` gets a function that closes a descriptor, and calls it only for
+/// descriptors *abandoned* in the child: ones that an operation of a thread
+/// other than the forking one was using at that moment (the lock
+/// registry's busy files). In the child that thread does not exist, so
+/// nothing will ever use or close them, and while open they would keep the
+/// parent's open file descriptions, and every lock the parent takes on
+/// them, alive for the child's whole life. This is a crate-internal
+/// contract: the one caller is `lock::registry`.
 #[cfg(unix)]
-pub fn on_fork(before: fn(), after: fn()) {
+pub fn on_fork(before: fn(), parent: fn(), child: fn(&mut dyn FnMut(std::os::fd::RawFd))) {
     struct Handlers {
         before: fn(),
-        after: fn(),
+        parent: fn(),
+        child: fn(&mut dyn FnMut(std::os::fd::RawFd)),
     }
     static HANDLERS: std::sync::OnceLock<Handlers> = std::sync::OnceLock::new();
-    if HANDLERS.set(Handlers { before, after }).is_err() {
+    if HANDLERS
+        .set(Handlers {
+            before,
+            parent,
+            child,
+        })
+        .is_err()
+    {
         return;
     }
     extern "C" fn prepare() {
@@ -645,28 +668,38 @@ pub fn on_fork(before: fn(), after: fn()) {
             (handlers.before)();
         }
     }
-    extern "C" fn parent_and_child() {
+    extern "C" fn in_parent() {
         if let Some(handlers) = HANDLERS.get() {
-            (handlers.after)();
+            (handlers.parent)();
+        }
+    }
+    extern "C" fn in_child() {
+        if let Some(handlers) = HANDLERS.get() {
+            (handlers.child)(&mut |fd| {
+                // SAFETY: `child` hands over only abandoned descriptors (the
+                // contract above): their owner never runs again in this
+                // process, so closing one pulls no descriptor from under
+                // live code. An error (EBADF, EINTR) leaves nothing to undo.
+                unsafe {
+                    libc::close(fd);
+                }
+            });
         }
     }
     // SAFETY: the three handlers are `extern "C"` functions with no
     // arguments that live for the whole program, as `pthread_atfork`
     // requires; they only read a `OnceLock` set before they are installed,
-    // and call functions that take or release one `Mutex`, in the thread
-    // that forks (the child's only thread afterwards).
+    // and call functions that take or release one `Mutex` (and, in the
+    // child, close abandoned descriptors), in the thread that forks (the
+    // child's only thread afterwards).
     unsafe {
-        libc::pthread_atfork(
-            Some(prepare),
-            Some(parent_and_child),
-            Some(parent_and_child),
-        );
+        libc::pthread_atfork(Some(prepare), Some(in_parent), Some(in_child));
     }
 }
 
 /// No `fork` here.
 #[cfg(not(unix))]
-pub fn on_fork(_before: fn(), _after: fn()) {}
+pub fn on_fork(_before: fn(), _parent: fn(), _child: fn(&mut dyn FnMut(u64))) {}
 
 /// Read-ahead for batched random reads (`array/gather.rs`): which pages are
 /// in memory already, and asking the kernel to read the others now.
