@@ -12,7 +12,7 @@ pub(super) mod lanes {
     use crate::lock::table::Access;
 
     /// Nothing to take across processes here.
-    pub(in crate::lock) fn acquire(
+    pub(crate) fn acquire(
         _file: &File,
         _path: &Path,
         _range: &Range<u64>,
@@ -31,16 +31,16 @@ pub(super) mod turn {
     use crate::lock::policy::Locking;
 
     /// No turn to take.
-    pub(in crate::lock) struct Turn;
+    pub(crate) struct Turn;
 
     impl Turn {
-        pub(in crate::lock) fn try_take(_file: &File, _path: &Path) -> Result<Option<Turn>> {
+        pub(crate) fn try_take(_file: &File, _path: &Path) -> Result<Option<Turn>> {
             Ok(Some(Turn))
         }
     }
 
     /// No writer to wait for.
-    pub(in crate::lock) fn wait_for_writers(
+    pub(crate) fn wait_for_writers(
         _file: &File,
         _path: &Path,
         _locking: Locking,

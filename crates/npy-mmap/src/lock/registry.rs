@@ -287,7 +287,7 @@ mod fork {
     use std::cell::RefCell;
     use std::sync::{MutexGuard, Once};
 
-    use super::Registry;
+    use crate::lock::registry::{Fd, Registry, lock_registry};
 
     thread_local! {
         /// The registry lock, held by the forking thread around `fork`.
@@ -296,7 +296,7 @@ mod fork {
     }
 
     fn before() {
-        HELD.with(|held| *held.borrow_mut() = Some(super::lock_registry()));
+        HELD.with(|held| *held.borrow_mut() = Some(lock_registry()));
     }
 
     fn in_parent() {
@@ -305,11 +305,11 @@ mod fork {
 
     /// In the child: the busy files belong to operations of threads that
     /// are gone; forget what they held, and have `close` close them.
-    fn in_child(close: &mut dyn FnMut(super::Fd)) {
+    fn in_child(close: &mut dyn FnMut(Fd)) {
         HELD.with(|held| {
             let mut held = held.borrow_mut();
             if let Some(registry) = held.as_mut() {
-                let super::Registry { entries, files } = &mut **registry;
+                let Registry { entries, files } = &mut **registry;
                 for tracked in files.iter().filter(|tracked| tracked.busy) {
                     entries.retain(|entry| entry.fd != Some(tracked.fd));
                     close(tracked.fd);
