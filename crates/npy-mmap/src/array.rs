@@ -9,7 +9,7 @@ use npy_core::{ArrayView, ArrayViewMut, Element, Header, Layout, RawView};
 
 use crate::Advice;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
-use crate::lock::{DataLock, TrackedFile};
+use crate::lock::{Mapping, TrackedFile};
 use crate::mode::{Mode, ReadWrite, Writable};
 use crate::sys::{self, Storage, StorageMut};
 
@@ -40,15 +40,10 @@ pub type FillResult = std::result::Result<(), Box<dyn std::error::Error + Send +
 /// one views, or view bytes this one writes.
 #[derive(Debug)]
 pub struct MappedArray<M: Mode = crate::ReadOnly> {
-    // Field order is drop order. The lock goes first: its file closes and
-    // the registry forgets the range in one step (a same-process opener
-    // never meets a lock the registry does not explain), and no reference
-    // to the bytes exists any more once dropping starts. The mapping goes
-    // after, and keeps the inode from being reused until then. The file is
-    // never lent out (see `DataLock::file`): it is held open for its locks,
-    // and used only to start writeback and read through holes.
-    lock: DataLock,
-    map: M::Map,
+    // The mapping and its lock, dropped in one step (see `Mapping`). The
+    // file is never lent out (see `DataLock::file`): it is held open for
+    // its locks, and used only to start writeback and read through holes.
+    mapping: Mapping<M::Map>,
     described: MappedFile,
     file_len: u64,
 }
@@ -66,12 +61,11 @@ impl<M: Mode> MappedArray<M> {
     ) -> Result<MappedArray<M>> {
         let (window, lock) = Window::lock(file, path, &header, &layout, request, M::ACCESS)?;
         let file_len = lock.grant().file_len();
-        let map =
-            sys::map_data::<M::Map>(lock.file(), lock.grant()).map_err(io_error("map", path))?;
-        lock.settle();
+        let mapping = lock
+            .map(sys::map_data::<M::Map>)
+            .map_err(io_error("map", path))?;
         let array = MappedArray {
-            map,
-            lock,
+            mapping,
             described: MappedFile::new(path, header, layout, window),
             file_len,
         };
@@ -96,7 +90,7 @@ impl<M: Mode> MappedArray<M> {
 
     /// The mapped array data, in file order.
     pub fn bytes(&self) -> &[u8] {
-        self.map.bytes()
+        self.mapping.map().bytes()
     }
 
     /// The mapped data as a typed, shaped view (window shape for a window).
@@ -130,20 +124,30 @@ impl<M: Mode> MappedArray<M> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn view<T: Element>(&self) -> Result<ArrayView<'_, T>> {
-        ArrayView::new(self.map.bytes(), self.dtype(), self.shape(), self.order())
-            .map_err(format_error("view", self.path()))
+        ArrayView::new(
+            self.mapping.map().bytes(),
+            self.dtype(),
+            self.shape(),
+            self.order(),
+        )
+        .map_err(format_error("view", self.path()))
     }
 
     /// The mapped data as raw elements (any dtype, structured ones included),
     /// with field access by name.
     pub fn raw_view(&self) -> Result<RawView<'_>> {
-        RawView::new(self.map.bytes(), self.dtype(), self.shape(), self.order())
-            .map_err(format_error("view", self.path()))
+        RawView::new(
+            self.mapping.map().bytes(),
+            self.dtype(),
+            self.shape(),
+            self.order(),
+        )
+        .map_err(format_error("view", self.path()))
     }
 
     /// Passes an access-pattern hint for the whole mapping to the kernel.
     pub fn advise(&self, advice: Advice) -> Result<()> {
-        self.advise_bytes(0..self.map.len(), advice)
+        self.advise_bytes(0..self.mapping.map().len(), advice)
     }
 
     /// Passes a hint for window-relative `rows` to the kernel: e.g.
@@ -157,13 +161,14 @@ impl<M: Mode> MappedArray<M> {
     /// Passes a hint for `range` of [`bytes`](Self::bytes) to the kernel.
     pub fn advise_bytes(&self, range: Range<usize>, advice: Advice) -> Result<()> {
         self.check_byte_range(&range)?;
-        self.map
+        self.mapping
+            .map()
             .advise(advice, range)
             .map_err(io_error("advise the kernel about", self.path()))
     }
 
     fn check_byte_range(&self, range: &Range<usize>) -> Result<()> {
-        window::check_byte_range(range, self.map.len())
+        window::check_byte_range(range, self.mapping.map().len())
     }
 
     /// Whether the mapped data has holes: ranges of a sparse file with no
@@ -192,7 +197,7 @@ impl<M: Mode> MappedArray<M> {
             if start == end {
                 return Ok(false);
             }
-            match rustix::fs::seek(self.lock.file(), rustix::fs::SeekFrom::Hole(start)) {
+            match rustix::fs::seek(self.mapping.file(), rustix::fs::SeekFrom::Hole(start)) {
                 Ok(hole) => Ok(hole < end),
                 // Not supported here: assume the data is all there.
                 Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOTSUP) => Ok(false),
@@ -216,9 +221,9 @@ impl<M: Mode> MappedArray<M> {
         self.check_byte_range(&range)?;
         let at = self.map_offset() + offset as u64;
         #[cfg(unix)]
-        let read = std::os::unix::fs::FileExt::read_exact_at(self.lock.file(), buf, at);
+        let read = std::os::unix::fs::FileExt::read_exact_at(self.mapping.file(), buf, at);
         #[cfg(windows)]
-        let read = read_exact_at_windows(self.lock.file(), buf, at);
+        let read = read_exact_at_windows(self.mapping.file(), buf, at);
         read.map_err(io_error("read", self.path()))
     }
 
@@ -240,7 +245,7 @@ impl<M: Mode> MappedArray<M> {
 impl<M: Writable> MappedArray<M> {
     /// The mapped array data, writable.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        self.map.bytes_mut()
+        self.mapping.map_mut().bytes_mut()
     }
 
     /// The mapped data as a writable typed view (see [`view`](Self::view)
@@ -248,7 +253,7 @@ impl<M: Writable> MappedArray<M> {
     pub fn view_mut<T: Element>(&mut self) -> Result<ArrayViewMut<'_, T>> {
         let described = &self.described;
         ArrayViewMut::new(
-            self.map.bytes_mut(),
+            self.mapping.map_mut().bytes_mut(),
             &described.header.dtype,
             &described.window.shape,
             described.header.order,
@@ -275,7 +280,7 @@ impl<M: Writable> MappedArray<M> {
         let described = &self.described;
         let (dtype, order) = (&described.header.dtype, described.header.order);
         let path = &described.path;
-        let bytes = self.map.bytes_mut();
+        let bytes = self.mapping.map_mut().bytes_mut();
         let (Some(axis), true) = (axis, chunk_bytes > 0) else {
             // 0-d, or rows of zero bytes: nothing to split.
             let view = ArrayViewMut::new(bytes, dtype, &described.window.shape, order)
@@ -302,7 +307,7 @@ impl MappedArray<ReadWrite> {
     /// Writes all changes back to the file and waits for the disk
     /// (`msync(MS_SYNC)`).
     pub fn flush(&self) -> Result<()> {
-        self.flush_bytes(0..self.map.len())
+        self.flush_bytes(0..self.mapping.map().len())
     }
 
     /// Starts writing all changes back without waiting for the disk.
@@ -313,7 +318,7 @@ impl MappedArray<ReadWrite> {
     /// there), elsewhere it is `msync(MS_ASYNC)`. A later
     /// [`flush`](Self::flush) still waits for everything.
     pub fn flush_async(&self) -> Result<()> {
-        self.flush_bytes_async(0..self.map.len())
+        self.flush_bytes_async(0..self.mapping.map().len())
     }
 
     /// Writes back the changes in window-relative `rows` and waits.
@@ -335,7 +340,8 @@ impl MappedArray<ReadWrite> {
     /// Writes back the changes in `range` of [`bytes`](Self::bytes) and waits.
     pub fn flush_bytes(&self, range: Range<usize>) -> Result<()> {
         self.check_byte_range(&range)?;
-        self.map
+        self.mapping
+            .map()
             .flush_range(range.start, range.len())
             .map_err(io_error("flush", self.path()))
     }
@@ -400,7 +406,7 @@ impl MappedArray<ReadWrite> {
         }
         let described = &self.described;
         ArrayViewMut::new(
-            &mut self.map.bytes_mut()[range],
+            &mut self.mapping.map_mut().bytes_mut()[range],
             &described.header.dtype,
             &shape,
             described.header.order,
@@ -412,9 +418,10 @@ impl MappedArray<ReadWrite> {
     /// without waiting (see [`flush_async`](Self::flush_async)).
     pub fn flush_bytes_async(&self, range: Range<usize>) -> Result<()> {
         self.check_byte_range(&range)?;
-        self.map
+        self.mapping
+            .map()
             .start_flush_range(
-                self.lock.file(),
+                self.mapping.file(),
                 self.map_offset(),
                 range.start,
                 range.len(),

@@ -170,7 +170,7 @@ impl CreateOptions {
     /// shared lock; returns the open file, the layout and the file length.
     fn write_file(&self, path: &Path) -> Result<(TrackedFile, Layout)> {
         let (file, header_bytes, file_len) = self.write_exclusive(path)?;
-        let tracked = TrackedFile::new(file);
+        let tracked = TrackedFile::adopt(file);
         let file = tracked.file();
 
         // A moment without a lock: whatever another process did in it, we

@@ -198,6 +198,21 @@ pub enum ErrorKind {
         source: io::Error,
     },
 
+    /// A read-write mapping without a header ([`OpenOptions::headerless`](crate::OpenOptions::headerless))
+    /// would cover the header of an `.npy` file: its writes could change the
+    /// dtype or shape under other mappings of the file, and new openers
+    /// would read another array. Open the file as `.npy`, or map from
+    /// `header_end` on.
+    #[error(
+        "a read-write mapping without a header would cover this .npy file's header (bytes \
+         0..{header_end}), which other mappings rely on; open it as an .npy file, or map from \
+         offset {header_end}"
+    )]
+    HeaderlessOverHeader {
+        /// Where the `.npy` header ends (its data offset).
+        header_end: u64,
+    },
+
     /// The path names something other than a regular file (a FIFO, a
     /// directory, a device), which cannot be mapped or grown in place.
     #[error(

@@ -53,7 +53,7 @@ use npy_core::{Header, Layout};
 use crate::Advice;
 use crate::array::{MapRequest, MappedFile, Planner, Window, check_byte_range};
 use crate::error::{Error, ErrorKind, Result, io_error};
-use crate::lock::{Access, DataLock, TrackedFile};
+use crate::lock::{Access, Mapping, TrackedFile};
 use crate::sys::{ForeignKind, ForeignMap};
 
 /// numpy's mapping modes, for a [`ForeignArray`].
@@ -110,10 +110,8 @@ impl ForeignMode {
 /// [`CreateOptions::create_foreign`](crate::CreateOptions::create_foreign).
 #[derive(Debug)]
 pub struct ForeignArray {
-    // Drop order: the lock (close and forget in one step), then unmap:
-    // see `MappedArray`.
-    lock: DataLock,
-    map: ForeignMap,
+    // The mapping and its lock, dropped in one step (see `MappedArray`).
+    mapping: Mapping<ForeignMap>,
     described: MappedFile,
     mode: ForeignMode,
 }
@@ -128,12 +126,11 @@ impl ForeignArray {
         mode: ForeignMode,
     ) -> Result<ForeignArray> {
         let (window, lock) = Window::lock(file, path, &header, &layout, request, mode.access())?;
-        let map = ForeignMap::map(lock.file(), lock.grant(), mode.kind())
+        let mapping = lock
+            .map(|file, grant| ForeignMap::map(file, grant, mode.kind()))
             .map_err(io_error("map", path))?;
-        lock.settle();
         let array = ForeignArray {
-            map,
-            lock,
+            mapping,
             described: MappedFile::new(path, header, layout, window),
             mode,
         };
@@ -155,18 +152,18 @@ impl ForeignArray {
     /// through the pointer is the foreign code's business, and Rust code
     /// that does it must use atomics, as [`copy_to`](Self::copy_to) does.
     pub fn as_ptr(&self) -> *const u8 {
-        self.map.as_ptr()
+        self.mapping.map().as_ptr()
     }
 
     /// The same address, writable, for the writable modes (`None` for
     /// [`ForeignMode::ReadOnly`], whose pages are mapped read-only).
     pub fn as_mut_ptr(&self) -> Option<*mut u8> {
-        self.mode.is_writable().then(|| self.map.as_ptr())
+        self.mode.is_writable().then(|| self.mapping.map().as_ptr())
     }
 
     /// The mapped data's length in bytes.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.mapping.map().len()
     }
 
     /// Whether no byte is mapped.
@@ -180,7 +177,7 @@ impl ForeignArray {
     pub fn copy_to(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         let range = offset..offset.saturating_add(out.len());
         check_byte_range(&range, self.len())?;
-        self.map.load(offset, out).ok_or_else(|| {
+        self.mapping.map().load(offset, out).ok_or_else(|| {
             Error::from(ErrorKind::BytesOutOfBounds {
                 start: range.start,
                 end: range.end,
@@ -199,7 +196,7 @@ impl ForeignArray {
         self.planner()
             .gather_bytes(offsets, width, out, |offset, slot| {
                 // In bounds: every offset was checked.
-                let _ = self.map.load(offset, slot);
+                let _ = self.mapping.map().load(offset, slot);
             })
     }
 
@@ -208,7 +205,7 @@ impl ForeignArray {
     pub fn gather_spans(&self, spans: &[Range<usize>], out: &mut [u8]) -> Result<()> {
         self.planner().gather_spans(spans, out, |offset, slot| {
             // In bounds: every span was checked.
-            let _ = self.map.load(offset, slot);
+            let _ = self.mapping.map().load(offset, slot);
         })
     }
 
@@ -265,7 +262,8 @@ impl ForeignArray {
     /// Passes a hint for byte `range` of the mapped data to the kernel.
     pub fn advise_bytes(&self, range: Range<usize>, advice: Advice) -> Result<()> {
         check_byte_range(&range, self.len())?;
-        self.map
+        self.mapping
+            .map()
             .advise(advice, range)
             .map_err(io_error("advise the kernel about", self.path()))
     }
@@ -279,16 +277,17 @@ impl ForeignArray {
     /// Writes back the changes in byte `range` of the mapped data and waits.
     pub fn flush_bytes(&self, range: Range<usize>) -> Result<()> {
         check_byte_range(&range, self.len())?;
-        self.map
+        self.mapping
+            .map()
             .flush_range(range.start, range.len())
             .map_err(io_error("flush", self.path()))
     }
 
     fn planner(&self) -> Planner<'_> {
         Planner {
-            file: self.lock.file(),
+            file: self.mapping.file(),
             path: self.path(),
-            base: self.map.as_ptr(),
+            base: self.mapping.map().as_ptr(),
             len: self.len(),
             map_offset: self.described.window.bytes.start,
         }

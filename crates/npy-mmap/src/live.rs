@@ -49,7 +49,7 @@ use npy_core::{ByteOrder, DType, Header, Layout, ScalarKind};
 
 use crate::array::{MapRequest, MappedFile, Window, mapped_file_accessors};
 use crate::error::{Error, ErrorKind, Result, io_error};
-use crate::lock::{Access, DataLock, TrackedFile};
+use crate::lock::{Access, Mapping, TrackedFile};
 use crate::sys::{AtomicCell, LiveMap};
 
 pub use crate::atomic_float::{AtomicF32, AtomicF64};
@@ -109,10 +109,8 @@ live_elements! {
 /// live data lock of its bytes until dropped.
 #[derive(Debug)]
 pub struct LiveArray {
-    // Drop order: the lock (close and forget in one step), then unmap:
-    // see `MappedArray`.
-    _lock: DataLock,
-    map: LiveMap,
+    // The mapping and its lock, dropped in one step (see `MappedArray`).
+    mapping: Mapping<LiveMap>,
     described: MappedFile,
 }
 
@@ -125,11 +123,9 @@ impl LiveArray {
         request: &MapRequest,
     ) -> Result<LiveArray> {
         let (window, lock) = Window::lock(file, path, &header, &layout, request, Access::Live)?;
-        let map = LiveMap::map(lock.file(), lock.grant()).map_err(io_error("map", path))?;
-        lock.settle();
+        let mapping = lock.map(LiveMap::map).map_err(io_error("map", path))?;
         Ok(LiveArray {
-            map,
-            _lock: lock,
+            mapping,
             described: MappedFile::new(path, header, layout, window),
         })
     }
@@ -162,7 +158,7 @@ impl LiveArray {
                 },
             ));
         }
-        self.map.cells::<T::Atomic>().ok_or_else(|| {
+        self.mapping.map().cells::<T::Atomic>().ok_or_else(|| {
             Error::at(
                 self.path(),
                 ErrorKind::LiveType {
@@ -195,6 +191,9 @@ impl LiveArray {
     /// (`msync(MS_SYNC)`). Other processes see every atomic write at once,
     /// without a flush; this is about durability.
     pub fn flush(&self) -> Result<()> {
-        self.map.flush().map_err(io_error("flush", self.path()))
+        self.mapping
+            .map()
+            .flush()
+            .map_err(io_error("flush", self.path()))
     }
 }

@@ -5,11 +5,12 @@ use std::ops::Range;
 use std::path::Path;
 
 #[cfg(feature = "npz")]
-use std::io::{BufReader, Read, Seek};
+use std::io::BufReader;
+use std::io::{Read, Seek};
 
 use npy_core::headerless::Headerless;
 use npy_core::pickle::Encoding;
-use npy_core::{Header, Layout, NpyArray, ReadOptions};
+use npy_core::{Header, Layout, NpyArray, Preamble, ReadOptions};
 
 use crate::array::MapRequest;
 use crate::error::{Error, ErrorKind, Result};
@@ -270,7 +271,7 @@ impl OpenOptions {
     fn open_locked(&self, path: &Path, write: bool) -> Result<(TrackedFile, Header, Layout)> {
         // Tracked from the start: a child forked while this opens does not
         // keep the descriptor (see `lock::registry`).
-        let tracked = TrackedFile::new(open_regular(path, write)?);
+        let tracked = TrackedFile::open(|| open_regular(path, write))?;
         let file = tracked.file();
         lock_shared(file, path, self.locks)?;
         let read = match &self.headerless {
@@ -282,6 +283,12 @@ impl OpenOptions {
                         .layout_for(meta.len())
                         .map(|parsed| (parsed.header, parsed.layout))
                         .map_err(|e| Error::at(path, ErrorKind::Format(e)))
+                })
+                .and_then(|(header, layout)| {
+                    if write {
+                        refuse_header_writes(file, path, layout.data_offset as u64)?;
+                    }
+                    Ok((header, layout))
                 }),
             None => read_header(file, path, &self.read.parse),
         };
@@ -315,4 +322,36 @@ impl From<ReadOptions> for OpenOptions {
             ..OpenOptions::default()
         }
     }
+}
+
+/// Refuses a writable headerless mapping from `start` of a file that is an
+/// `.npy` whose header reaches past `start`: numpy's `np.memmap(p.npy,
+/// mode="r+")` would let it rewrite the header under strict readers of the
+/// data (whose locks cover the data, not the header). Reading it is fine.
+fn refuse_header_writes(file: &File, path: &Path, start: u64) -> Result<()> {
+    let mut first = Vec::with_capacity(Preamble::MAX_LEN);
+    let mut reader = file;
+    reader
+        .seek(std::io::SeekFrom::Start(0))
+        .and_then(|_| {
+            reader
+                .take(Preamble::MAX_LEN as u64)
+                .read_to_end(&mut first)
+        })
+        .map_err(crate::error::io_error("read", path))?;
+    let filled = first.len();
+    if !first[..filled].starts_with(&npy_core::header::MAGIC) {
+        return Ok(());
+    }
+    // A preamble that does not parse still claims the magic and version.
+    let header_end = Preamble::parse(&first[..filled])
+        .map(|preamble| preamble.data_offset() as u64)
+        .unwrap_or(8);
+    if start < header_end {
+        return Err(Error::at(
+            path,
+            ErrorKind::HeaderlessOverHeader { header_end },
+        ));
+    }
+    Ok(())
 }

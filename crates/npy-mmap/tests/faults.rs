@@ -506,3 +506,65 @@ fn an_atomic_files_temporary_cannot_be_mapped_while_it_is_written() {
     let array = npy_mmap::open(&dest).unwrap();
     assert_eq!(array.view::<f64>().unwrap().to_vec(), [1.0, 2.0, 3.0]);
 }
+
+/// Round 5, item 9: a read-write mapping without a header (numpy's
+/// `np.memmap(p.npy, mode="r+", offset=0)`) of an `.npy` file would let
+/// its writes change the header under strict readers of the data (their
+/// locks cover the data, not the header), and new openers would read
+/// another array. It is refused in every writing mode, with where the
+/// header ends; reading it, a copy-on-write mapping, and a read-write one
+/// from the data offset on stay allowed. Before, all were admitted.
+#[test]
+fn a_headerless_read_write_mapping_never_covers_an_npy_header() {
+    use npy_core::headerless::Headerless;
+    use npy_mmap::{ForeignMode, OpenOptions};
+
+    let dir = TempDir::new("headerless-over-header");
+    let path = dir.join("a.npy");
+    std::fs::write(
+        &path,
+        common::npy_bytes("<f8", Order::C, &[4, 4], &common::f64_bytes(0.0, 16)),
+    )
+    .unwrap();
+    let bytes = |offset| Headerless::new(DType::parse("|u1").unwrap(), offset, None, Order::C);
+    let strict = npy_mmap::open(&path).unwrap();
+    for offset in [0, 10, 127] {
+        let mut options = OpenOptions::new();
+        options.headerless(bytes(offset));
+        let refused = |result: npy_mmap::Result<()>| match result {
+            Err(error) => match error.kind() {
+                ErrorKind::HeaderlessOverHeader { header_end } => {
+                    assert_eq!(*header_end, 128);
+                    assert!(error.to_string().contains("map from offset 128"), "{error}");
+                }
+                other => panic!("offset {offset}: {other:?}"),
+            },
+            Ok(()) => panic!("offset {offset}: a writable mapping over the header was admitted"),
+        };
+        refused(options.open_rw(&path).map(drop));
+        refused(
+            options
+                .open_foreign(&path, ForeignMode::ReadWrite)
+                .map(drop),
+        );
+        refused(options.open_live(&path).map(drop));
+        options.open(&path).unwrap();
+        options.open_cow(&path).unwrap();
+    }
+    // From the data on it is the data: refused only while the strict
+    // reader maps it, as any writer would be.
+    let mut options = OpenOptions::new();
+    options.headerless(bytes(128));
+    assert!(matches!(
+        options.open_rw(&path).unwrap_err().kind(),
+        ErrorKind::Conflict { .. }
+    ));
+    drop(strict);
+    options.open_rw(&path).unwrap();
+    // A file that is not an .npy is any bytes.
+    let plain = dir.join("tokens.bin");
+    std::fs::write(&plain, [0u8; 64]).unwrap();
+    let mut options = OpenOptions::new();
+    options.headerless(bytes(0));
+    options.open_rw(&plain).unwrap();
+}

@@ -256,7 +256,7 @@ impl<M: Mode> MappedArray<M> {
     /// The planner over this mapping.
     fn planner(&self) -> Planner<'_> {
         Planner {
-            file: self.lock.file(),
+            file: self.mapping.file(),
             path: self.path(),
             base: self.bytes().as_ptr(),
             len: self.bytes().len(),

@@ -57,9 +57,8 @@ use registry::{Held, file_key, forget, key_of, register, registry};
 /// The data lock of one mapping, with the file that carries it: its
 /// [`Grant`] is proof (for the `sys` module) that the bytes `range` of the
 /// file may be mapped with the access it was taken for. Dropping it closes
-/// the file (releasing the locks other processes see) and forgets the
-/// range in this process in one step (see [`registry`]); drop it before
-/// unmapping, which needs neither.
+/// the file and forgets the range in this process in one step (see
+/// [`registry`]); once mapped, a [`Mapping`] owns it.
 #[derive(Debug)]
 pub(crate) struct DataLock {
     file: TrackedFile,
@@ -71,7 +70,7 @@ pub(crate) struct DataLock {
 impl DataLock {
     /// Takes the data lock for `range` of `file` (open on `path`, whose
     /// metadata `meta` was read with the structure lock held) for `access`,
-    /// as `locks` says. The file stays busy until [`settle`](Self::settle).
+    /// as `locks` says. The file stays busy until [`map`](Self::map).
     pub(crate) fn acquire(
         file: TrackedFile,
         path: &Path,
@@ -118,9 +117,61 @@ impl DataLock {
         self.file.file()
     }
 
-    /// The mapping is made: a child forked from now on inherits it.
-    pub(crate) fn settle(&self) {
-        self.file.settle();
+    /// Maps the granted bytes with `make` (given the file and the grant),
+    /// and settles the file, in one step under the registry's lock: a child
+    /// forked at any moment has the mapping and its entry, or neither.
+    pub(crate) fn map<M>(
+        self,
+        make: impl FnOnce(&File, &Grant) -> std::io::Result<M>,
+    ) -> std::io::Result<Mapping<M>> {
+        let mut registry = registry();
+        let made = make(self.file(), &self.grant);
+        if made.is_ok() {
+            self.file.settle_in(&mut registry);
+        }
+        // Before `self` can drop (on error), which takes the lock again.
+        drop(registry);
+        Ok(Mapping {
+            map: Some(made?),
+            lock: self,
+        })
+    }
+}
+
+/// A mapping and the data lock (with its file) it was made under. Dropping
+/// it unmaps, closes the file and forgets the range in one step under the
+/// registry's lock: a mapping keeps its open file description, and with it
+/// the locks other processes see, alive until it is unmapped, so in any
+/// other order a same-process opener could meet a lock the registry does
+/// not explain, and a child forked in between would keep an entry without
+/// a mapping or a lock without an entry.
+#[derive(Debug)]
+pub(crate) struct Mapping<M> {
+    /// `None` only while dropping.
+    map: Option<M>,
+    lock: DataLock,
+}
+
+impl<M> Mapping<M> {
+    pub(crate) fn map(&self) -> &M {
+        self.map.as_ref().expect("mapped until dropped")
+    }
+
+    pub(crate) fn map_mut(&mut self) -> &mut M {
+        self.map.as_mut().expect("mapped until dropped")
+    }
+
+    /// The file (see [`DataLock::file`]).
+    pub(crate) fn file(&self) -> &File {
+        self.lock.file()
+    }
+}
+
+impl<M> Drop for Mapping<M> {
+    fn drop(&mut self) {
+        let mut registry = registry();
+        drop(self.map.take());
+        self.lock.file.close_in(&mut registry);
     }
 }
 

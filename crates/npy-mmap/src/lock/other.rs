@@ -40,11 +40,7 @@ pub(super) mod turn {
     }
 
     /// No writer to wait for.
-    pub(crate) fn wait_for_writers(
-        _file: &File,
-        _path: &Path,
-        _locking: Locking,
-    ) -> Result<()> {
+    pub(crate) fn wait_for_writers(_file: &File, _path: &Path, _locking: Locking) -> Result<()> {
         Ok(())
     }
 }

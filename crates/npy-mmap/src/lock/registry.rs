@@ -235,22 +235,35 @@ pub(crate) fn forget(id: u64) {
 /// Closing it forgets its entries in the same step.
 #[derive(Debug)]
 pub(crate) struct TrackedFile {
-    /// `None` only while dropping.
+    /// `None` once closed.
     file: Option<File>,
 }
 
 impl TrackedFile {
-    /// Tracks `file`, busy: an operation of this thread is under way with it.
-    pub(crate) fn new(file: File) -> TrackedFile {
-        registry().files.push(Tracked {
+    /// Opens a file with `open` and tracks it, busy (an operation of this
+    /// thread is under way with it), in one step: a child forked meanwhile
+    /// has either no descriptor or one it knows to close.
+    pub(crate) fn open(open: impl FnOnce() -> Result<File>) -> Result<TrackedFile> {
+        let mut registry = registry();
+        Ok(TrackedFile::track(&mut registry, open()?))
+    }
+
+    fn track(registry: &mut Registry, file: File) -> TrackedFile {
+        registry.files.push(Tracked {
             fd: fd_of(&file),
             busy: true,
         });
         TrackedFile { file: Some(file) }
     }
 
+    /// Tracks a file this process opened (and wrote) before, busy. A child
+    /// forked before this keeps a copy of its descriptor: only files being
+    /// created come here (see docs/SAFETY.md, "Forks").
+    pub(crate) fn adopt(file: File) -> TrackedFile {
+        TrackedFile::track(&mut registry(), file)
+    }
+
     pub(crate) fn file(&self) -> &File {
-        // Some until dropped.
         self.file
             .as_ref()
             .expect("a tracked file is open until dropped")
@@ -258,27 +271,33 @@ impl TrackedFile {
 
     /// The operation is done: the file now belongs to a finished object
     /// (a mapping), which a child made by `fork` inherits as it is.
-    pub(crate) fn settle(&self) {
+    pub(crate) fn settle_in(&self, registry: &mut Registry) {
         let fd = fd_of(self.file());
-        if let Some(tracked) = registry().files.iter_mut().find(|t| t.fd == fd) {
+        if let Some(tracked) = registry.files.iter_mut().find(|t| t.fd == fd) {
             tracked.busy = false;
         }
     }
-}
 
-impl Drop for TrackedFile {
-    fn drop(&mut self) {
+    /// Forgets the file's entries and closes it, in `registry` (locked).
+    pub(crate) fn close_in(&mut self, registry: &mut Registry) {
         let Some(file) = self.file.take() else {
             return;
         };
         let fd = fd_of(&file);
-        let mut registry = registry();
         registry.entries.retain(|entry| entry.fd != Some(fd));
         registry.files.retain(|tracked| tracked.fd != fd);
         // Closed under the registry's lock: the entries and the locks the
         // descriptor carries go in one step for every thread of this
         // process, and for a child forked now.
         drop(file);
+    }
+}
+
+impl Drop for TrackedFile {
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            self.close_in(&mut registry());
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use npy_core::ReadOptions;
 use super::read::NpzArchive;
 use crate::error::Result;
 use crate::error::io_error;
-use crate::lock::{Access, DataLock, Locks, TrackedFile, lock_shared};
+use crate::lock::{Access, DataLock, Locks, Mapping, TrackedFile, lock_shared};
 use crate::sys::{self, ReadOnlyMap, Storage};
 
 /// An `.npz` file mapped read-only: stored members become typed views
@@ -45,10 +45,9 @@ use crate::sys::{self, ReadOnlyMap, Storage};
 /// ```
 #[derive(Debug)]
 pub struct MappedNpz {
-    /// Before the mapping (see `MappedArray`); its file holds the shared
-    /// structure lock for as long as the mapping lives.
-    _lock: DataLock,
-    map: ReadOnlyMap,
+    /// The mapping and its lock, dropped in one step (see `MappedArray`);
+    /// the file holds the shared structure lock while the mapping lives.
+    mapping: Mapping<ReadOnlyMap>,
     path: PathBuf,
     options: ReadOptions,
 }
@@ -57,25 +56,24 @@ impl MappedNpz {
     /// Maps the archive at `path` read-only, taking the shared lock (from
     /// [`OpenOptions::map_npz`](crate::OpenOptions::map_npz)).
     pub(crate) fn open(path: &Path, options: ReadOptions, locks: Locks) -> Result<Self> {
-        let file = TrackedFile::new(crate::file::open_regular(path, false)?);
+        let file = TrackedFile::open(|| crate::file::open_regular(path, false))?;
         lock_shared(file.file(), path, locks)?;
         let meta = file.file().metadata().map_err(io_error("stat", path))?;
         // The whole archive is viewed: read-locked like any read-only mapping.
         let lock = DataLock::acquire(file, path, &meta, 0..meta.len(), Access::Read, locks)?;
-        let map = sys::map_data::<ReadOnlyMap>(lock.file(), lock.grant())
+        let mapping = lock
+            .map(sys::map_data::<ReadOnlyMap>)
             .map_err(io_error("map", path))?;
-        lock.settle();
         Ok(MappedNpz {
-            map,
+            mapping,
             path: path.to_path_buf(),
             options,
-            _lock: lock,
         })
     }
 
     /// The mapped archive bytes.
     pub fn bytes(&self) -> &[u8] {
-        self.map.bytes()
+        self.mapping.map().bytes()
     }
 
     /// The path that was mapped.
