@@ -626,9 +626,17 @@ pub struct VirtualizeArgs {
     /// .npy or .npz files, directories of them, URLs or URL prefixes (ending in `/`).
     #[arg(required = true)]
     pub inputs: Vec<String>,
-    /// Where to write the JSON (default: standard output).
+    /// Where to write the JSON (default: standard output). An existing
+    /// file is refused unless --force; an input never (see --force).
     #[arg(short, long, value_name = "OUT.json")]
     pub output: Option<PathBuf>,
+    /// Replace an existing OUT.json: the new file is written under a
+    /// temporary name and renamed over it, so readers of the old file keep
+    /// it whole. A symbolic link at OUT.json is replaced itself, never
+    /// written through; a file that is one of the inputs (the same file,
+    /// by any name) is refused even so.
+    #[arg(long)]
+    pub force: bool,
     /// The reference format.
     #[arg(long, value_enum, default_value_t = VirtualFormat::Kerchunk)]
     pub format: VirtualFormat,

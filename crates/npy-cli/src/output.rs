@@ -19,11 +19,59 @@ pub fn exists_error(path: &Path) -> anyhow::Error {
 /// `force`. Checked before any work, so that a refused command writes
 /// nothing; a file that appears at `path` while the command runs is then
 /// refused by the commit of the [`create`]d file.
+///
+/// A symbolic link is never written through: the commit renames over the
+/// link itself (with `force`), and what it points at is left alone.
 pub fn refuse_to_replace(path: &Path, force: bool) -> anyhow::Result<()> {
-    if !force && path.symlink_metadata().is_ok() {
-        return Err(exists_error(path));
+    match path.symlink_metadata() {
+        Ok(_) if force => Ok(()),
+        Ok(meta) if meta.file_type().is_symlink() => Err(anyhow::anyhow!(
+            "{} is a symbolic link, and output is never written through one; remove it \
+             first, or replace the link itself with --force",
+            path.display()
+        )),
+        Ok(_) => Err(exists_error(path)),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Refuses an output that is one of the command's `inputs`, even with
+/// `--force`: the command would replace what it reads. The same file is
+/// found by device and inode, whatever the names (another spelling, a
+/// hard link). What the output names is what a commit would replace: a
+/// symbolic link there is replaced itself, so a link to an input is not
+/// the input.
+pub fn refuse_input_as_output<'a>(
+    output: &Path,
+    inputs: impl IntoIterator<Item = &'a Path>,
+) -> anyhow::Result<()> {
+    let Ok(replaced) = output.symlink_metadata() else {
+        return Ok(()); // nothing there: nothing of an input is replaced
+    };
+    for input in inputs {
+        let Ok(read) = input.metadata() else { continue };
+        if same_file(&replaced, &read) {
+            let shown = std::fs::canonicalize(input).unwrap_or_else(|_| input.to_owned());
+            anyhow::bail!(
+                "{} is an input ({}), the same file: write the output elsewhere \
+                 (--force never replaces an input)",
+                output.display(),
+                shown.display()
+            );
+        }
     }
     Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// The temporary file for `path` (see [`AtomicFile::create`]), whose commit

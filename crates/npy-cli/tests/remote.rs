@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{assert_exit, fixtures, npy, scratch, stderr, stdout};
+use common::{assert_exit, fixtures, http_server, npy, scratch, stderr, stdout};
 
 fn url(path: &Path) -> String {
     format!("file://{}", path.display())
@@ -310,30 +310,6 @@ fn a_silent_server_is_abandoned_after_the_timeout() {
         "{}",
         stderr(&output)
     );
-}
-
-/// A one-thread HTTP server on 127.0.0.1 that answers every request with
-/// `respond(request head)`: a few lines of `std::net`.
-fn http_server(respond: impl Fn(&str) -> Vec<u8> + Send + 'static) -> u16 {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut head = String::new();
-            let mut reader = BufReader::new(&stream);
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
-                    break;
-                }
-                head.push_str(&line.to_ascii_lowercase());
-            }
-            let _ = stream.write_all(&respond(&head));
-        }
-    });
-    port
 }
 
 /// Issue 24: a missing object was the store's raw XML body over several

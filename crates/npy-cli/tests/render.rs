@@ -44,10 +44,15 @@ fn decode(path: &Path) -> Png {
     }
 }
 
-/// Runs `npy render` with `args`, expecting success, and decodes the PNG.
+/// Runs `npy render` with `args`, expecting success, and decodes the PNG
+/// (`--force`: the tests draw over their pictures).
 fn render(input: &Path, output: &Path, args: &[&str]) -> Png {
-    let mut all: Vec<&std::ffi::OsStr> =
-        vec!["render".as_ref(), input.as_os_str(), output.as_os_str()];
+    let mut all: Vec<&std::ffi::OsStr> = vec![
+        "render".as_ref(),
+        input.as_os_str(),
+        output.as_os_str(),
+        "--force".as_ref(),
+    ];
     all.extend(args.iter().map(std::ffi::OsStr::new));
     let result = npy(all);
     assert_exit(&result, 0);
@@ -691,6 +696,7 @@ fn the_percentile_colour_range_is_named_on_the_picture() {
             dir.join("a.png").into_os_string(),
         ];
         args.push("--json".into());
+        args.push("--force".into());
         args.extend(extra.iter().map(std::ffi::OsString::from));
         let output = npy(&args);
         assert_exit(&output, 0);

@@ -17,9 +17,23 @@ fn f8_header(n: u64) -> Vec<u8> {
     npy_bytes(&dict, 21 - n.to_string().len(), &[])
 }
 
+/// What a run of the binary did: its output, the bytes it accepted from
+/// its standard input (read, or taken into the pipe's buffer), and the
+/// files it held open under `TMPDIR` when it had read `probe_after` bytes.
+struct Run {
+    output: std::process::Output,
+    accepted: u64,
+    open_under_tmp: Vec<String>,
+}
+
+/// The pipe's buffer (Linux's default): bytes accepted without being read.
+const PIPE_BUFFER: u64 = 64 << 10;
+
 /// Runs `npy args` (in a shell, with `prefix` before it, e.g. a `ulimit`)
 /// with `TMPDIR` at `tmp`, writing `input` to its standard input and then,
-/// when `endless`, zeros until it stops reading. Returns the output.
+/// when `endless`, zeros until it stops reading. Once `probe_after` bytes
+/// are accepted (more than the pipe holds: the command has read them), the
+/// command's open files under `tmp` are listed (`/proc/PID/fd`).
 fn run(
     prefix: &str,
     args: &[&str],
@@ -27,7 +41,8 @@ fn run(
     tmp: &Path,
     input: &[u8],
     extra_zeros: Option<u64>,
-) -> std::process::Output {
+    probe_after: Option<u64>,
+) -> Run {
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(format!("{prefix} exec \"$0\" \"$@\""))
@@ -42,24 +57,57 @@ fn run(
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
+    let fds = format!("/proc/{}/fd", child.id());
+    let tmp = tmp.to_owned();
     // A writer thread: the child may stop reading (and exit) at any point.
+    // Small writes, so that what it accepted is known to a pipe buffer.
     let writer = std::thread::spawn(move || {
-        if stdin.write_all(&input).is_err() {
-            return;
-        }
-        let zeros = vec![0u8; 1 << 20];
+        let mut accepted = 0u64;
+        let mut open_under_tmp = Vec::new();
+        let zeros = vec![0u8; PIPE_BUFFER as usize];
         let mut left = extra_zeros.unwrap_or(u64::MAX);
-        while left > 0 {
-            let n = left.min(zeros.len() as u64) as usize;
-            if stdin.write_all(&zeros[..n]).is_err() {
-                return; // the child stopped reading: the endless case ends here
+        let mut next: &[u8] = &input;
+        loop {
+            if next.is_empty() {
+                if left == 0 {
+                    break;
+                }
+                let n = left.min(zeros.len() as u64) as usize;
+                left -= n as u64;
+                next = &zeros[..n];
             }
-            left -= n as u64;
+            let n = next.len().min(PIPE_BUFFER as usize);
+            if stdin.write_all(&next[..n]).is_err() {
+                break; // the child stopped reading: the endless case ends here
+            }
+            next = &next[n..];
+            let before = accepted;
+            accepted += n as u64;
+            if probe_after.is_some_and(|at| before < at && accepted >= at) {
+                open_under_tmp = open_files_under(&fds, &tmp);
+            }
         }
+        (accepted, open_under_tmp)
     });
     let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    output
+    let (accepted, open_under_tmp) = writer.join().unwrap();
+    Run {
+        output,
+        accepted,
+        open_under_tmp,
+    }
+}
+
+/// The targets of the descriptors in `fds` (a `/proc/PID/fd`) under `tmp`.
+fn open_files_under(fds: &str, tmp: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(fds) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .filter(|target| target.starts_with(tmp))
+        .map(|target| target.display().to_string())
+        .collect()
 }
 
 #[test]
@@ -72,32 +120,49 @@ fn a_piped_array_is_read_in_bounded_memory() {
     let n = 20 << 20;
     let header = f8_header(n);
     for command in ["stats", "show"] {
-        let output = run(
+        let run = run(
             "ulimit -d 65536 &&",
             &[command, "-"],
             &[],
             &dir,
             &header,
             Some(n * 8),
+            Some(n * 4),
         );
-        assert_exit(&output, 0);
-        let text = stdout(&output);
+        assert_exit(&run.output, 0);
+        assert_eq!(run.accepted, header.len() as u64 + n * 8);
+        // Halfway through, the data was going to a file in TMPDIR: an
+        // unnamed one (O_TMPFILE), "#<inode> (deleted)" in /proc.
+        assert!(
+            run.open_under_tmp.len() == 1 && run.open_under_tmp[0].ends_with("(deleted)"),
+            "{command}: open under {}: {:?}",
+            dir.display(),
+            run.open_under_tmp
+        );
+        let text = stdout(&run.output);
         match command {
             "stats" => assert!(text.contains("20971520"), "{text}"),
             _ => assert!(text.starts_with("[0. 0. 0. ... 0. 0. 0.]"), "{text}"),
         }
     }
     // The limit bites: the same data, held whole, does not fit in it
-    // (--allow-pickle reads a stream into memory for its objects).
-    let output = run(
+    // (--allow-pickle reads a stream into memory for its objects): the
+    // allocation fails.
+    let run = run(
         "ulimit -d 65536 &&",
         &["show", "--allow-pickle", "-"],
         &[],
         &dir,
         &header,
         Some(n * 8),
+        None,
     );
-    assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_ne!(run.output.status.code(), Some(0));
+    assert!(
+        stderr(&run.output).contains("cannot allocate"),
+        "{}",
+        stderr(&run.output)
+    );
     // No spool is left behind.
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
 }
@@ -109,8 +174,16 @@ fn a_piped_array_longer_than_the_cap_is_refused_from_its_header() {
     // once, from the header, naming the cap (4 GiB by default).
     let header = f8_header(1_000_000_000_000);
     for command in ["show", "stats"] {
-        let output = run("", &[command, "-"], &[], &dir, &header, None);
+        let run = run("", &[command, "-"], &[], &dir, &header, None, None);
+        let output = run.output;
         assert_exit(&output, 1);
+        // At once: nothing of the data was read (what it accepted is the
+        // header and what its reader and the pipe's buffer took at most).
+        assert!(
+            run.accepted <= header.len() as u64 + 2 * PIPE_BUFFER,
+            "{command} read {} bytes",
+            run.accepted
+        );
         assert_eq!(
             stderr(&output),
             "npy: error: the array on standard input (8000000000000 bytes of data, its header \
@@ -128,7 +201,9 @@ fn a_piped_array_longer_than_the_cap_is_refused_from_its_header() {
         &dir,
         &header,
         Some(1 << 20),
-    );
+        None,
+    )
+    .output;
     assert_exit(&output, 1);
     assert!(
         stderr(&output).contains("larger than the 512 KiB limit"),
@@ -136,7 +211,16 @@ fn a_piped_array_longer_than_the_cap_is_refused_from_its_header() {
         stderr(&output)
     );
     let env = [("NPY_STDIN_LIMIT", "1M")];
-    let output = run("", &["stats", "-"], &env, &dir, &header, Some(1 << 20));
+    let output = run(
+        "",
+        &["stats", "-"],
+        &env,
+        &dir,
+        &header,
+        Some(1 << 20),
+        None,
+    )
+    .output;
     assert_exit(&output, 0);
     let output = run(
         "",
@@ -145,7 +229,9 @@ fn a_piped_array_longer_than_the_cap_is_refused_from_its_header() {
         &dir,
         &header,
         Some(0),
-    );
+        None,
+    )
+    .output;
     assert_exit(&output, 2);
     assert!(
         stderr(&output).contains("is not a size"),
@@ -153,7 +239,7 @@ fn a_piped_array_longer_than_the_cap_is_refused_from_its_header() {
         stderr(&output)
     );
     // A stream shorter than its header says: numpy's words.
-    let output = run("", &["stats", "-"], &[], &dir, &header, Some(1000));
+    let output = run("", &["stats", "-"], &[], &dir, &header, Some(1000), None).output;
     assert_exit(&output, 1);
     assert!(
         stderr(&output).contains("standard input is not a valid .npy stream"),
@@ -171,8 +257,18 @@ fn an_endless_archive_on_a_pipe_stops_at_the_cap() {
         (&["ls", "--stdin-limit", "8M", "-"][..], &[][..]),
         (&["ls", "-"][..], &[("NPY_STDIN_LIMIT", "8M")][..]),
     ] {
-        let output = run("", args, env, &dir, b"PK\x03\x04", None);
+        let run = run("", args, env, &dir, b"PK\x03\x04", None, Some(4 << 20));
+        let output = run.output;
         assert_exit(&output, 1);
+        // It read up to the cap and stopped there (give or take its
+        // reader's and the pipe's buffers), into a file in TMPDIR.
+        let cap = 8u64 << 20;
+        assert!(
+            (cap..=cap + 2 * PIPE_BUFFER + (1 << 20)).contains(&run.accepted),
+            "accepted {} bytes",
+            run.accepted
+        );
+        assert_eq!(run.open_under_tmp.len(), 1, "{:?}", run.open_under_tmp);
         assert_eq!(
             stderr(&output),
             "npy: error: cannot read the archive -: the archive on standard input is larger \

@@ -4,8 +4,16 @@ VirtualiZarr), locally and on the local S3 server; values equal np.load's."""
 
 from __future__ import annotations
 
+import errno
+import functools
+import http.server
+import io
+import json
 import os
+import re
+import threading
 import uuid
+import zipfile
 
 import fsspec
 import numpy as np
@@ -18,7 +26,7 @@ from obstore.store import LocalStore, S3Store
 from virtualizarr import open_virtual_dataset
 
 import npy_mmap
-from npy_mmap.virtual import NpyParser
+from npy_mmap.virtual import NpyParser, StaleReferences, check_sources
 
 # Every fixed-size dtype Zarr v2 expresses, both byte orders where they have one.
 V2_DTYPES = [
@@ -127,17 +135,90 @@ def test_npz_members_zero_d_and_empty_arrays(tmp_path) -> None:
         assert ds[name].attrs["_npy_source"]["member"] == f"{name}.npy"
 
 
-def test_a_folder_is_one_dataset_pinned_to_what_was_read(tmp_path) -> None:
+@pytest.mark.parametrize("format", ["kerchunk", "zarr3"])
+def test_a_folder_is_one_dataset_pinned_to_what_was_read(tmp_path, format) -> None:
     for i in range(3):
         np.save(tmp_path / f"t{i}.npy", np.full((4, 2), i, "<f4"))
-    refs = npy_mmap.virtualize(tmp_path)
-    ds = _xr(refs)
-    assert sorted(ds.data_vars) == ["t0", "t1", "t2"]
-    assert ds["t2"].dims == ("dim_0", "dim_1")  # the same shapes: shared dimensions
-    source = ds["t1"].attrs["_npy_source"]
+    refs = npy_mmap.virtualize(tmp_path, format=format)
+    if format == "kerchunk":
+        ds = _xr(refs)
+        assert sorted(ds.data_vars) == ["t0", "t1", "t2"]
+        assert ds["t2"].dims == ("dim_0", "dim_1")  # the same shapes: shared dimensions
+        source = ds["t1"].attrs["_npy_source"]
+    else:
+        source = refs["arrays"]["t1"]["metadata"]["attributes"]["_npy_source"]
     stat = os.stat(tmp_path / "t1.npy")
     assert (source["size"], source["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns)
     assert source["etag"]
+    check_sources(refs)  # as they were: accepted
+    # t1 rewritten with another dtype (the same size): the pin refuses it.
+    np.save(tmp_path / "t1.npy", np.full((4, 2), 7, "<u4"))
+    with pytest.raises(StaleReferences, match=r"variable 't1': .*t1\.npy changed since the references were made \(.*descr '<f4' then, '<u4' now") as caught:
+        check_sources(refs)
+    assert caught.value.errno == errno.ESTALE
+    # Gone: refused too.
+    os.remove(tmp_path / "t1.npy")
+    with pytest.raises(StaleReferences, match="t1.npy cannot be read as it was"):
+        check_sources(refs)
+
+
+def _npz_with_member(path, name: str) -> None:
+    """An npz whose one member is named ``name`` exactly (numpy's own
+    savez would never write some of these: crafted, as an attacker would)."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.arange(12.0).reshape(3, 4))
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(name, buffer.getvalue())
+
+
+@pytest.mark.parametrize(
+    ("member", "reason"),
+    [
+        ("../evil.npy", "'/'"),
+        ("a/b.npy", "'/'"),
+        (".npy", "empty"),
+        ("..npy", "'.'"),
+        (".zgroup.npy", "'.'"),
+        ("__x.npy", "'__'"),
+        ("zarr.json.npy", "zarr.json"),
+    ],
+)
+@pytest.mark.parametrize("format", ["kerchunk", "zarr3"])
+def test_member_names_zarr_cannot_keep_are_refused(tmp_path, member, reason, format) -> None:
+    _npz_with_member(tmp_path / "bad.npz", member)
+    with pytest.raises(ValueError, match=f"from member {re.escape(json.dumps(member))}.*{re.escape(reason)}.*rename"):
+        npy_mmap.virtualize(tmp_path / "bad.npz", format=format)
+
+
+@pytest.fixture
+def http_folder(tmp_path):
+    """A plain HTTP server (no Range support, as Python's own) serving ``tmp_path``."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    handler.log_message = lambda *args: None  # type: ignore[method-assign]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    thread.join()
+
+
+@pytest.mark.parametrize("format", ["kerchunk", "zarr3"])
+def test_references_never_carry_credentials(tmp_path, http_folder, format) -> None:
+    np.save(tmp_path / "t.npy", np.arange(12.0).reshape(3, 4))
+    clean = f"http://127.0.0.1:{http_folder}/t.npy"
+    for url in [
+        f"http://reader:s3cr3t@127.0.0.1:{http_folder}/t.npy",
+        f"http://reader:s3cr3t@127.0.0.1:{http_folder}/t.npy?X-Amz-Signature=s3cr3t#s3cr3t",
+    ]:
+        refs = npy_mmap.virtualize(url, format=format)
+        text = json.dumps(refs)
+        assert "s3cr3t" not in text and "reader" not in text
+        if format == "kerchunk":
+            assert refs["refs"]["t/0.0"][0] == clean
+        else:
+            assert refs["arrays"]["t"]["manifest"]["0.0"]["path"] == clean
+        assert clean in text
 
 
 def test_refusals_name_the_reason(tmp_path) -> None:

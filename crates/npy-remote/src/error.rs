@@ -612,6 +612,19 @@ pub enum VirtualError {
         /// The name.
         name: String,
     },
+    /// A variable name Zarr would refuse, hide or read as another key.
+    #[error(
+        "the variable name {name:?} (from {source_name}) cannot be a Zarr name: {reason}; rename it \
+         (np.savez keys and file stems are the names)"
+    )]
+    Name {
+        /// The name.
+        name: String,
+        /// Where it came from (`member "../evil.npy" of /data/run.npz`, `file /data/.npy`).
+        source_name: String,
+        /// Why not.
+        reason: &'static str,
+    },
     /// A path or prefix holds no `.npy` or `.npz`.
     #[error("{location}: no .npy or .npz files there")]
     Empty {

@@ -42,8 +42,13 @@ Examples:
 pub struct RenderArgs {
     /// The .npy file (or .npz with --member).
     pub input: PathBuf,
-    /// The PNG to write (replaced if it exists).
+    /// The PNG to write (an existing file is refused unless --force).
     pub output: PathBuf,
+    /// Replace an existing OUTPUT: the new picture is written under a
+    /// temporary name and renamed over it (a symbolic link is replaced
+    /// itself, never written through; the input is refused even so).
+    #[arg(long)]
+    pub force: bool,
     /// The member of an .npz.
     #[arg(long, value_name = "NAME")]
     pub member: Option<String>,

@@ -42,6 +42,10 @@ const MIN_FIGURE: (usize, usize) = (200, 150);
 
 /// `npy render`.
 pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    if !crate::source::is_stdin(&args.input) {
+        crate::output::refuse_input_as_output(&args.output, [args.input.as_path()])?;
+    }
+    crate::output::refuse_to_replace(&args.output, args.force)?;
     let mut opened = crate::source::open_array(
         &args.input,
         args.member.as_deref(),
@@ -71,7 +75,14 @@ fn render_png(
         // A full-size image is copied row by row: no reduction, no accumulators.
         let plane = subject.plane();
         let is_float = subject.decoder.is_float();
-        png::write_image_rows(&args.output, &mut reader, &plane, channels, is_float)?;
+        png::write_image_rows(
+            &args.output,
+            args.force,
+            &mut reader,
+            &plane,
+            channels,
+            is_float,
+        )?;
         let drawn = Drawn::Image {
             drawn: [plane.rows, plane.cols],
             magnify: None,
@@ -82,7 +93,7 @@ fn render_png(
     let stretch = width.is_some() && height.is_some();
     let drawing = draw::draw(subject, &mut reader, picture, area, stretch)?;
     let (image, drawn) = paint(args, subject, &drawing, figure_size)?;
-    png::write_png(&args.output, &image)?;
+    png::write_png(&args.output, args.force, &image)?;
     summary::write(args, subject, drawn, Some([image.width, image.height]), out)
 }
 

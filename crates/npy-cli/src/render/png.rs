@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use npy_mmap::AtomicFile;
 
 use super::reduce::Plane;
 use super::stream::{Line, Reader};
@@ -22,12 +21,14 @@ pub struct Picture {
 /// channels, the rows coming from `rows` (which writes them all, in order).
 fn write_png_with(
     path: &Path,
+    force: bool,
     (width, height, channels): (usize, usize, usize),
     rows: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    // Replaced like every file the tool writes: a temporary beside it,
-    // synced and renamed over it, removed if anything fails.
-    let mut output = AtomicFile::create(path)
+    // Written like every file the tool writes: a temporary beside it,
+    // synced and renamed over it (over an existing file only when
+    // `force`), removed if anything fails.
+    let mut output = crate::output::create(path, force)
         .with_context(|| format!("cannot create a temporary file for {}", path.display()))?;
     {
         let width = u32::try_from(width).context("the picture is too wide for a PNG")?;
@@ -45,14 +46,13 @@ fn write_png_with(
         stream.finish()?;
         writer.finish()?;
     }
-    output
-        .commit()
+    crate::output::committed(output.commit())
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-pub fn write_png(path: &Path, picture: &Picture) -> anyhow::Result<()> {
+pub fn write_png(path: &Path, force: bool, picture: &Picture) -> anyhow::Result<()> {
     let size = (picture.width, picture.height, picture.channels);
-    write_png_with(path, size, |out| Ok(out.write_all(&picture.pixels)?))
+    write_png_with(path, force, size, |out| Ok(out.write_all(&picture.pixels)?))
 }
 
 /// Converts one value of an image channel to its byte: uint8 values are
@@ -70,12 +70,13 @@ pub fn channel_byte(value: f64, is_float: bool) -> u8 {
 /// Writes the full-size image `plane` to `path` one row at a time.
 pub fn write_image_rows(
     path: &Path,
+    force: bool,
     reader: &mut Reader,
     plane: &Plane,
     channels: usize,
     is_float: bool,
 ) -> anyhow::Result<()> {
-    write_png_with(path, (plane.cols, plane.rows, channels), |out| {
+    write_png_with(path, force, (plane.cols, plane.rows, channels), |out| {
         let mut row = Vec::with_capacity(plane.cols * channels);
         for r in 0..plane.rows {
             let line = Line {

@@ -104,3 +104,27 @@ pub fn numpy_answers(script: &str, dir: &Path, output: &str) -> serde_json::Valu
     let text = std::fs::read_to_string(dir.join(output)).unwrap();
     serde_json::from_str(&text).unwrap()
 }
+
+/// A one-thread HTTP server on 127.0.0.1 that answers every request with
+/// `respond(request head)`: a few lines of `std::net`.
+pub fn http_server(respond: impl Fn(&str) -> Vec<u8> + Send + 'static) -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = String::new();
+            let mut reader = BufReader::new(&stream);
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                    break;
+                }
+                head.push_str(&line.to_ascii_lowercase());
+            }
+            let _ = stream.write_all(&respond(&head));
+        }
+    });
+    port
+}

@@ -102,17 +102,19 @@ async fn expand(input: &str, options: &GatherOptions) -> Result<Vec<Target>> {
     }
     let (store, path) = Store::from_url_with(input, &options.store)?;
     let store = store.objects().clone();
-    let listed = input.ends_with('/') || !has_array_extension(input);
+    // What references name (and messages show): the URL without credentials.
+    let reference = public_url(input)?;
+    let listed = reference.ends_with('/') || !has_array_extension(&reference);
     if !listed {
         return Ok(vec![Target {
             store,
             stem: stem(path.as_ref()),
             path,
-            reference: input.to_owned(),
+            reference,
             local: None,
         }]);
     }
-    let base = Url::parse(input).map_err(|e| url_error(input, e.to_string()))?;
+    let base = Url::parse(&reference).map_err(|e| url_error(&reference, e.to_string()))?;
     let mut objects: Vec<Path> = store
         .list(Some(&path))
         .map_ok(|meta| meta.location)
@@ -125,7 +127,7 @@ async fn expand(input: &str, options: &GatherOptions) -> Result<Vec<Target>> {
         return Err(virtual_error(
             &path,
             VirtualError::Empty {
-                location: input.to_owned(),
+                location: reference,
             },
         ));
     }
@@ -154,6 +156,32 @@ fn local_target(file: &FsPath, options: &GatherOptions) -> Result<Target> {
         reference: file.to_string_lossy().into_owned(),
         local: Some(file.to_owned()),
     })
+}
+
+/// `input` as references may name it: without credentials. A user name
+/// and password (`http://user:pw@host/...`) are dropped, and so are the
+/// query and fragment, where signatures and tokens travel
+/// (`?X-Amz-Signature=...`): references are shared files, and what the
+/// objects were read at is the URL without them (the stores request the
+/// path alone). Readers bring their own credentials (fsspec's
+/// `storage_options`, VirtualiZarr's registry). A URL with nothing to drop
+/// is kept as written.
+fn public_url(input: &str) -> Result<String> {
+    let mut url = Url::parse(input).map_err(|e| url_error(input, e.to_string()))?;
+    let private = !url.username().is_empty()
+        || url.password().is_some()
+        || url.query().is_some()
+        || url.fragment().is_some();
+    if !private {
+        return Ok(input.to_owned());
+    }
+    // Only URLs with a host can have a user name or password (these fail
+    // on the others, which have none to drop).
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.set_query(None);
+    url.set_fragment(None);
+    Ok(url.to_string())
 }
 
 /// The URL of `object`, listed under the prefix `prefix` that the URL
@@ -294,5 +322,20 @@ mod tests {
         let url = object_url(&base, &Path::from(""), &Path::from("x.npz"));
         assert_eq!(url.unwrap(), "s3://bucket/x.npz");
         assert_eq!(stem("dir/x.npz"), "x");
+    }
+
+    #[test]
+    fn references_drop_credentials_and_keep_clean_urls_as_written() {
+        let public = |url: &str| public_url(url).unwrap();
+        assert_eq!(
+            public("https://user:pw@host:8443/d/a.npy?X-Amz-Signature=x&X-Amz-Credential=y#z"),
+            "https://host:8443/d/a.npy"
+        );
+        assert_eq!(public("http://user@host/a.npy"), "http://host/a.npy");
+        // Nothing to drop: as written (not re-encoded).
+        assert_eq!(public("s3://bucket/a b.npy"), "s3://bucket/a b.npy");
+        let base = Url::parse(&public("https://u:p@host/run1/?sig=1")).unwrap();
+        let url = object_url(&base, &Path::from("run1"), &Path::from("run1/x.npy"));
+        assert_eq!(url.unwrap(), "https://host/run1/x.npy");
     }
 }

@@ -248,9 +248,47 @@ fn dimension_names(arrays: &[VirtualArray]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Why Zarr cannot keep `name` as a variable's name, if it cannot: the
+/// name becomes the first part of every key (`<name>/.zarray`,
+/// `<name>/zarr.json`, `<name>/0.0`), so it must be one plain key part
+/// that is not one of Zarr's own.
+fn name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty (a member named `.npy`, or a file named `.npy`)")
+    } else if name.contains('/') {
+        Some("'/' would make it a path into other groups (`../` out of this one)")
+    } else if name.starts_with('.') {
+        Some(
+            "a name starting with '.' is '.' or '..', one of Zarr v2's own keys \
+             (.zarray, .zattrs, .zgroup, .zmetadata), or hidden from listings",
+        )
+    } else if name.starts_with("__") {
+        Some("names starting with '__' are reserved by Zarr v3")
+    } else if name == "zarr.json" {
+        Some("zarr.json is the name of Zarr v3's metadata documents")
+    } else {
+        None
+    }
+}
+
+/// Where `array`'s name came from, for messages.
+fn name_source(array: &VirtualArray) -> String {
+    match &array.member {
+        Some(member) => format!("member {member:?} of {}", array.url),
+        None => format!("file {}", array.url),
+    }
+}
+
 fn check_names(arrays: &[VirtualArray]) -> Result<(), VirtualError> {
     let mut seen = std::collections::HashSet::new();
     for array in arrays {
+        if let Some(reason) = name_problem(&array.name) {
+            return Err(VirtualError::Name {
+                name: array.name.clone(),
+                source_name: name_source(array),
+                reason,
+            });
+        }
         if !seen.insert(array.name.as_str()) {
             return Err(VirtualError::DuplicateName {
                 name: array.name.clone(),
