@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
@@ -42,33 +42,103 @@ fn prepare(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A child: `reopen:MILLIS:PATH` opens the file numpy-style read-write and
-/// drops it, in a loop, for MILLIS after the parent's go (a byte on stdin).
+/// Opens `path` in the mode named: a strict `r`, `c` or `r+`, `live`, or
+/// numpy-style `foreign-r` / `foreign-r+`.
+fn open(kind: &str, path: &Path, locking: Locking) -> npy_mmap::Result<Box<dyn std::any::Any>> {
+    let mut options = OpenOptions::new();
+    options.locking(locking);
+    Ok(match kind {
+        "r" => Box::new(options.open(path)?),
+        "c" => Box::new(options.open_cow(path)?),
+        "r+" => Box::new(options.open_rw(path)?),
+        "live" => Box::new(options.open_live(path)?),
+        "foreign-r" => Box::new(options.open_foreign(path, ForeignMode::ReadOnly)?),
+        "foreign-r+" => Box::new(options.open_foreign(path, ForeignMode::ReadWrite)?),
+        other => panic!("no mode {other}"),
+    })
+}
+
+/// The cells of a race's barrier file (a live mapping both sides share):
+/// arrivals, the child's result of the round (1 admitted, 2 refused), the
+/// child's reports, the parent's reads of them (each side holds what it got
+/// until both are known, so "both admitted" means both at once).
+const ARRIVED: usize = 0;
+const RESULT: usize = 1;
+const REPORTED: usize = 2;
+const READ: usize = 3;
+
+fn spin_until(cell: &AtomicU64, at_least: u64) {
+    while cell.load(Ordering::Acquire) < at_least {
+        std::hint::spin_loop();
+    }
+}
+
+/// A child, as the job in [`CHILD_ENV`] says:
+/// - `reopen:MILLIS:PATH` opens the file numpy-style read-write and drops
+///   it, in a loop, for MILLIS after the parent's go (a byte on stdin);
+/// - `race:KIND:ROUNDS:PATH:BARRIER` tries to open PATH as KIND at the
+///   same instant as the parent, ROUNDS times (see [`race`]);
+/// - `scribble:MILLIS:PATH` stores, through the address of a numpy-style
+///   read-write mapping, rounds of words whose 8 bytes are equal.
 #[test]
 fn child_entry_point() -> Result<()> {
     let Ok(job) = std::env::var(CHILD_ENV) else {
         return Ok(());
     };
-    let mut parts = job.splitn(3, ':');
-    let (verb, millis, path) = (
-        parts.next().context("verb")?,
-        parts.next().context("millis")?.parse::<u64>()?,
-        PathBuf::from(parts.next().context("path")?),
-    );
-    ensure!(verb == "reopen", "verb {verb}");
-    println!("ready");
-    std::io::stdin().read_exact(&mut [0u8])?;
-    let until = Instant::now() + Duration::from_millis(millis);
-    let mut opened = 0u64;
-    while Instant::now() < until {
-        let array = OpenOptions::new()
-            .locking(Locking::Blocking)
-            .open_foreign(&path, ForeignMode::ReadWrite)?;
-        drop(array);
-        opened += 1;
+    let parts: Vec<&str> = job.split(':').collect();
+    match parts[..] {
+        ["reopen", millis, path] => {
+            println!("ready");
+            std::io::stdin().read_exact(&mut [0u8])?;
+            let until = Instant::now() + Duration::from_millis(millis.parse()?);
+            let mut opened = 0u64;
+            while Instant::now() < until {
+                drop(open("foreign-r+", Path::new(path), Locking::Blocking)?);
+                opened += 1;
+            }
+            println!("opened {opened}");
+        }
+        ["race", kind, rounds, path, barrier] => {
+            let live = OpenOptions::new().open_live(barrier)?;
+            let cells = live.atomics::<u64>()?;
+            println!("ready");
+            for round in 0..rounds.parse::<u64>()? {
+                cells[ARRIVED].fetch_add(1, Ordering::AcqRel);
+                spin_until(&cells[ARRIVED], 2 * (round + 1));
+                let held = open(kind, Path::new(path), Locking::NonBlocking);
+                cells[RESULT].store(if held.is_ok() { 1 } else { 2 }, Ordering::Release);
+                cells[REPORTED].fetch_add(1, Ordering::AcqRel);
+                spin_until(&cells[READ], round + 1);
+                drop(held);
+            }
+        }
+        ["scribble", millis, path] => {
+            let array = open_foreign_rw(Path::new(path))?;
+            let address = array.as_mut_ptr().context("writable")?;
+            let words = array.len() / 8;
+            println!("ready");
+            let until = Instant::now() + Duration::from_millis(millis.parse()?);
+            let mut round = 0u64;
+            while Instant::now() < until {
+                round += 1;
+                let value = (round & 0xff) * 0x0101_0101_0101_0101;
+                for word in 0..words {
+                    // SAFETY: word `word` of the mapping, 8-aligned (the
+                    // data starts at a multiple of 64), valid while `array`
+                    // lives; every access to it is atomic.
+                    unsafe { AtomicU64::from_ptr(address.add(8 * word).cast::<u64>()) }
+                        .store(value, Ordering::Relaxed);
+                }
+            }
+            println!("rounds {round}");
+        }
+        _ => bail!("job {job}"),
     }
-    println!("opened {opened}");
     Ok(())
+}
+
+fn open_foreign_rw(path: &Path) -> npy_mmap::Result<npy_mmap::ForeignArray> {
+    OpenOptions::new().open_foreign(path, ForeignMode::ReadWrite)
 }
 
 fn spawn(job: &str) -> Result<(Child, BufReader<std::process::ChildStdout>)> {
@@ -335,6 +405,109 @@ fn a_child_forked_while_threads_open_and_drop_is_consistent() -> Result<()> {
     ensure!(
         opened.load(Ordering::Relaxed) > rounds,
         "the workers hardly opened anything"
+    );
+    Ok(())
+}
+
+/// Two openers whose accesses exclude each other, in two processes,
+/// starting each attempt at the same instant (a spin barrier on a shared
+/// live mapping), many rounds per pair: never both admitted. Take-then-check
+/// makes every refused pair either collide in the kernel or find each other
+/// (`lock::table::check`); this is the race itself.
+#[test]
+fn two_excluding_openers_racing_never_both_get_in() -> Result<()> {
+    let _serial = serial();
+    let dir = support::temp_dir("lock-faults-race");
+    let path = dir.join("a.npy");
+    prepare(&path)?;
+    let rounds = 600u64;
+    let mut report = Vec::new();
+    for (mine, theirs) in [
+        ("r", "foreign-r+"),
+        ("foreign-r+", "r"),
+        ("r", "live"),
+        ("c", "foreign-r+"),
+        ("foreign-r", "r+"),
+        ("foreign-r", "live"),
+        ("live", "foreign-r+"),
+        ("r+", "foreign-r+"),
+    ] {
+        let barrier = dir.join(format!("barrier-{mine}-{theirs}.npy"));
+        CreateOptions::new(DType::parse("<u8")?, [8]).preallocate(&barrier)?;
+        let live = OpenOptions::new().open_live(&barrier)?;
+        let cells = live.atomics::<u64>()?;
+        let job = format!(
+            "race:{theirs}:{rounds}:{}:{}",
+            path.display(),
+            barrier.display()
+        );
+        let (mut child, _stdout) = spawn(&job)?;
+        let (mut both, mut one, mut none) = (0, 0, 0);
+        for round in 0..rounds {
+            cells[ARRIVED].fetch_add(1, Ordering::AcqRel);
+            spin_until(&cells[ARRIVED], 2 * (round + 1));
+            let held = open(mine, &path, Locking::NonBlocking);
+            spin_until(&cells[REPORTED], round + 1);
+            let theirs_got = cells[RESULT].load(Ordering::Acquire) == 1;
+            cells[READ].fetch_add(1, Ordering::AcqRel);
+            match (held.is_ok(), theirs_got) {
+                (true, true) => both += 1,
+                (false, false) => none += 1,
+                _ => one += 1,
+            }
+            drop(held);
+        }
+        ensure!(child.wait()?.success(), "the {theirs} racer failed");
+        report.push(format!(
+            "{mine} vs {theirs}: both {both}, one {one}, none {none}"
+        ));
+        ensure!(
+            both == 0,
+            "both admitted in {both} of {rounds} rounds: {report:?}"
+        );
+    }
+    eprintln!("{report:#?}");
+    Ok(())
+}
+
+/// A numpy-style reader copies (atomic loads) while another process
+/// stores through a numpy-style read-write mapping of the same bytes: every
+/// aligned word it reads is one the writer stored whole (its 8 bytes
+/// equal), and it sees the writer's progress.
+#[test]
+fn foreign_reads_while_another_process_writes_see_whole_words() -> Result<()> {
+    let _serial = serial();
+    let dir = support::temp_dir("lock-faults-scribble");
+    let path = dir.join("a.npy");
+    prepare(&path)?;
+    let (mut child, mut stdout) = spawn(&format!("scribble:1500:{}", path.display()))?;
+    let reader = OpenOptions::new().open_foreign(&path, ForeignMode::ReadOnly)?;
+    let mut buffer = vec![0u8; reader.len()];
+    let mut seen = std::collections::BTreeSet::new();
+    let until = Instant::now() + Duration::from_millis(1000);
+    let mut reads = 0;
+    while Instant::now() < until {
+        reads += 1;
+        reader.copy_to(0, &mut buffer)?;
+        for word in buffer.chunks_exact(8) {
+            ensure!(
+                word.iter().all(|b| *b == word[0]),
+                "a torn word {word:?} after {reads} reads"
+            );
+            seen.insert(word[0]);
+        }
+        // And the planned gather of single words.
+        let mut two = [0u8; 16];
+        reader.gather_bytes(&[0, reader.len() - 8], 8, &mut two)?;
+        ensure!(two[..8].iter().all(|b| *b == two[0]) && two[8..].iter().all(|b| *b == two[8]));
+    }
+    let mut out = String::new();
+    stdout.read_to_string(&mut out)?;
+    ensure!(child.wait()?.success(), "the writer failed: {out}");
+    ensure!(
+        seen.len() > 10,
+        "only {} distinct rounds seen in {reads} reads: the reads did not overlap the writes",
+        seen.len()
     );
     Ok(())
 }

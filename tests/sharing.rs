@@ -473,19 +473,37 @@ fn every_pairing_across_two_processes_is_admitted_refused_or_waited_for() -> Res
                 // gets it once the holder lets go: getting it before the
                 // release is the failure (not merely being slow).
                 let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let (waiting, is_waiting) = std::sync::mpsc::channel();
                 let waiter = {
                     let path = path.clone();
                     let released = released.clone();
                     std::thread::spawn(move || {
+                        // A wait that gives up says the holder keeps it
+                        // out; then the blocking open, announced first.
+                        let probe =
+                            take(wanted, &path, Locking::Timeout(Duration::from_millis(30)));
+                        let refused = matches!(
+                            probe.as_ref().map_err(|e| e.kind()),
+                            Err(ErrorKind::Locked { .. })
+                        );
+                        drop(probe);
+                        waiting.send(refused).expect("the test waits for this");
                         let held = take(wanted, &path, Locking::Blocking)?;
                         let after_release = released.load(Ordering::SeqCst);
                         drop(held);
                         Ok::<bool, npy_mmap::Error>(after_release)
                     })
                 };
-                // Time for the waiter to start waiting (if it has not, the
-                // check below still holds: it cannot get in before the release).
-                std::thread::sleep(Duration::from_millis(150));
+                // The release waits for the waiter to have been kept out
+                // (an event, not a pause); the blocking open that follows
+                // may or may not have started waiting by then, but it
+                // cannot get in before the release either way.
+                ensure!(
+                    is_waiting.recv().context("the waiter thread")?,
+                    "{} then {}: a timed wait was not kept out",
+                    held.name(),
+                    wanted.name()
+                );
                 released.store(true, Ordering::SeqCst);
                 finish(child)?;
                 let after_release = waiter.join().expect("waiter thread").with_context(|| {

@@ -81,14 +81,25 @@ fn writes_through_the_address_reach_the_file_and_other_foreign_mappings() {
     let private = OpenOptions::new()
         .open_foreign(&path, ForeignMode::CopyOnWrite)
         .unwrap();
-    // What foreign code does with the address: here through a safe copy
-    // into the file instead, since Rust may only write these bytes with
-    // atomics. The file, and every shared mapping of it, sees the change.
-    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-    use std::io::{Seek, SeekFrom, Write};
+    // What foreign code does with the address: a store through it (an
+    // atomic one, as Rust may write these bytes only with atomics). The
+    // file, and every shared mapping of it, sees the change.
+    let address = created.as_mut_ptr().expect("a writable mapping");
+    // SAFETY: byte 3 of the 64 mapped bytes, valid while `created` lives;
+    // every access to these bytes here is atomic.
+    unsafe { std::sync::atomic::AtomicU8::from_ptr(address.add(3)) }
+        .store(42, std::sync::atomic::Ordering::Relaxed);
+    let mut on_disk = [0u8];
+    let mut file = std::fs::File::open(&path).unwrap();
+    use std::io::{Read, Seek, SeekFrom};
     file.seek(SeekFrom::Start(created.layout().data_offset as u64 + 3))
         .unwrap();
-    file.write_all(&[42]).unwrap();
+    file.read_exact(&mut on_disk).unwrap();
+    assert_eq!(
+        on_disk,
+        [42],
+        "the file (through the page cache) sees the store"
+    );
     for array in [&created, &reader, &private] {
         let mut byte = [0u8];
         array.copy_to(3, &mut byte).unwrap();

@@ -39,10 +39,14 @@ fn windows_at_the_ends_overlapping_and_repeated_are_numpys_slices() {
     out.fill(0);
     foreign.gather_windows(&starts, 64, &mut out).unwrap();
     assert_eq!(as_u32(&out), expected);
-    // Prefetching returns at once and changes nothing.
+    // Prefetching and releasing change no byte (what they do to the page
+    // cache: `prefetch_reads_the_windows_of_a_cold_file` below).
     strict.prefetch_windows(&starts, 64).unwrap();
     foreign.prefetch_windows(&starts, 64).unwrap();
     foreign.release_windows(&starts, 64).unwrap();
+    out.fill(0);
+    strict.gather_windows(&starts, 64, &mut out).unwrap();
+    assert_eq!(as_u32(&out), expected);
     // An empty batch, and windows of no rows.
     strict.gather_windows(&[], 64, &mut []).unwrap();
     strict.gather_windows(&[3, 10_000], 0, &mut []).unwrap();
@@ -126,4 +130,75 @@ fn windows_of_rows_of_a_matrix_and_of_a_fortran_array() {
         .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
         .collect();
     assert_eq!(got, (54..60).map(f64::from).collect::<Vec<_>>());
+}
+
+/// Which pages of `file` are in the page cache (`mincore` over a mapping
+/// of it that nothing touches: asking reads nothing).
+#[cfg(target_os = "linux")]
+fn cached_pages(file: &std::fs::File) -> Vec<bool> {
+    use std::os::fd::AsRawFd;
+    let len = file.metadata().unwrap().len() as usize;
+    let page = 4096;
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: a fresh read-only shared mapping of the whole file, never
+    // dereferenced, only passed to mincore (which writes one byte per page
+    // into `vec`, sized for it) and unmapped.
+    unsafe {
+        let base = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(base, libc::MAP_FAILED);
+        assert_eq!(libc::mincore(base, len, vec.as_mut_ptr()), 0);
+        libc::munmap(base, len);
+    }
+    vec.iter().map(|v| v & 1 == 1).collect()
+}
+
+/// `prefetch_windows` asks the kernel to read the windows now: on a file
+/// just evicted from the page cache, the windows' pages arrive without
+/// anyone touching them, and a page far from every window stays out.
+#[cfg(target_os = "linux")]
+#[test]
+fn prefetch_reads_the_windows_of_a_cold_file() {
+    let dir = TempDir::new("windows-prefetch");
+    // 32 MiB of u32 tokens; windows of 1,024 tokens (4 KiB) 8 MiB apart.
+    let path = tokens(&dir, 8 << 20);
+    let file = std::fs::File::open(&path).unwrap();
+    rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+    let starts = [0, 2 << 20, 4 << 20, (6 << 20) + 100];
+    let page_of = |token: usize| (128 + 4 * token) / 4096;
+    let far = page_of(7 << 20);
+    assert!(
+        cached_pages(&file).iter().all(|cached| !cached),
+        "the file could not be evicted from the page cache here (tmpfs?): this test needs a disk"
+    );
+    let strict = npy_mmap::open(&path).unwrap();
+    strict.prefetch_windows(&starts, 1024).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !starts.iter().all(|&s| {
+        let cached = cached_pages(&file);
+        cached[page_of(s)] && cached[page_of(s + 1023)]
+    }) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the windows were not read within 10 s of the prefetch"
+        );
+        std::thread::yield_now();
+    }
+    assert!(
+        !cached_pages(&file)[far],
+        "a page far from every window was read too"
+    );
+    let mut out = vec![0u8; starts.len() * 1024 * 4];
+    strict.gather_windows(&starts, 1024, &mut out).unwrap();
+    let expected: Vec<u32> = starts
+        .iter()
+        .flat_map(|&s| s as u32..s as u32 + 1024)
+        .collect();
+    assert_eq!(as_u32(&out), expected);
 }
