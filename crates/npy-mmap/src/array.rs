@@ -14,9 +14,10 @@ use crate::mode::{Mode, ReadWrite, Writable};
 use crate::sys::{self, Storage, StorageMut};
 
 mod gather;
+mod reads;
 mod window;
 
-pub(crate) use gather::Planner;
+pub(crate) use reads::{Reads, planned_reads};
 pub(crate) use window::{MapRequest, Window, check_byte_range};
 pub(crate) use window::{MappedFile, mapped_file_accessors};
 
@@ -145,9 +146,16 @@ impl<M: Mode> MappedArray<M> {
         .map_err(format_error("view", self.path()))
     }
 
-    /// Passes an access-pattern hint for the whole mapping to the kernel.
-    pub fn advise(&self, advice: Advice) -> Result<()> {
-        self.advise_bytes(0..self.mapping.map().len(), advice)
+    planned_reads!();
+
+    /// The read core over this mapping (plain copies: nothing writes these
+    /// bytes while `&self` lives).
+    pub(crate) fn reads(&self) -> Reads<'_, M::Map> {
+        Reads {
+            source: self.mapping.map(),
+            file: self.mapping.file(),
+            described: &self.described,
+        }
     }
 
     /// Passes a hint for window-relative `rows` to the kernel: e.g.
@@ -156,15 +164,6 @@ impl<M: Mode> MappedArray<M> {
     pub fn advise_rows(&self, rows: Range<usize>, advice: Advice) -> Result<()> {
         let range = self.row_byte_range(rows)?;
         self.advise_bytes(range, advice)
-    }
-
-    /// Passes a hint for `range` of [`bytes`](Self::bytes) to the kernel.
-    pub fn advise_bytes(&self, range: Range<usize>, advice: Advice) -> Result<()> {
-        self.check_byte_range(&range)?;
-        self.mapping
-            .map()
-            .advise(advice, range)
-            .map_err(io_error("advise the kernel about", self.path()))
     }
 
     fn check_byte_range(&self, range: &Range<usize>) -> Result<()> {
@@ -339,11 +338,7 @@ impl MappedArray<ReadWrite> {
 
     /// Writes back the changes in `range` of [`bytes`](Self::bytes) and waits.
     pub fn flush_bytes(&self, range: Range<usize>) -> Result<()> {
-        self.check_byte_range(&range)?;
-        self.mapping
-            .map()
-            .flush_range(range.start, range.len())
-            .map_err(io_error("flush", self.path()))
+        self.reads().flush_bytes(range)
     }
 
     /// Fills the mapped rows block by block, the way a big file is best

@@ -50,8 +50,7 @@ use std::path::Path;
 
 use npy_core::{Header, Layout};
 
-use crate::Advice;
-use crate::array::{MapRequest, MappedFile, Planner, Window, check_byte_range};
+use crate::array::{MapRequest, MappedFile, Reads, Window, check_byte_range};
 use crate::error::{Error, ErrorKind, Result, io_error};
 use crate::lock::{Access, Mapping, TrackedFile};
 use crate::sys::{ForeignKind, ForeignMap};
@@ -186,86 +185,16 @@ impl ForeignArray {
         })
     }
 
-    /// Copies the `width` bytes at each byte offset of the mapped data in
-    /// `offsets` into `out`, in the order given, with atomic loads, planned
-    /// as [`MappedArray::gather_bytes`](crate::MappedArray::gather_bytes)
-    /// is: a cold batch reads its pages ahead all at once. Errors, before
-    /// anything is read: an offset whose bytes pass the end, a wrong `out`
-    /// length.
-    pub fn gather_bytes(&self, offsets: &[usize], width: usize, out: &mut [u8]) -> Result<()> {
-        self.planner()
-            .gather_bytes(offsets, width, out, |offset, slot| {
-                // In bounds: every offset was checked.
-                let _ = self.mapping.map().load(offset, slot);
-            })
-    }
+    crate::array::planned_reads!();
 
-    /// The bytes of each of `spans` into `out`, one after another, with
-    /// atomic loads, planned as [`gather_bytes`](Self::gather_bytes) is.
-    pub fn gather_spans(&self, spans: &[Range<usize>], out: &mut [u8]) -> Result<()> {
-        self.planner().gather_spans(spans, out, |offset, slot| {
-            // In bounds: every span was checked.
-            let _ = self.mapping.map().load(offset, slot);
-        })
-    }
-
-    /// Copies `length` rows from each of `starts` into `out` with atomic
-    /// loads, planned: [`MappedArray::gather_windows`](crate::MappedArray::gather_windows)
-    /// for bytes others may write meanwhile.
-    pub fn gather_windows(&self, starts: &[usize], length: usize, out: &mut [u8]) -> Result<()> {
-        let windows = self.described.windows(starts, length)?;
-        self.gather_bytes(&windows.offsets, windows.width, out)
-    }
-
-    /// Starts reading the pages of those windows and returns at once.
-    pub fn prefetch_windows(&self, starts: &[usize], length: usize) -> Result<()> {
-        let windows = self.described.windows(starts, length)?;
-        self.prefetch_bytes(&windows.ranges())
-    }
-
-    /// Gives back the pages of those windows (`MADV_DONTNEED`): a sampler
-    /// that is done with a batch keeps its resident memory flat. The bytes
-    /// stay in the page cache and the file; the next read maps them again.
-    /// Refused on a copy-on-write mapping (it would discard its changes).
-    pub fn release_windows(&self, starts: &[usize], length: usize) -> Result<()> {
-        let windows = self.described.windows(starts, length)?;
-        self.release_bytes(&windows.ranges())
-    }
-
-    /// Gives back the pages of byte `ranges`, and of the blocks around them
-    /// the kernel maps at once (large folios, up to 2 MiB), with
-    /// `MADV_DONTNEED`; every range checked first. Refused on a
-    /// copy-on-write mapping.
-    pub fn release_bytes(&self, ranges: &[Range<usize>]) -> Result<()> {
-        for range in ranges {
-            check_byte_range(range, self.len())?;
+    /// The read core over this mapping (atomic loads: others may write
+    /// these bytes at any time).
+    fn reads(&self) -> Reads<'_, ForeignMap> {
+        Reads {
+            source: self.mapping.map(),
+            file: self.mapping.file(),
+            described: &self.described,
         }
-        for block in self.planner().release_ranges(ranges) {
-            self.advise_bytes(block, Advice::DontNeed)?;
-        }
-        Ok(())
-    }
-
-    /// Starts reading byte `ranges` of the mapped data and returns without
-    /// waiting (every range checked first).
-    pub fn prefetch_bytes(&self, ranges: &[Range<usize>]) -> Result<()> {
-        self.planner().prefetch_bytes(ranges)
-    }
-
-    /// Passes an access-pattern hint for the whole mapping to the kernel.
-    /// `DontNeed` is refused on a copy-on-write mapping (it would discard
-    /// its changes).
-    pub fn advise(&self, advice: Advice) -> Result<()> {
-        self.advise_bytes(0..self.len(), advice)
-    }
-
-    /// Passes a hint for byte `range` of the mapped data to the kernel.
-    pub fn advise_bytes(&self, range: Range<usize>, advice: Advice) -> Result<()> {
-        check_byte_range(&range, self.len())?;
-        self.mapping
-            .map()
-            .advise(advice, range)
-            .map_err(io_error("advise the kernel about", self.path()))
     }
 
     /// Writes the changes back to the file and waits for the disk
@@ -276,20 +205,6 @@ impl ForeignArray {
 
     /// Writes back the changes in byte `range` of the mapped data and waits.
     pub fn flush_bytes(&self, range: Range<usize>) -> Result<()> {
-        check_byte_range(&range, self.len())?;
-        self.mapping
-            .map()
-            .flush_range(range.start, range.len())
-            .map_err(io_error("flush", self.path()))
-    }
-
-    fn planner(&self) -> Planner<'_> {
-        Planner {
-            file: self.mapping.file(),
-            path: self.path(),
-            base: self.mapping.map().as_ptr(),
-            len: self.len(),
-            map_offset: self.described.window.bytes.start,
-        }
+        self.reads().flush_bytes(range)
     }
 }

@@ -59,6 +59,12 @@ pub trait Storage: Send + Sync + Sized {
     /// Passes an access-pattern hint for `range` of [`bytes`](Self::bytes)
     /// (in bounds, checked by the caller) to the kernel.
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()>;
+
+    /// Writes the changes of `len` bytes at `offset` back to the file and
+    /// waits; nothing to do unless writes reach the file.
+    fn flush_range(&self, _offset: usize, _len: usize) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A mapping that can be written through.
@@ -280,6 +286,10 @@ impl Storage for SharedMap {
 
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
         advise_shared(self.0.as_ref(), advice, range)
+    }
+
+    fn flush_range(&self, offset: usize, len: usize) -> io::Result<()> {
+        SharedMap::flush_range(self, offset, len)
     }
 }
 
