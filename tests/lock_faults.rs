@@ -11,9 +11,9 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -24,15 +24,7 @@ use npy_mmap::{CreateOptions, ErrorKind, ForeignMode, Locking, OpenOptions};
 
 const CHILD_ENV: &str = "NPY_LOCK_FAULTS_CHILD";
 
-/// One test of this file at a time: a forked child holds copies of every
-/// descriptor of this process (and so its locks) until it ends.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use support::serial;
 
 fn prepare(path: &Path) -> Result<()> {
     CreateOptions::new(DType::parse("<f8")?, [4, 512])
@@ -142,28 +134,7 @@ fn open_foreign_rw(path: &Path) -> npy_mmap::Result<npy_mmap::ForeignArray> {
 }
 
 fn spawn(job: &str) -> Result<(Child, BufReader<std::process::ChildStdout>)> {
-    let mut child = Command::new(std::env::current_exe()?)
-        .args([
-            "child_entry_point",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, job)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()?;
-    let mut stdout = BufReader::new(child.stdout.take().context("stdout")?);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if stdout.read_line(&mut line)? == 0 {
-            bail!("child {job} ended before it was ready: {}", child.wait()?);
-        }
-        if line.trim_end().ends_with("ready") {
-            return Ok((child, stdout));
-        }
-    }
+    support::spawn_child(CHILD_ENV, job)
 }
 
 /// Item 5 of round 5: numpy-style writers admit numpy-style readers, so a

@@ -23,17 +23,8 @@ use npy_mmap::{CreateOptions, ErrorKind, ForeignMode, Locking, OpenOptions};
 
 const CHILD_ENV: &str = "NPY_SHARING_TEST_CHILD";
 
-/// One test of this file at a time. A child is started with `fork`, which
-/// for a moment (until `exec` closes them) holds copies of every descriptor
-/// of this process, and with them its locks: a test that expects an exact
-/// lock outcome must not run while another test is starting children.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+use support::serial;
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 /// Rows of the shared test file (4 rows of 512 float64: 4 KiB per row).
 const ROWS: usize = 4;
 
@@ -355,29 +346,7 @@ fn spawn(
     arg: &str,
     path: &Path,
 ) -> Result<(Child, BufReader<std::process::ChildStdout>)> {
-    let mut child = Command::new(std::env::current_exe()?)
-        .args([
-            "child_entry_point",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, format!("{verb}:{arg}:{}", path.display()))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()?;
-    let mut stdout = BufReader::new(child.stdout.take().context("stdout")?);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if stdout.read_line(&mut line)? == 0 {
-            let status = child.wait()?;
-            bail!("child {verb} {arg} ended before it was ready: {status}");
-        }
-        if line.trim_end().ends_with("ready") {
-            return Ok((child, stdout));
-        }
-    }
+    support::spawn_child(CHILD_ENV, &format!("{verb}:{arg}:{}", path.display()))
 }
 
 fn finish(mut child: Child) -> Result<()> {

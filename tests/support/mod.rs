@@ -342,3 +342,52 @@ pub fn sets_sorted(json: &Value) -> Value {
         other => other.clone(),
     }
 }
+
+/// One test of a binary at a time, for tests that start processes: a child
+/// is started with `fork`, which for a moment (until `exec` closes them)
+/// holds copies of every descriptor of this process, and with them its
+/// locks, so a test that expects an exact lock outcome must not run while
+/// another test is starting children.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Starts this test binary again as a child that runs only its test
+/// `child_entry_point`, with `job` in the environment variable `env`, and
+/// waits until the child prints a line ending in "ready"; its stdin and
+/// stdout are pipes.
+pub fn spawn_child(
+    env: &str,
+    job: &str,
+) -> anyhow::Result<(
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+)> {
+    use anyhow::Context;
+    use std::io::BufRead;
+    let mut child = Command::new(std::env::current_exe()?)
+        .args([
+            "child_entry_point",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(env, job)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    let mut stdout = std::io::BufReader::new(child.stdout.take().context("stdout")?);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if stdout.read_line(&mut line)? == 0 {
+            anyhow::bail!("child {job} ended before it was ready: {}", child.wait()?);
+        }
+        if line.trim_end().ends_with("ready") {
+            return Ok((child, stdout));
+        }
+    }
+}
