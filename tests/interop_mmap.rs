@@ -166,7 +166,7 @@ fn windows_written_by_us_are_seen_by_numpy_memmap() {
         .unwrap();
     for rows in [0..20, 20..50] {
         let mut window = OpenOptions::new()
-            .window(rows.clone())
+            .rows(rows.clone())
             .open_rw(&path)
             .unwrap();
         let mut view = window.view_mut::<I32<BigEndian>>().unwrap();

@@ -134,7 +134,7 @@ fn open_foreign_rw(path: &Path) -> npy_mmap::Result<npy_mmap::ForeignArray> {
 }
 
 fn spawn(job: &str) -> Result<(Child, BufReader<std::process::ChildStdout>)> {
-    support::spawn_child(CHILD_ENV, job)
+    Ok(support::spawn_child(CHILD_ENV, job)?)
 }
 
 /// Item 5 of round 5: numpy-style writers admit numpy-style readers, so a

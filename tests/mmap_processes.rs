@@ -40,7 +40,7 @@ fn native_f8() -> DType {
 /// sleeps `pause_ms` between rows.
 fn work(path: &Path, start: usize, end: usize, pause_ms: u64) -> Result<()> {
     let mut window = OpenOptions::new()
-        .window(start..end)
+        .rows(start..end)
         .advice(Advice::Sequential)
         .open_rw(path)?;
     let row_bytes = window.row_bytes();

@@ -193,7 +193,7 @@ fn take(what: Use, path: &Path, locking: Locking) -> npy_mmap::Result<Holding> {
     let mut options = OpenOptions::new();
     options.locking(locking);
     if what.rows() != (0..ROWS) {
-        options.window(what.rows());
+        options.rows(what.rows());
     }
     Ok(match what {
         Use::R => Box::new(options.open(path)?),
@@ -346,7 +346,10 @@ fn spawn(
     arg: &str,
     path: &Path,
 ) -> Result<(Child, BufReader<std::process::ChildStdout>)> {
-    support::spawn_child(CHILD_ENV, &format!("{verb}:{arg}:{}", path.display()))
+    Ok(support::spawn_child(
+        CHILD_ENV,
+        &format!("{verb}:{arg}:{}", path.display()),
+    )?)
 }
 
 fn finish(mut child: Child) -> Result<()> {
@@ -792,10 +795,10 @@ fn live_views_need_the_exact_native_type() -> Result<()> {
     // What live mappings stored is in the file for everyone.
     assert_eq!(npy_mmap::load(&floats)?.view::<f64>()?.to_vec()[5], -2.0);
     // A window maps (and locks) only its rows.
-    let window = OpenOptions::new().window(2..4).open_live(&floats)?;
+    let window = OpenOptions::new().rows(2..4).open_live(&floats)?;
     assert_eq!(window.shape(), [2, 2]);
     assert_eq!(window.rows(), 2..4);
-    let _plain_rows = OpenOptions::new().window(0..2).open(&floats)?;
+    let _plain_rows = OpenOptions::new().rows(0..2).open(&floats)?;
     Ok(())
 }
 

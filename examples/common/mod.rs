@@ -139,7 +139,7 @@ pub fn check_rows(slice: &[f64], first_row: usize, cols: usize) -> Result<()> {
 /// the seconds spent after the open.
 pub fn fill_window(path: &Path, rows: Range<usize>) -> Result<f64> {
     let mut window = OpenOptions::new()
-        .window(rows.clone())
+        .rows(rows.clone())
         .advice(Advice::Sequential)
         .open_rw(path)?;
     let cols = window.row_bytes() / 8;

@@ -362,11 +362,10 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
 pub fn spawn_child(
     env: &str,
     job: &str,
-) -> anyhow::Result<(
+) -> std::io::Result<(
     std::process::Child,
     std::io::BufReader<std::process::ChildStdout>,
 )> {
-    use anyhow::Context;
     use std::io::BufRead;
     let mut child = Command::new(std::env::current_exe()?)
         .args([
@@ -379,12 +378,19 @@ pub fn spawn_child(
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()?;
-    let mut stdout = std::io::BufReader::new(child.stdout.take().context("stdout")?);
+    let piped = child
+        .stdout
+        .take()
+        .ok_or_else(|| std::io::Error::other("no stdout"))?;
+    let mut stdout = std::io::BufReader::new(piped);
     let mut line = String::new();
     loop {
         line.clear();
         if stdout.read_line(&mut line)? == 0 {
-            anyhow::bail!("child {job} ended before it was ready: {}", child.wait()?);
+            let status = child.wait()?;
+            return Err(std::io::Error::other(format!(
+                "child {job} ended before it was ready: {status}"
+            )));
         }
         if line.trim_end().ends_with("ready") {
             return Ok((child, stdout));

@@ -1,4 +1,4 @@
-//! [`MappedArray`]: an `.npy` file (or a window of its rows) mapped into memory.
+//! [`MappedArray`]: an `.npy` file (or a range of its rows) mapped into memory.
 
 #[cfg(windows)]
 use std::fs::File;
@@ -15,18 +15,18 @@ use crate::sys::{self, Storage, StorageMut};
 
 mod gather;
 mod reads;
-mod window;
+mod rows;
 
 pub(crate) use reads::{Reads, planned_reads};
-pub(crate) use window::{MapRequest, Window, check_byte_range};
-pub(crate) use window::{MappedFile, mapped_file_accessors};
+pub(crate) use rows::{MapRequest, MappedRows, check_byte_range};
+pub(crate) use rows::{MappedFile, mapped_file_accessors};
 
 /// What a [`MappedArray::fill_blocks`] function returns: any error (`?`
 /// converts it), which stops the fill and comes back as
 /// [`ErrorKind::Fill`](crate::ErrorKind::Fill).
 pub type FillResult = std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
-/// An `.npy` file memory-mapped in mode `M`, or a window of its rows.
+/// An `.npy` file memory-mapped in mode `M`, or a range of its rows.
 ///
 /// The header is parsed at open; the data is never read until you touch it.
 /// Typed access goes through npy-core's views ([`view`](Self::view),
@@ -50,7 +50,7 @@ pub struct MappedArray<M: Mode = crate::ReadOnly> {
 }
 
 impl<M: Mode> MappedArray<M> {
-    /// Maps the data (or a window of it) of an open file whose header has
+    /// Maps the data (or a range of its rows) of an open file whose header has
     /// been parsed and whose structure lock is held shared: takes the data
     /// lock of the mapped bytes first.
     pub(crate) fn map(
@@ -60,14 +60,14 @@ impl<M: Mode> MappedArray<M> {
         layout: Layout,
         request: &MapRequest,
     ) -> Result<MappedArray<M>> {
-        let (window, lock) = Window::lock(file, path, &header, &layout, request, M::ACCESS)?;
+        let (mapped, lock) = MappedRows::lock(file, path, &header, &layout, request, M::ACCESS)?;
         let file_len = lock.grant().file_len();
         let mapping = lock
             .map(sys::map_data::<M::Map>)
             .map_err(io_error("map", path))?;
         let array = MappedArray {
             mapping,
-            described: MappedFile::new(path, header, layout, window),
+            described: MappedFile::new(path, header, layout, mapped),
             file_len,
         };
         if let Some(advice) = request.advice {
@@ -94,7 +94,7 @@ impl<M: Mode> MappedArray<M> {
         self.mapping.map().bytes()
     }
 
-    /// The mapped data as a typed, shaped view (window shape for a window).
+    /// The mapped data as a typed, shaped view (the rows' shape for a range of rows).
     ///
     /// `T` must match the dtype: a native primitive (`f64`, `i32`, ...) for
     /// native-endian data, which also needs the data offset aligned for `T`
@@ -158,7 +158,7 @@ impl<M: Mode> MappedArray<M> {
         }
     }
 
-    /// Passes a hint for window-relative `rows` to the kernel: e.g.
+    /// Passes a hint for mapping-relative `rows` to the kernel: e.g.
     /// [`Advice::PopulateWrite`] on the next chunk a worker will fill, or
     /// [`Advice::DontNeed`] on the chunk it just finished.
     pub fn advise_rows(&self, rows: Range<usize>, advice: Advice) -> Result<()> {
@@ -167,7 +167,7 @@ impl<M: Mode> MappedArray<M> {
     }
 
     fn check_byte_range(&self, range: &Range<usize>) -> Result<()> {
-        window::check_byte_range(range, self.mapping.map().len())
+        rows::check_byte_range(range, self.mapping.map().len())
     }
 
     /// Whether the mapped data has holes: ranges of a sparse file with no
@@ -226,15 +226,15 @@ impl<M: Mode> MappedArray<M> {
         read.map_err(io_error("read", self.path()))
     }
 
-    /// Where the mapping starts in the file: the window's first byte.
+    /// Where the mapping starts in the file: the first mapped row's first byte.
     fn map_offset(&self) -> u64 {
-        self.described.window.bytes.start
+        self.described.mapped.bytes.start
     }
 
-    /// Byte range of window-relative `rows` inside [`bytes`](Self::bytes).
+    /// Byte range of mapping-relative `rows` inside [`bytes`](Self::bytes).
     pub fn row_byte_range(&self, rows: Range<usize>) -> Result<Range<usize>> {
-        let window = Header::new(self.dtype().clone(), self.order(), self.shape().to_vec());
-        window
+        let mapped = Header::new(self.dtype().clone(), self.order(), self.shape().to_vec());
+        mapped
             .check_rows(rows.clone())
             .map_err(|e| Error::at(self.path(), ErrorKind::Format(e)))?;
         Ok(rows.start * self.row_bytes()..rows.end * self.row_bytes())
@@ -254,7 +254,7 @@ impl<M: Writable> MappedArray<M> {
         ArrayViewMut::new(
             self.mapping.map_mut().bytes_mut(),
             &described.header.dtype,
-            &described.window.shape,
+            &described.mapped.shape,
             described.header.order,
         )
         .map_err(format_error("view", &described.path))
@@ -262,7 +262,7 @@ impl<M: Writable> MappedArray<M> {
 
     /// Splits the mapped rows into disjoint writable views of
     /// `rows_per_chunk` rows each (the last may be shorter; 0 counts as 1),
-    /// with each chunk's window-relative row range: hand them to threads
+    /// with each chunk's mapping-relative row range: hand them to threads
     /// (`std::thread::scope`) to fill in parallel.
     ///
     /// Rows are along the row axis ([`row_axis`](Self::row_axis)), so each
@@ -282,11 +282,11 @@ impl<M: Writable> MappedArray<M> {
         let bytes = self.mapping.map_mut().bytes_mut();
         let (Some(axis), true) = (axis, chunk_bytes > 0) else {
             // 0-d, or rows of zero bytes: nothing to split.
-            let view = ArrayViewMut::new(bytes, dtype, &described.window.shape, order)
+            let view = ArrayViewMut::new(bytes, dtype, &described.mapped.shape, order)
                 .map_err(format_error("view", path))?;
             return Ok(vec![(0..row_count, view)]);
         };
-        let mut shape = described.window.shape.clone();
+        let mut shape = described.mapped.shape.clone();
         bytes
             .chunks_mut(chunk_bytes)
             .enumerate()
@@ -320,12 +320,12 @@ impl MappedArray<ReadWrite> {
         self.flush_bytes_async(0..self.mapping.map().len())
     }
 
-    /// Writes back the changes in window-relative `rows` and waits.
+    /// Writes back the changes in mapping-relative `rows` and waits.
     pub fn flush_rows(&self, rows: Range<usize>) -> Result<()> {
         self.flush_bytes(self.row_byte_range(rows)?)
     }
 
-    /// Starts writing back the changes in window-relative `rows` without
+    /// Starts writing back the changes in mapping-relative `rows` without
     /// waiting (see [`flush_async`](Self::flush_async)).
     ///
     /// Called on each block of rows a worker has finished, the disk writes
@@ -343,7 +343,7 @@ impl MappedArray<ReadWrite> {
 
     /// Fills the mapped rows block by block, the way a big file is best
     /// filled: `fill` gets each block of `rows_per_block` rows (its
-    /// window-relative range and a writable view of it, contiguous in either
+    /// mapping-relative range and a writable view of it, contiguous in either
     /// order); as soon as `fill` returns, the block's writeback starts
     /// ([`flush_rows_async`](Self::flush_rows_async)), so the disk writes
     /// while the next block fills; at the end [`flush`](Self::flush) waits
@@ -361,7 +361,7 @@ impl MappedArray<ReadWrite> {
     /// CreateOptions::new(DType::parse("<f8")?, [1000, 4]).reserve(true).preallocate(&path)?;
     ///
     /// // A worker filling rows 500..1000, 128 rows at a time.
-    /// let mut part = OpenOptions::new().window(500..1000).open_rw(&path)?;
+    /// let mut part = OpenOptions::new().rows(500..1000).open_rw(&path)?;
     /// let first_row = part.rows().start;
     /// part.fill_blocks::<f64>(128, |rows, mut block| {
     ///     let values = block.as_c_slice_mut().ok_or("a Fortran-order file")?;
@@ -392,7 +392,7 @@ impl MappedArray<ReadWrite> {
         Ok(())
     }
 
-    /// A writable view of window-relative `rows` (along the row axis).
+    /// A writable view of mapping-relative `rows` (along the row axis).
     fn rows_view_mut<T: Element>(&mut self, rows: Range<usize>) -> Result<ArrayViewMut<'_, T>> {
         let range = self.row_byte_range(rows.clone())?;
         let mut shape = self.shape().to_vec();
@@ -440,7 +440,7 @@ fn read_exact_at_windows(file: &File, mut buf: &mut [u8], mut at: u64) -> std::i
     Ok(())
 }
 
-/// What is mapped (the whole array, or the window), written as it lies.
+/// What is mapped (the whole array, or the rows), written as it lies.
 impl<M: Mode> npy_core::NpySource for MappedArray<M> {
     fn npy_header(&self) -> Header {
         Header::new(self.dtype().clone(), self.order(), self.shape().to_vec())

@@ -118,7 +118,7 @@ impl CreateOptions {
         let path = path.as_ref();
         let (file, layout) = self.write_file(path)?;
         let request = MapRequest {
-            window: None,
+            rows: None,
             advice: self.advice,
             locks: self.locks(),
         };
@@ -132,7 +132,7 @@ impl CreateOptions {
         let path = path.as_ref();
         let (file, layout) = self.write_file(path)?;
         let request = MapRequest {
-            window: None,
+            rows: None,
             advice: self.advice,
             locks: self.locks(),
         };
@@ -148,7 +148,7 @@ impl CreateOptions {
 
     /// Creates the file without mapping it, and releases it: for a parent
     /// that prepares a file which worker processes then open
-    /// ([`OpenOptions::window`](crate::OpenOptions::window)) and fill.
+    /// ([`OpenOptions::rows`](crate::OpenOptions::rows)) and fill.
     ///
     /// The file is written under the exclusive lock and closed; nothing is
     /// mapped, so unlike [`create`](Self::create) there is no shared lock

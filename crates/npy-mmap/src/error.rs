@@ -340,8 +340,8 @@ pub enum ErrorKind {
         len: usize,
     },
 
-    /// A 0-d array has no axis to take a window of rows from.
-    #[error("a 0-d array has no rows: it cannot be mapped as a window")]
+    /// A 0-d array has no axis to take a range of rows from.
+    #[error("a 0-d array has no rows: it cannot be mapped as a range of rows")]
     NoRows,
 
     /// Growing the file would need a longer header than the file has: it

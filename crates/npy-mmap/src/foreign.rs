@@ -50,7 +50,7 @@ use std::path::Path;
 
 use npy_core::{Header, Layout};
 
-use crate::array::{MapRequest, MappedFile, Reads, Window, check_byte_range};
+use crate::array::{MapRequest, MappedFile, MappedRows, Reads, check_byte_range};
 use crate::error::{Error, ErrorKind, Result, io_error};
 use crate::lock::{Access, Mapping, TrackedFile};
 use crate::sys::{ForeignKind, ForeignMap};
@@ -103,7 +103,7 @@ impl ForeignMode {
     }
 }
 
-/// An `.npy` file (or a window of its rows) mapped for foreign code; see
+/// An `.npy` file (or a range of its rows) mapped for foreign code; see
 /// the [module docs](self). Made by
 /// [`OpenOptions::open_foreign`](crate::OpenOptions::open_foreign) and
 /// [`CreateOptions::create_foreign`](crate::CreateOptions::create_foreign).
@@ -124,13 +124,14 @@ impl ForeignArray {
         request: &MapRequest,
         mode: ForeignMode,
     ) -> Result<ForeignArray> {
-        let (window, lock) = Window::lock(file, path, &header, &layout, request, mode.access())?;
+        let (mapped, lock) =
+            MappedRows::lock(file, path, &header, &layout, request, mode.access())?;
         let mapping = lock
             .map(|file, grant| ForeignMap::map(file, grant, mode.kind()))
             .map_err(io_error("map", path))?;
         let array = ForeignArray {
             mapping,
-            described: MappedFile::new(path, header, layout, window),
+            described: MappedFile::new(path, header, layout, mapped),
             mode,
         };
         if let Some(advice) = request.advice {

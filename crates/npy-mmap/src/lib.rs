@@ -27,13 +27,13 @@
 //! CreateOptions::new(DType::parse("<f8")?, [4, 3]).preallocate(&path)?;
 //!
 //! // A worker maps only rows 2..4 and fills them: value = row * 3 + col.
-//! let mut part = OpenOptions::new().window(2..4).open_rw(&path)?;
+//! let mut part = OpenOptions::new().rows(2..4).open_rw(&path)?;
 //! assert_eq!(part.shape(), [2, 3]);
 //! let first_row = part.rows().start;
 //! let mut view = part.view_mut::<f64>()?;
 //! for i in 0..2 {
 //!     for j in 0..3 {
-//!         // Window-relative index i is file row first_row + i.
+//!         // MappedRows-relative index i is file row first_row + i.
 //!         *view.get_mut(&[i, j]).unwrap() = ((first_row + i) * 3 + j) as f64;
 //!     }
 //! }
@@ -63,7 +63,7 @@
 //! * Filling: create the file with [`CreateOptions::reserve`] (the disk
 //!   blocks are allocated at once, so a full disk is an error at create, not
 //!   a SIGBUS mid-fill, and writeback has no blocks left to allocate); give
-//!   each worker its own [`window`](OpenOptions::window) so it maps only its
+//!   each worker its own [`rows`](OpenOptions::rows) so it maps only its
 //!   rows; fill it with [`fill_blocks`](MappedArray::fill_blocks) in blocks
 //!   of tens of MiB: each block's writeback starts as soon as it is filled
 //!   ([`flush_rows_async`](MappedArray::flush_rows_async)), so the disk
@@ -88,7 +88,7 @@
 //! write them: every mapping takes a lock on exactly its bytes (a registry
 //! within the process, byte-range locks across processes on Linux), so a
 //! read-write mapping excludes readers of the same rows, while workers with
-//! disjoint [`window`](OpenOptions::window)s still fill in parallel. A
+//! disjoint [`rows`](OpenOptions::rows)s still fill in parallel. A
 //! conflict with this process's own mapping is [`ErrorKind::Conflict`] at once;
 //! with another process's, a wait (or [`ErrorKind::Locked`]). For a writer and
 //! readers *at the same time*, map the file live: elements are atomics.

@@ -47,7 +47,7 @@ use std::sync::atomic::{
 
 use npy_core::{ByteOrder, DType, Header, Layout, ScalarKind};
 
-use crate::array::{MapRequest, MappedFile, Window, mapped_file_accessors};
+use crate::array::{MapRequest, MappedFile, MappedRows, mapped_file_accessors};
 use crate::error::{Error, ErrorKind, Result, io_error};
 use crate::lock::{Access, Mapping, TrackedFile};
 use crate::sys::{AtomicCell, LiveMap};
@@ -101,7 +101,7 @@ live_elements! {
     f64 => AtomicF64, Float;
 }
 
-/// An `.npy` file (or a window of its rows) mapped for live sharing; see
+/// An `.npy` file (or a range of its rows) mapped for live sharing; see
 /// the [module docs](self). Made by [`OpenOptions::open_live`](crate::OpenOptions::open_live).
 ///
 /// Elements are viewed in memory order (C or Fortran, as the file is
@@ -122,11 +122,11 @@ impl LiveArray {
         layout: Layout,
         request: &MapRequest,
     ) -> Result<LiveArray> {
-        let (window, lock) = Window::lock(file, path, &header, &layout, request, Access::Live)?;
+        let (mapped, lock) = MappedRows::lock(file, path, &header, &layout, request, Access::Live)?;
         let mapping = lock.map(LiveMap::map).map_err(io_error("map", path))?;
         Ok(LiveArray {
             mapping,
-            described: MappedFile::new(path, header, layout, window),
+            described: MappedFile::new(path, header, layout, mapped),
         })
     }
 

@@ -48,7 +48,7 @@ use crate::{
 /// use npy_mmap::{Advice, OpenOptions};
 /// // A worker that fills rows 1000..2000 of a big file maps only those rows.
 /// let mut part = OpenOptions::new()
-///     .window(1000..2000)
+///     .rows(1000..2000)
 ///     .advice(Advice::Sequential)
 ///     .open_rw("big.npy")?;
 /// part.bytes_mut().fill(0);
@@ -65,7 +65,7 @@ use crate::{
 pub struct OpenOptions {
     read: ReadOptions,
     advice: Option<Advice>,
-    window: Option<Range<usize>>,
+    rows: Option<Range<usize>>,
     locks: Locks,
     headerless: Option<Headerless>,
 }
@@ -123,12 +123,21 @@ impl OpenOptions {
 
     /// Maps only `rows` of the array: along the growth axis (axis 0 for C
     /// order, the last axis for Fortran order: the axis whose slices are
-    /// contiguous). The mapped array then has the window's shape and
-    /// window-relative indices; [`MappedArray::rows`] tells where the window
-    /// lies. Mappings.
-    pub fn window(&mut self, rows: Range<usize>) -> &mut OpenOptions {
-        self.window = Some(rows);
+    /// contiguous). The mapped array then has the rows' shape and
+    /// mapping-relative indices; [`MappedArray::rows`] tells where they
+    /// lie. Mappings.
+    pub fn rows(&mut self, rows: Range<usize>) -> &mut OpenOptions {
+        self.rows = Some(rows);
         self
+    }
+
+    /// Maps only `rows`: the old name of [`rows`](Self::rows).
+    #[deprecated(
+        since = "0.2.0",
+        note = "renamed `rows`: \"window\" now means a sampled run of rows"
+    )]
+    pub fn window(&mut self, rows: Range<usize>) -> &mut OpenOptions {
+        self.rows(rows)
     }
 
     /// How to wait for locks other processes hold (see [`Locking`]): the
@@ -306,7 +315,7 @@ impl OpenOptions {
 
     fn request(&self) -> MapRequest {
         MapRequest {
-            window: self.window.clone(),
+            rows: self.rows.clone(),
             advice: self.advice,
             locks: self.locks,
         }

@@ -11,7 +11,7 @@ use crate::{MappedArray, Writable};
 impl<M: Writable> MappedArray<M> {
     /// [`row_chunks_mut`](Self::row_chunks_mut) as a rayon parallel
     /// iterator: disjoint chunks of `rows_per_chunk` rows along the row axis,
-    /// each with its window-relative row range, for threads to fill at once.
+    /// each with its mapping-relative row range, for threads to fill at once.
     /// The natural way to fill a preallocated file from all cores.
     ///
     /// ```

@@ -217,7 +217,7 @@ fn windows_and_sparse_files_gather_like_a_loop() {
     let indices = random_indices(&[4096, 64], 5000, 3);
     check::<u64>(&path, &indices);
     evict(&path);
-    let window = OpenOptions::new().window(3990..4096).open(&path).unwrap();
+    let window = OpenOptions::new().rows(3990..4096).open(&path).unwrap();
     let mut out = [0u64; 3];
     window
         .gather(&[[10, 3], [0, 0], [10, 3]], &mut out)

@@ -21,7 +21,7 @@ fn read_only_sees_the_file_data() {
     assert_eq!(array.rows(), 0..4);
     assert_eq!(array.row_bytes(), 24);
     assert_eq!(array.trailing_bytes(), 0);
-    assert!(!array.is_window());
+    assert!(!array.is_partial());
 }
 
 #[test]
@@ -180,7 +180,7 @@ fn flush_ranges_are_checked_and_work() {
 }
 
 #[test]
-fn async_flushes_of_a_window_are_checked_and_keep_the_data() {
+fn async_flushes_of_a_row_range_are_checked_and_keep_the_data() {
     let dir = TempDir::new("modes-flush-async");
     let path = write_file(
         &dir,
@@ -188,7 +188,7 @@ fn async_flushes_of_a_window_are_checked_and_keep_the_data() {
         &npy_bytes("<f8", Order::C, &[100, 10], &[0; 8000]),
     );
     // A window starting mid-file: writeback starts at the window's file offset.
-    let mut window = OpenOptions::new().window(30..60).open_rw(&path).unwrap();
+    let mut window = OpenOptions::new().rows(30..60).open_rw(&path).unwrap();
     let mut view = window.view_mut::<f64>().unwrap();
     for (i, value) in view.as_slice_mut().unwrap().iter_mut().enumerate() {
         *value = i as f64;
@@ -259,14 +259,14 @@ fn hints_for_row_ranges_are_checked() {
 
 #[test]
 #[cfg(target_os = "linux")]
-fn populate_write_prefaults_a_writable_window() {
+fn populate_write_prefaults_a_writable_row_range() {
     let dir = TempDir::new("modes-populate");
     let path = dir.join("a.npy");
     npy_mmap::CreateOptions::new(npy_core::DType::parse("<f8").unwrap(), [4096, 64])
         .preallocate(&path)
         .unwrap();
     let mut window = OpenOptions::new()
-        .window(1024..2048)
+        .rows(1024..2048)
         .advice(Advice::PopulateWrite)
         .open_rw(&path)
         .unwrap();
@@ -295,7 +295,7 @@ fn fill_blocks_fills_every_row_in_either_order_and_stops_at_an_error() {
             Order::Fortran => &[3, 10],
         };
         let path = write_file(&dir, "a.npy", &npy_bytes("<f8", order, shape, &[0; 240]));
-        let mut window = OpenOptions::new().window(2..9).open_rw(&path).unwrap();
+        let mut window = OpenOptions::new().rows(2..9).open_rw(&path).unwrap();
         let mut blocks = Vec::new();
         window
             .fill_blocks::<f64>(3, |rows, mut block| {

@@ -163,7 +163,7 @@ fn zero_size_arrays_open_without_a_mapping() {
         array.flush().unwrap();
         array.advise(npy_mmap::Advice::WillNeed).unwrap();
         let rows = shape[0];
-        let window = OpenOptions::new().window(0..rows).open(&path).unwrap();
+        let window = OpenOptions::new().rows(0..rows).open(&path).unwrap();
         assert_eq!(window.shape(), shape);
     }
 }
@@ -188,7 +188,7 @@ fn zero_d_arrays_have_one_element() {
         npy_mmap::open(&path).unwrap().bytes(),
         (-3.0f64).to_le_bytes()
     );
-    let error = OpenOptions::new().window(0..1).open(&path).unwrap_err();
+    let error = OpenOptions::new().rows(0..1).open(&path).unwrap_err();
     assert!(matches!(error.kind(), ErrorKind::NoRows));
 }
 

@@ -42,7 +42,7 @@ fn fortran_order_indexing_in_whole_arrays_and_windows() {
             assert_eq!(view.get([i, j]), Some(&(i as i32 + 3 * j as i32)));
         }
     }
-    let window = OpenOptions::new().window(1..3).open(&path).unwrap();
+    let window = OpenOptions::new().rows(1..3).open(&path).unwrap();
     let view = window.view::<i32>().unwrap();
     assert_eq!(view.shape(), [3, 2]);
     let first = window.rows().start;

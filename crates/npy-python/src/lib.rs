@@ -132,7 +132,7 @@ fn open_mapped(
         .max_header_size(max_header_size)
         .locking(self::locking(locking)?);
     if let Some((start, stop)) = window {
-        options.window(start..stop);
+        options.rows(start..stop);
     }
     if let Some(name) = advice {
         options.advice(self::advice(name)?);

@@ -124,7 +124,7 @@ impl Live {
         let mut options = OpenOptions::new();
         options.locking(crate::arguments::locking(locking)?);
         if let Some(rows) = window {
-            options.window(crate::arguments::rows(rows));
+            options.rows(crate::arguments::rows(rows));
         }
         let array = py.detach(|| options.open_live(&path)).map_err(mmap_error)?;
         Ok(Live {

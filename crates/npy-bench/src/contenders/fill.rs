@@ -197,14 +197,14 @@ const FILL_BLOCK_BYTES: usize = 64 << 20;
 /// One worker process: fill `rows` of the file and flush.
 pub fn fill_worker(contender: &str, path: &Path, rows: Range<usize>) -> Result<()> {
     if contender == PLAIN_FILL {
-        let mut array = OpenOptions::new().window(rows.clone()).open_rw(path)?;
+        let mut array = OpenOptions::new().rows(rows.clone()).open_rw(path)?;
         let mut view = array.view_mut::<f64>()?;
         fill_values(view.as_slice_mut().expect("contiguous"), rows.start);
         array.flush()?;
     } else if contender == Ours.name() {
         // What the crate docs advise for filling: block by block, each
         // block's writeback started as soon as it is filled.
-        let mut array = OpenOptions::new().window(rows.clone()).open_rw(path)?;
+        let mut array = OpenOptions::new().rows(rows.clone()).open_rw(path)?;
         array.fill_blocks::<f64>(FILL_BLOCK_BYTES / 8, |block, mut part| {
             fill_values(
                 part.as_slice_mut().expect("contiguous"),

@@ -25,7 +25,7 @@ use std::path::Path;
 
 use npy_core::plan::Coalesce;
 
-use super::window::{MappedFile, check_byte_range};
+use super::rows::{MappedFile, check_byte_range};
 use crate::Advice;
 use crate::error::{Result, format_error, io_error};
 use crate::sys::{ForeignMap, Storage, read_ahead};
@@ -129,7 +129,7 @@ impl<S: Source> Reads<'_, S> {
 
     /// Where the mapping starts in the file.
     fn map_offset(&self) -> u64 {
-        self.described.window.bytes.start
+        self.described.mapped.bytes.start
     }
 
     fn len(&self) -> usize {

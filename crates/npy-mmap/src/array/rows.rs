@@ -1,4 +1,4 @@
-//! What a mapping covers of its file: the window of rows, and the
+//! What a mapping covers of its file: the range of rows, and the
 //! description ([`MappedFile`]) that [`MappedArray`](crate::MappedArray)
 //! and [`LiveArray`](crate::LiveArray) share, with its accessors written
 //! once ([`mapped_file_accessors`]).
@@ -40,25 +40,25 @@ pub(crate) fn check_byte_range(range: &Range<usize>, len: usize) -> Result<()> {
 /// how to lock. Shared by opening and creating.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MapRequest {
-    pub(crate) window: Option<Range<usize>>,
+    pub(crate) rows: Option<Range<usize>>,
     pub(crate) advice: Option<Advice>,
     pub(crate) locks: Locks,
 }
 
 /// What part of a file's data a mapping covers.
 #[derive(Clone, Debug)]
-pub(crate) struct Window {
+pub(crate) struct MappedRows {
     /// The rows mapped, in the file's numbering.
     pub(crate) rows: Range<usize>,
     pub(crate) row_bytes: usize,
-    /// The mapped shape (the file's, with the row axis cut to the window).
+    /// The mapped shape (the file's, with the row axis cut to the rows mapped).
     pub(crate) shape: Vec<usize>,
     /// The bytes of the file mapped.
     pub(crate) bytes: Range<u64>,
 }
 
-impl Window {
-    /// The window `request` asks for of an open file whose structure lock is
+impl MappedRows {
+    /// The rows `request` asks for of an open file whose structure lock is
     /// held, and the data lock of its bytes for `access`.
     pub(crate) fn lock(
         file: TrackedFile,
@@ -67,21 +67,21 @@ impl Window {
         layout: &Layout,
         request: &MapRequest,
         access: Access,
-    ) -> Result<(Window, DataLock)> {
+    ) -> Result<(MappedRows, DataLock)> {
         let meta = file.file().metadata().map_err(io_error("stat", path))?;
-        let window = Window::new(path, header, layout, meta.len(), request.window.clone())?;
+        let mapped = MappedRows::new(path, header, layout, meta.len(), request.rows.clone())?;
         let lock = DataLock::acquire(
             file,
             path,
             &meta,
-            window.bytes.clone(),
+            mapped.bytes.clone(),
             access,
             request.locks,
         )?;
-        Ok((window, lock))
+        Ok((mapped, lock))
     }
 
-    /// The window `rows` (all rows when `None`) of the file's data, checked
+    /// The rows `rows` (all rows when `None`) of the file's data, checked
     /// against the header and the file's length.
     fn new(
         path: &Path,
@@ -89,7 +89,7 @@ impl Window {
         layout: &Layout,
         file_len: u64,
         rows: Option<Range<usize>>,
-    ) -> Result<Window> {
+    ) -> Result<MappedRows> {
         let data_end = layout.data_end() as u64;
         if file_len < data_end {
             return Err(Error::at(
@@ -123,7 +123,7 @@ impl Window {
             layout.data_len
         };
         let offset = (layout.data_offset + start) as u64;
-        Ok(Window {
+        Ok(MappedRows {
             rows,
             row_bytes,
             shape,
@@ -133,23 +133,28 @@ impl Window {
 }
 
 /// The file a mapping shows and which part: its path, header, layout and
-/// window. Both array types hold one; [`mapped_file_accessors`] gives them
+/// rows. Both array types hold one; [`mapped_file_accessors`] gives them
 /// the same accessors.
 #[derive(Debug)]
 pub(crate) struct MappedFile {
     pub(crate) path: PathBuf,
     pub(crate) header: Header,
     pub(crate) layout: Layout,
-    pub(crate) window: Window,
+    pub(crate) mapped: MappedRows,
 }
 
 impl MappedFile {
-    pub(crate) fn new(path: &Path, header: Header, layout: Layout, window: Window) -> MappedFile {
+    pub(crate) fn new(
+        path: &Path,
+        header: Header,
+        layout: Layout,
+        mapped: MappedRows,
+    ) -> MappedFile {
         MappedFile {
             path: path.to_path_buf(),
             header,
             layout,
-            window,
+            mapped,
         }
     }
 }
@@ -162,7 +167,7 @@ impl MappedFile {
         let mapped = Header::new(
             self.header.dtype.clone(),
             self.header.order,
-            self.window.shape.clone(),
+            self.mapped.shape.clone(),
         );
         Windows::of(&mapped, starts, length)
             .map_err(|e| Error::at(&self.path, ErrorKind::Format(e)))
@@ -198,17 +203,17 @@ macro_rules! mapped_file_accessors {
             self.described.header.order
         }
 
-        /// The shape of what is mapped: the file's shape, or for a window
-        /// the same with the row axis cut to the window's length.
+        /// The shape of what is mapped: the file's shape, or for a range of
+        /// rows the same with the row axis cut to the range's length.
         pub fn shape(&self) -> &[usize] {
-            &self.described.window.shape
+            &self.described.mapped.shape
         }
 
         /// The rows mapped, in the file's row numbering: `0..n` for the
-        /// whole array. Add `rows().start` to a window-relative row index to
+        /// whole array. Add `rows().start` to a mapping-relative row index to
         /// get the file's. A 0-d array counts as one row.
         pub fn rows(&self) -> std::ops::Range<usize> {
-            self.described.window.rows.clone()
+            self.described.mapped.rows.clone()
         }
 
         /// The axis rows are counted along: 0 for C order, the last axis
@@ -219,12 +224,21 @@ macro_rules! mapped_file_accessors {
 
         /// Bytes in one row (0 when the array has no rows at all).
         pub fn row_bytes(&self) -> usize {
-            self.described.window.row_bytes
+            self.described.mapped.row_bytes
         }
 
         /// Whether only part of the rows is mapped.
+        pub fn is_partial(&self) -> bool {
+            self.described.mapped.shape != self.described.header.shape
+        }
+
+        /// Whether only part of the rows is mapped.
+        #[deprecated(
+            since = "0.2.0",
+            note = "renamed `is_partial`: \"window\" now means a sampled run of rows"
+        )]
         pub fn is_window(&self) -> bool {
-            self.described.window.shape != self.described.header.shape
+            self.is_partial()
         }
     };
 }

@@ -1,4 +1,4 @@
-//! Windows: map only some rows of a file.
+//! Rows: map only a range of a file's rows (`OpenOptions::rows`).
 
 mod common;
 
@@ -15,12 +15,12 @@ fn counting_file(dir: &TempDir, order: Order, shape: &[usize]) -> (std::path::Pa
 }
 
 #[test]
-fn c_order_windows_are_row_slabs() {
+fn c_order_row_ranges_are_row_slabs() {
     let dir = TempDir::new("win-c");
     let (path, data) = counting_file(&dir, Order::C, &[1000, 7]);
     // 37 * 14 = 518 bytes past the data start: not page aligned.
     for rows in [0..1000, 37..91, 999..1000, 500..500] {
-        let window = OpenOptions::new().window(rows.clone()).open(&path).unwrap();
+        let window = OpenOptions::new().rows(rows.clone()).open(&path).unwrap();
         assert_eq!(window.shape(), [rows.len(), 7]);
         assert_eq!(
             window.header().shape,
@@ -30,15 +30,15 @@ fn c_order_windows_are_row_slabs() {
         assert_eq!(window.rows(), rows);
         assert_eq!(window.row_axis(), Some(0));
         assert_eq!(window.bytes(), &data[rows.start * 14..rows.end * 14]);
-        assert_eq!(window.is_window(), rows.len() != 1000);
+        assert_eq!(window.is_partial(), rows.len() != 1000);
     }
 }
 
 #[test]
-fn fortran_order_windows_run_along_the_last_axis() {
+fn fortran_order_row_ranges_run_along_the_last_axis() {
     let dir = TempDir::new("win-f");
     let (path, data) = counting_file(&dir, Order::Fortran, &[3, 4, 5]);
-    let window = OpenOptions::new().window(1..4).open(&path).unwrap();
+    let window = OpenOptions::new().rows(1..4).open(&path).unwrap();
     assert_eq!(window.shape(), [3, 4, 3]);
     assert_eq!(window.row_axis(), Some(2));
     assert_eq!(window.row_bytes(), 3 * 4 * 2);
@@ -46,13 +46,10 @@ fn fortran_order_windows_run_along_the_last_axis() {
 }
 
 #[test]
-fn writes_through_a_window_land_at_the_right_rows() {
+fn writes_through_a_row_range_land_at_the_right_rows() {
     let dir = TempDir::new("win-write");
     let (path, data) = counting_file(&dir, Order::C, &[3000, 5]);
-    let mut window = OpenOptions::new()
-        .window(2000..2500)
-        .open_rw(&path)
-        .unwrap();
+    let mut window = OpenOptions::new().rows(2000..2500).open_rw(&path).unwrap();
     window.bytes_mut().fill(0xFF);
     window.flush_rows(0..500).unwrap();
     drop(window);
@@ -64,12 +61,12 @@ fn writes_through_a_window_land_at_the_right_rows() {
 }
 
 #[test]
-fn windows_out_of_bounds_are_errors() {
+fn row_ranges_out_of_bounds_are_errors() {
     let dir = TempDir::new("win-oob");
     let (path, _) = counting_file(&dir, Order::C, &[10, 2]);
     for rows in [5..11, 11..11, usize::MAX - 1..usize::MAX] {
         let error = OpenOptions::new()
-            .window(rows.clone())
+            .rows(rows.clone())
             .open(&path)
             .unwrap_err();
         assert!(
@@ -82,7 +79,7 @@ fn windows_out_of_bounds_are_errors() {
         );
     }
     #[allow(clippy::reversed_empty_ranges)]
-    let backwards = OpenOptions::new().window(6..5).open(&path);
+    let backwards = OpenOptions::new().rows(6..5).open(&path);
     assert!(matches!(
         (backwards).as_ref().map_err(|e| e.kind()),
         Err(ErrorKind::Format(npy_core::Error::ReversedRange {
@@ -95,13 +92,13 @@ fn windows_out_of_bounds_are_errors() {
 }
 
 #[test]
-fn window_on_a_truncated_file_is_still_refused() {
+fn a_row_range_of_a_truncated_file_is_still_refused() {
     let dir = TempDir::new("win-trunc");
     let (path, _) = counting_file(&dir, Order::C, &[10, 2]);
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(128 + 39).unwrap();
     // Rows 0..2 are present, but the file as a whole is broken.
-    let error = OpenOptions::new().window(0..2).open(&path).unwrap_err();
+    let error = OpenOptions::new().rows(0..2).open(&path).unwrap_err();
     assert!(matches!(
         error.kind(),
         ErrorKind::FileTooShort {
@@ -132,7 +129,7 @@ fn mapping_size_at(address: usize) -> usize {
 
 #[test]
 #[cfg(target_os = "linux")]
-fn a_window_maps_only_its_rows() {
+fn a_row_range_maps_only_its_rows() {
     let dir = TempDir::new("win-size");
     let path = dir.join("big.npy");
     // 64 MiB of f8 in 16 windows of 4 MiB; sparse, so nothing is written.
@@ -143,7 +140,7 @@ fn a_window_maps_only_its_rows() {
     assert!(mapping_size_at(whole.bytes().as_ptr() as usize) >= 64 << 20);
     for w in [0, 7, 15] {
         let rows = w * 512..(w + 1) * 512;
-        let window = OpenOptions::new().window(rows).open(&path).unwrap();
+        let window = OpenOptions::new().rows(rows).open(&path).unwrap();
         assert_eq!(window.bytes().len(), 4 << 20);
         let mapped = mapping_size_at(window.bytes().as_ptr() as usize);
         // The window's bytes plus the part of a page before them, no more.
@@ -168,24 +165,24 @@ macro_rules! description {
             $array.rows(),
             $array.row_axis(),
             $array.row_bytes(),
-            $array.is_window(),
+            $array.is_partial(),
         )
     };
 }
 
 #[test]
-fn live_and_plain_windows_describe_themselves_alike() {
+fn live_and_plain_row_ranges_describe_themselves_alike() {
     let dir = TempDir::new("win-live");
     // Rows run along axis 0 in C order, the last axis in Fortran order.
     for (order, shape) in [(Order::C, [40, 7]), (Order::Fortran, [7, 40])] {
         let (path, _) = counting_file(&dir, order, &shape);
         for rows in [0..40, 3..9] {
-            let plain = OpenOptions::new().window(rows.clone()).open(&path).unwrap();
+            let plain = OpenOptions::new().rows(rows.clone()).open(&path).unwrap();
             let described = description!(plain);
             assert_eq!(described.9, rows.len() != 40);
             drop(plain);
             let live = OpenOptions::new()
-                .window(rows.clone())
+                .rows(rows.clone())
                 .open_live(&path)
                 .unwrap();
             assert_eq!(description!(live), described, "{order:?} rows {rows:?}");
