@@ -7,7 +7,7 @@ use std::path::Path;
 
 use npy_core::{ArrayView, ArrayViewMut, Element, Header, Layout, RawView};
 
-use crate::Advice;
+use crate::advice::Advice;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::lock::{Mapping, TrackedFile};
 use crate::mode::{Mode, ReadWrite, Writable};
@@ -40,7 +40,7 @@ pub type FillResult = std::result::Result<(), Box<dyn std::error::Error + Send +
 /// mapping made through this crate, in any process, can write bytes this
 /// one views, or view bytes this one writes.
 #[derive(Debug)]
-pub struct MappedArray<M: Mode = crate::ReadOnly> {
+pub struct MappedArray<M: Mode = crate::mode::ReadOnly> {
     // The mapping and its lock, dropped in one step (see `Mapping`). The
     // file is never lent out (see `DataLock::file`): it is held open for
     // its locks, and used only to start writeback and read through holes.

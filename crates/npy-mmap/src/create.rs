@@ -6,11 +6,15 @@ use std::path::Path;
 
 use npy_core::{DType, Header, Layout, Order, ParseOptions, ParsedHeader, Version};
 
+use crate::advice::Advice;
 use crate::array::MapRequest;
+use crate::array::MappedArray;
+use crate::atomic::AtomicFile;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::file::read_header;
+use crate::foreign::{ForeignArray, ForeignMode};
 use crate::lock::{Locking, Locks, TrackedFile, downgrade, lock_exclusive};
-use crate::{Advice, AtomicFile, ForeignArray, ForeignMode, MappedArray, ReadWrite};
+use crate::mode::ReadWrite;
 
 /// Options for creating an `.npy` file (numpy's `open_memmap(mode="w+")`).
 ///

@@ -60,7 +60,7 @@ use std::path::{Path, PathBuf};
 use npy_core::{ArrayView, Element, Header, Layout, Order, ParseOptions, ParsedHeader};
 use zerocopy::IntoBytes;
 
-use crate::CreateOptions;
+use crate::create::CreateOptions;
 use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 use crate::file::{open_regular, read_header, still_at_path};
 use crate::lock::{Locking, Locks, StructureLock, Writer, WriterLock};

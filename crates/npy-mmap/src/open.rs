@@ -12,17 +12,19 @@ use npy_core::headerless::Headerless;
 use npy_core::pickle::Encoding;
 use npy_core::{Header, Layout, NpyArray, Preamble, ReadOptions};
 
+use crate::advice::Advice;
 use crate::array::MapRequest;
+use crate::array::MappedArray;
 use crate::error::{Error, ErrorKind, Result};
 use crate::file::{open_regular, read_header};
+use crate::foreign::{ForeignArray, ForeignMode};
+use crate::grow::Appender;
+use crate::live::LiveArray;
 use crate::lock::{Locking, Locks, TrackedFile, lock_shared};
+use crate::mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite};
 #[cfg(feature = "npz")]
 use crate::npz::{MappedNpz, NpzArchive};
 use crate::sys::Storage;
-use crate::{
-    Advice, Appender, CopyOnWrite, ForeignArray, ForeignMode, LiveArray, MappedArray, Mode,
-    ReadOnly, ReadWrite,
-};
 
 /// How to open an existing `.npy` or `.npz` file: the one builder, with one
 /// terminal method per thing you can get.

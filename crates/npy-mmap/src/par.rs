@@ -5,8 +5,9 @@ use std::ops::Range;
 use npy_core::{ArrayViewMut, Element};
 use rayon::iter::IntoParallelIterator;
 
+use crate::array::MappedArray;
 use crate::error::Result;
-use crate::{MappedArray, Writable};
+use crate::mode::Writable;
 
 impl<M: Writable> MappedArray<M> {
     /// [`row_chunks_mut`](Self::row_chunks_mut) as a rayon parallel

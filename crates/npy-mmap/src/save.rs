@@ -12,8 +12,9 @@ use std::path::Path;
 
 use npy_core::{NpySource, write_npy};
 
+use crate::atomic::AtomicFile;
+use crate::error::Result;
 use crate::error::{format_error, io_error};
-use crate::{AtomicFile, Result};
 
 /// Writes `source` to `path` as an `.npy` file, atomically: any
 /// [`NpySource`] (a slice, a view, a slice with a shape through

@@ -140,7 +140,7 @@ impl<M: Mode> MappedArray<M> {
     }
 
     /// Numpy's error for an index, located at this file.
-    fn format(&self, error: npy_core::Error) -> crate::Error {
+    fn format(&self, error: npy_core::Error) -> crate::error::Error {
         format_error("read", self.path())(error)
     }
 

@@ -26,7 +26,7 @@ use std::path::Path;
 use npy_core::plan::Coalesce;
 
 use super::rows::{MappedFile, check_byte_range};
-use crate::Advice;
+use crate::advice::Advice;
 use crate::error::{Result, format_error, io_error};
 use crate::sys::{ForeignMap, Storage, read_ahead};
 
@@ -361,7 +361,7 @@ macro_rules! planned_reads {
             offsets: &[usize],
             width: usize,
             out: &mut [u8],
-        ) -> $crate::Result<()> {
+        ) -> $crate::error::Result<()> {
             self.reads().gather_bytes(offsets, width, out)
         }
 
@@ -374,7 +374,7 @@ macro_rules! planned_reads {
             &self,
             spans: &[std::ops::Range<usize>],
             out: &mut [u8],
-        ) -> $crate::Result<()> {
+        ) -> $crate::error::Result<()> {
             self.reads().gather_spans(spans, out)
         }
 
@@ -406,7 +406,7 @@ macro_rules! planned_reads {
             starts: &[usize],
             length: usize,
             out: &mut [u8],
-        ) -> $crate::Result<()> {
+        ) -> $crate::error::Result<()> {
             self.reads().gather_windows(starts, length, out)
         }
 
@@ -414,7 +414,10 @@ macro_rules! planned_reads {
         /// `row_byte_range`) and returns without waiting: say what a
         /// pipeline reads next while it works on what it has. Every range
         /// is checked first.
-        pub fn prefetch_bytes(&self, ranges: &[std::ops::Range<usize>]) -> $crate::Result<()> {
+        pub fn prefetch_bytes(
+            &self,
+            ranges: &[std::ops::Range<usize>],
+        ) -> $crate::error::Result<()> {
             self.reads().prefetch_bytes(ranges)
         }
 
@@ -422,7 +425,11 @@ macro_rules! planned_reads {
         /// [`gather_windows`](Self::gather_windows) would read, and returns
         /// without waiting: the next batch's, while this one is used.
         /// Errors (a window past the end) come first.
-        pub fn prefetch_windows(&self, starts: &[usize], length: usize) -> $crate::Result<()> {
+        pub fn prefetch_windows(
+            &self,
+            starts: &[usize],
+            length: usize,
+        ) -> $crate::error::Result<()> {
             self.reads().prefetch_windows(starts, length)
         }
 
@@ -433,21 +440,28 @@ macro_rules! planned_reads {
         /// cache, and the next read maps them again. Every range is checked
         /// first. Refused on a copy-on-write mapping (it would discard its
         /// changes).
-        pub fn release_bytes(&self, ranges: &[std::ops::Range<usize>]) -> $crate::Result<()> {
+        pub fn release_bytes(
+            &self,
+            ranges: &[std::ops::Range<usize>],
+        ) -> $crate::error::Result<()> {
             self.reads().release_bytes(ranges)
         }
 
         /// Gives back the pages of those windows, as
         /// [`release_bytes`](Self::release_bytes) does: a sampler that is
         /// done with a batch keeps its resident memory flat.
-        pub fn release_windows(&self, starts: &[usize], length: usize) -> $crate::Result<()> {
+        pub fn release_windows(
+            &self,
+            starts: &[usize],
+            length: usize,
+        ) -> $crate::error::Result<()> {
             self.reads().release_windows(starts, length)
         }
 
         /// Passes an access-pattern hint for the whole mapping to the
         /// kernel. `DontNeed` is refused on a copy-on-write mapping (it
         /// would discard its changes).
-        pub fn advise(&self, advice: $crate::Advice) -> $crate::Result<()> {
+        pub fn advise(&self, advice: $crate::advice::Advice) -> $crate::error::Result<()> {
             self.advise_bytes(0..self.reads().source.len(), advice)
         }
 
@@ -455,8 +469,8 @@ macro_rules! planned_reads {
         pub fn advise_bytes(
             &self,
             range: std::ops::Range<usize>,
-            advice: $crate::Advice,
-        ) -> $crate::Result<()> {
+            advice: $crate::advice::Advice,
+        ) -> $crate::error::Result<()> {
             self.reads().advise_bytes(range, advice)
         }
     };

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use npy_core::plan::Windows;
 use npy_core::{Header, Layout};
 
-use crate::Advice;
+use crate::advice::Advice;
 use crate::error::{Error, ErrorKind, Result, io_error};
 use crate::lock::{Access, DataLock, Locks, TrackedFile};
 

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::io::{self, Seek, Write};
 use std::path::Path;
 
-use crate::AtomicFile;
+use crate::atomic::AtomicFile;
 
 use npy_core::npz::member_name;
 use npy_core::{Header, NpySource};
