@@ -25,7 +25,9 @@ def test_close_refuses_while_views_live_and_releases_after(tmp_path: pathlib.Pat
     m = npy_mmap.mapped(path, "r")
     a = m.array
     view = a[10:20]
-    assert m.views == 1 and view[0] == 10.0
+    # Each memmap holds the mapping's owner (m.array as .base and ._mmap,
+    # its slice as ._mmap): three references besides the MappedFile's.
+    assert m.views == 3 and view[0] == 10.0
     with pytest.raises(BufferError, match="still alive"):
         m.close()
     assert not m.closed
@@ -44,6 +46,42 @@ def test_close_refuses_while_views_live_and_releases_after(tmp_path: pathlib.Pat
     w.array[0] = 5.0
     w.close()
     assert np.load(path)[0] == 5.0
+
+
+_KEPT: list = []
+
+
+class _Keeper:
+    """In a reference cycle, so freed only by the collector, whose
+    finalizer brings what it holds back to life (stores it in _KEPT)."""
+
+    def __init__(self, held) -> None:
+        self.held = held
+        self.me = self
+
+    def __del__(self) -> None:
+        _KEPT.append(self.held)
+
+
+def test_close_refuses_while_a_finalizer_kept_an_array(tmp_path: pathlib.Path) -> None:
+    # Before: close() collected garbage, the collector cleared its weak
+    # reference to the buffer object and then ran the finalizer, which kept
+    # it: close() returned, and the mapping and its lock stayed.
+    path = tmp_path / "kept.npy"
+    np.save(path, np.arange(10.0))
+    m = npy_mmap.mapped(path, "r", sharing="strict")
+    _Keeper(m.array._mmap)  # the object that owns the mapping
+    with pytest.raises(BufferError, match=r"still alive \(1 reference\(s\) besides this MappedFile's, held by: list"):
+        m.close()
+    assert not m.closed and len(_KEPT) == 1
+    assert np.ndarray((10,), "<f8", buffer=_KEPT[0])[9] == 9.0
+    # The lock is held, as close() said: a writer is kept out.
+    with pytest.raises(BlockingIOError):
+        npy_mmap.load(path, mmap_mode="r+", locking="nonblocking")
+    _KEPT.clear()
+    m.close()
+    assert m.closed
+    npy_mmap.load(path, mmap_mode="r+", locking="nonblocking")
 
 
 def test_with_block_closes_and_load_mappings_live_as_long_as_views(tmp_path: pathlib.Path) -> None:
