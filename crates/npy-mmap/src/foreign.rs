@@ -55,6 +55,7 @@ use crate::Advice;
 use crate::array::{MapRequest, MappedFile, Planner, Window, check_byte_range};
 use crate::error::{Error, ErrorKind, Result, io_error};
 use crate::lock::{Access, DataLock};
+pub use crate::sys::ForeignBytes;
 use crate::sys::{ForeignKind, ForeignMap};
 
 /// numpy's mapping modes, for a [`ForeignArray`].

@@ -28,7 +28,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use npy_core::io::AlignedBytes;
 use npy_mmap::npz::MappedNpz;
 use npy_mmap::{CopyOnWrite, ForeignArray, MappedArray, ReadOnly, ReadWrite};
-use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -209,6 +208,15 @@ impl Buffer {
         .map_err(crate::errors::mmap_error)
     }
 
+    /// Whether another process may write these bytes while they live: a
+    /// numpy-style mapping (any mode: a `c` mapping shows the file's pages
+    /// until it writes them). Memory we own, strict mappings (npy-mmap's
+    /// data lock keeps every other writer out) and npz members (read-only,
+    /// read-locked) only this process can write, if anyone.
+    pub(crate) fn others_may_write(&self) -> bool {
+        matches!(self.backing, Backing::Foreign(_))
+    }
+
     /// The length in bytes.
     pub(crate) fn len(&self) -> usize {
         self.region.len
@@ -327,38 +335,4 @@ impl Buffer {
     unsafe fn __releasebuffer__(&self, _view: *mut ffi::Py_buffer) {
         self.exports.fetch_sub(1, Ordering::AcqRel);
     }
-}
-
-/// Runs `f` on the bytes of a Python buffer (a C-contiguous `uint8` view of
-/// an array being saved or appended), with the GIL released.
-pub(crate) fn with_py_bytes<T: Send>(
-    py: Python<'_>,
-    data: &PyBuffer<u8>,
-    f: impl FnOnce(&[u8]) -> T + Send,
-) -> PyResult<T> {
-    if !data.is_c_contiguous() {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "the data must be a C-contiguous buffer",
-        ));
-    }
-    let (ptr, len) = (data.buf_ptr() as usize, data.len_bytes());
-    Ok(py.detach(|| {
-        // SAFETY: `data` holds a buffer export for the whole call (it is
-        // borrowed by this function, and released only when dropped by the
-        // caller afterwards), so the exporter keeps these `len` contiguous
-        // bytes (checked: C-contiguous, one item per byte) allocated and in
-        // place. What the buffer protocol cannot promise is that nobody
-        // writes them meanwhile (PyO3 issue 2824): the array being saved is
-        // the caller's to keep still during the call, exactly as with numpy,
-        // whose `np.save` and `tofile` also write an array's memory with the
-        // GIL released. A zero length gives an empty slice: `from_raw_parts`
-        // needs a non-null aligned pointer, which `buf_ptr` is for `u8`
-        // (checked below for the empty case).
-        let bytes: &[u8] = if len == 0 || ptr == 0 {
-            &[]
-        } else {
-            unsafe { std::slice::from_raw_parts(ptr as *const u8, len) }
-        };
-        f(bytes)
-    }))
 }

@@ -25,7 +25,7 @@ use super::MappedArray;
 use super::window::check_byte_range;
 use crate::error::{Result, format_error, io_error};
 use crate::mode::Mode;
-use crate::sys::read_ahead;
+use crate::sys::{Storage, read_ahead};
 
 /// Indices planned (and read ahead) at a time: the plan's memory is at most
 /// this many spans and ranges (16 Ki × 40 bytes = 640 KiB), and at most
@@ -253,13 +253,17 @@ impl<M: Mode> MappedArray<M> {
         Ok(())
     }
 
-    /// The planner over this mapping.
+    /// The planner over this mapping: its address and length only, never
+    /// a slice of its bytes (a writable mapping's bytes may be lent to
+    /// foreign code, numpy, which writes them meanwhile: npy-python's
+    /// `prefetch_windows` plans reads of a strict `r+` mapping with the
+    /// GIL released).
     fn planner(&self) -> Planner<'_> {
         Planner {
             file: &self.file,
             path: self.path(),
-            base: self.bytes().as_ptr(),
-            len: self.bytes().len(),
+            base: self.map.as_ptr(),
+            len: self.map.len(),
             map_offset: self.map_offset(),
         }
     }

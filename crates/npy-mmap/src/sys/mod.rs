@@ -29,7 +29,7 @@ use memmap2::{Mmap, MmapMut, MmapOptions, UncheckedAdvice};
 use crate::advice::Advice;
 
 mod foreign;
-pub use foreign::{ForeignKind, ForeignMap};
+pub use foreign::{ForeignBytes, ForeignKind, ForeignMap};
 
 /// What every mode's mapping provides.
 pub trait Storage: Send + Sync + Sized {
@@ -55,6 +55,12 @@ pub trait Storage: Send + Sync + Sized {
     /// The mapped length, without forming a reference to the bytes (a
     /// writable mapping's bytes may be lent to foreign code meanwhile).
     fn len(&self) -> usize;
+
+    /// The first mapped byte's address (dangling, never null, when
+    /// nothing is mapped), without forming a reference to the bytes: for
+    /// planning reads (page residency, read-ahead) of a mapping whose
+    /// bytes foreign code may be writing.
+    fn as_ptr(&self) -> *const u8;
 
     /// Passes an access-pattern hint for `range` of [`bytes`](Self::bytes)
     /// (in bounds, checked by the caller) to the kernel.
@@ -251,6 +257,13 @@ impl Storage for ReadOnlyMap {
         self.0.as_ref().map_or(0, |map| map.len())
     }
 
+    fn as_ptr(&self) -> *const u8 {
+        // memmap2's `as_ptr` reads the address it stored; it forms no slice.
+        self.0
+            .as_ref()
+            .map_or(std::ptr::NonNull::dangling().as_ptr(), |map| map.as_ptr())
+    }
+
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
         advise_shared(self.0.as_ref(), advice, range)
     }
@@ -276,6 +289,13 @@ impl Storage for SharedMap {
 
     fn len(&self) -> usize {
         self.0.as_ref().map_or(0, |map| map.len())
+    }
+
+    fn as_ptr(&self) -> *const u8 {
+        // memmap2's `as_ptr` reads the address it stored; it forms no slice.
+        self.0
+            .as_ref()
+            .map_or(std::ptr::NonNull::dangling().as_ptr(), |map| map.as_ptr())
     }
 
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
@@ -382,6 +402,13 @@ impl Storage for PrivateMap {
 
     fn len(&self) -> usize {
         self.0.as_ref().map_or(0, |map| map.len())
+    }
+
+    fn as_ptr(&self) -> *const u8 {
+        // memmap2's `as_ptr` reads the address it stored; it forms no slice.
+        self.0
+            .as_ref()
+            .map_or(std::ptr::NonNull::dangling().as_ptr(), |map| map.as_ptr())
     }
 
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
