@@ -138,6 +138,35 @@ def test_random_batches_are_seeded_and_read_ahead(token_npy) -> None:
     assert all((a == b).all() for a, b in zip(first, unprefetched))
 
 
+def test_a_worker_refuses_a_token_file_replaced_after_the_dataset_was_made(token_npy, token_bin) -> None:
+    # Before: a pickled dataset opened the new file in the worker and read
+    # uint32 tokens where uint16 ones were, without a word.
+    from npy_mmap.dask import SourceChanged
+
+    npy, tokens = token_npy
+    data = WindowDataset(npy, 64)
+    batches = RandomBatches(npy, 64, 2, seed=0, batches=1)
+    shipped = pickle.dumps((data, batches))
+    assert (pickle.loads(shipped)[0][1] == tokens[64:128]).all()  # unchanged: read
+    np.save(npy, tokens.astype("<u4"))  # np.save rewrites the file in place
+    worker_data, worker_batches = pickle.loads(shipped)
+    with pytest.raises(SourceChanged, match="not what the dataset was built from"):
+        worker_data[1]
+    with pytest.raises(SourceChanged, match="device, inode and size"):
+        next(iter(worker_batches))
+    # A headerless file replaced by another of the same size (a rename).
+    path, raw = token_bin
+    tokens_bin = WindowDataset(path, 64, dtype="uint16")
+    shipped = pickle.dumps(tokens_bin)
+    other = path.with_name("other.bin")
+    (raw[::-1].copy()).tofile(other)
+    os.replace(other, path)
+    with pytest.raises(SourceChanged, match="device, inode and size"):
+        pickle.loads(shipped)[0]
+    # The parent's own mapping is the file it pinned: it goes on reading it.
+    assert (tokens_bin[0] == raw[:64]).all()
+
+
 def _worker_batches(dataset, indices, queue) -> None:
     try:
         queue.put(("ok", [w.tolist() for w in dataset.__getitems__(indices)]))

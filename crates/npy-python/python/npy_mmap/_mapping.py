@@ -58,14 +58,26 @@ class memmap(np.memmap):
         dt = np.dtype(dtype)
         if shape is not None:
             shape = (operator.index(shape),) if np.isscalar(shape) else tuple(operator.index(n) for n in shape)
-        headerless = (_convert.descr_of(dt), operator.index(offset), shape, order == "F")
+        # numpy's own check of `order` (its words: "order must be one of
+        # 'C', 'F', 'A', or 'K' (got 'X')"), and its reading of it ('f' and
+        # b'F' are Fortran, 'A' and 'K' C for a new array).
+        fortran = not np.ndarray((2, 2), dtype=np.uint8, order=order).flags.c_contiguous
+        # A subarray dtype (('u2', (3,))) maps items of its whole size; the
+        # array appends its shape, as numpy's ndarray(buffer=...) does.
+        headerless = (_convert.descr_of(dt), operator.index(offset), shape, fortran)
         if _is_url(filename):
+            if mode != "r":
+                raise ValueError(
+                    f"{filename}: objects in storage are read-only through memmap: mode={mode!r} "
+                    "would write, and a RemoteArray cannot; use mode='r'"
+                )
             return RemoteArray(filename, _headerless=headerless)
         path = _path(filename)
         if path is None:
             raise ValueError("npy_mmap.memmap needs a file name or a URL, not a file object")
+        _refuse_empty(path, mode)
         mapped = _open_mapped(path, mode, 10000, None, locking, None, _strict(sharing), headerless)
-        result = _memmap(mapped, mode, path)
+        result = _memmap(mapped, mode, path, dtype=dt)
         result.offset = int(offset)
         return result
 
@@ -95,9 +107,25 @@ class memmap(np.memmap):
         return res
 
 
-def _memmap(mapped: tuple, mode: str, filename: str) -> memmap:
+def _refuse_empty(path: str, mode: str) -> None:
+    """numpy's refusal of an empty file ("cannot mmap an empty file"), in
+    every mode: numpy's ``r+`` writes a byte into it first, and npy_mmap
+    never changes a file's length to map it."""
+    try:
+        empty = os.stat(path).st_size == 0
+    except OSError:
+        return  # the mapping says what is wrong, in its words
+    if empty:
+        extra = " (numpy's r+ writes a byte into it first; npy_mmap does not write to map)" if mode == "r+" else ""
+        raise ValueError(f"cannot mmap an empty file{extra}")
+
+
+def _memmap(mapped: tuple, mode: str, filename: str, dtype: np.dtype | None = None) -> memmap:
+    """The memmap over a native mapping; ``dtype`` (memmap's argument)
+    instead of the header's, for a subarray dtype whose shape numpy appends."""
     buffer, descr, shape, fortran, offset, _rows = mapped
-    result = _convert.array_over(buffer, _convert.dtype_of(descr), shape, fortran, subtype=memmap)
+    dt = _convert.dtype_of(descr) if dtype is None else dtype
+    result = _convert.array_over(buffer, dt, shape, fortran, subtype=memmap)
     result._mmap = buffer
     result.filename = os.path.abspath(filename)
     result.offset = offset
