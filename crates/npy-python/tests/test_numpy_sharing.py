@@ -14,7 +14,6 @@ import gc
 import multiprocessing
 import pathlib
 import subprocess
-import time
 
 import numpy as np
 import pytest
@@ -85,11 +84,10 @@ def test_readers_beside_a_writer_in_another_process_never_wait(tmp_path: pathlib
     writer.start()
     try:
         assert ready.wait(timeout=60)
-        started = time.monotonic()
+        # Non-blocking: a reader that would wait raises at once instead.
         reader = npy_mmap.load(path, mmap_mode="r", locking="nonblocking")
         other = npy_mmap.load(path, mmap_mode="r+", locking="nonblocking")
         cow = npy_mmap.load(path, mmap_mode="c", locking="nonblocking")
-        assert time.monotonic() - started < 2.0
         assert reader[0] == 42.0 and other[0] == 42.0 and cow[0] == 42.0
         del reader, other, cow
     finally:
