@@ -1,26 +1,31 @@
-//! The buffer protocol: lending the bytes of a mapping (or of memory we own)
-//! to numpy without copying. All `unsafe` of the crate is here.
+//! The owner of the bytes lent to numpy (the Rust half of the door out):
+//! a mapping, or memory we own, lent through the buffer protocol without
+//! copying. The door out itself is one Python function,
+//! `_convert.array_over`: `np.ndarray(shape, dtype, buffer=owner)`, which
+//! takes an export, reads the address, releases the export at once and
+//! keeps the [`Buffer`] itself as the array's `.base`. Nothing stands
+//! between an array and its owner that Python code could release (a
+//! `memoryview`'s `release()` freed memory under live arrays before: issue
+//! 39).
 //!
 //! A [`Buffer`] owns what backs its bytes ([`Backing`]): a mapping made by
 //! npy-mmap (which holds the file's locks while it lives) or memory read by
-//! `load`. numpy views it through `numpy.frombuffer`, which keeps a
-//! `memoryview` (one *export*) for as long as any array derived from it
-//! lives, and `np.ndarray(buffer=obj)`, which releases its export at once
-//! and keeps only a reference to the `Buffer` as its base. So exports are
-//! not enough to know who reaches the bytes: the backing is dropped only
-//! when the `Buffer` itself is (Rust's `Drop`, when Python frees the
+//! `load`. Exports are not what keeps the bytes: the backing is dropped
+//! only when the `Buffer` itself is (Rust's `Drop`, when Python frees the
 //! object), that is when nothing at all can reach its address. There is no
 //! way to unmap earlier: [`Buffer::close`] refuses, and
-//! `npy_mmap.MappedFile.close()` gives up its own reference and checks
-//! (with a weak reference) that the `Buffer` is gone.
+//! `npy_mmap.MappedFile.close()` gives up its own reference only when no
+//! other exists (it counts them).
 //!
-//! Reads from Rust while the GIL is released ([`Buffer::gather`]) copy
-//! with atomic loads from foreign mappings (numpy in this process or
+//! Reads from Rust while the GIL is released ([`Buffer::gather_spans`])
+//! copy with atomic loads from foreign mappings (numpy in this process or
 //! another may write those bytes meanwhile), with plain loads only from
 //! strict read-only mappings and npz members (nothing can write those
 //! bytes while they live: npy-mmap's data lock excludes every writer, and
 //! the buffer we export is read-only). Writable strict mappings and owned
-//! memory are left to numpy.
+//! memory are left to numpy. Planning (prefetch) uses addresses only.
+//! Python buffers read by Rust come in through the other door,
+//! `door_in.rs`.
 
 use std::ffi::{CStr, c_int};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -102,7 +107,8 @@ fn region(backing: &mut Backing) -> Region {
 }
 
 /// Bytes lent to numpy through the buffer protocol (a flat `uint8` buffer;
-/// the Python side gives it its dtype and shape with `numpy.frombuffer`).
+/// the Python side gives it its dtype and shape with
+/// `np.ndarray(buffer=...)`, in `_convert.array_over`).
 #[pyclass(module = "npy_mmap._native", frozen, weakref)]
 pub struct Buffer {
     /// Dropped with the `Buffer` only (see the module docs).
@@ -252,7 +258,8 @@ impl Buffer {
         )))
     }
 
-    /// How many buffer exports (numpy arrays' memoryviews) are alive.
+    /// How many buffer exports are alive (memoryviews of this object;
+    /// numpy's arrays hold none: they keep the object itself).
     #[getter]
     fn exports(&self) -> usize {
         self.exports.load(Ordering::Acquire)

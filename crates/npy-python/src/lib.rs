@@ -441,59 +441,42 @@ fn window_ranges(
         .collect())
 }
 
-/// Gathers `length` rows from each of `starts` (windows) of the `rows` rows
-/// of `row_bytes` bytes at byte `offset` of a buffer, with the GIL released
-/// and through npy-mmap's planner (cold: the windows' pages read ahead all
-/// at once; each window one copy). `None` for a buffer Rust must not read
-/// while numpy may write it.
+/// Windows of rows: `length` rows from each of `starts` of the rows
+/// `(offset, row_bytes, rows)` of a buffer describes (`rows` rows of
+/// `row_bytes` bytes at byte `offset`), with the GIL
+/// released. `action` says what is done with their bytes: `"gather"` copies
+/// them into a new buffer through npy-mmap's planner (cold: the windows'
+/// pages read ahead all at once; each window one copy; `None` for a buffer
+/// Rust must not read while numpy may write it), `"prefetch"` starts
+/// reading their pages and returns at once, `"release"` gives their pages
+/// back (a batch that was used). One function for the three: the same
+/// spans, checked the same way, from the same finder (`_windows.py`).
 #[pyfunction]
-fn gather_windows(
+fn windows(
     py: Python<'_>,
+    action: &str,
     source: &Bound<'_, Buffer>,
-    offset: usize,
-    row_bytes: usize,
-    rows: usize,
+    rows: (usize, usize, usize),
     starts: Vec<usize>,
     length: usize,
 ) -> PyResult<Option<Py<Buffer>>> {
-    let spans = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
-    match source.get().gather_spans(py, &spans)? {
-        None => Ok(None),
-        Some(bytes) => Ok(Some(Py::new(
-            py,
-            Buffer::new(Backing::Owned(bytes), "a batch of windows".into()),
-        )?)),
+    let (offset, row_bytes, rows) = rows;
+    let source = source.get();
+    let spans = window_ranges(source, offset, row_bytes, rows, &starts, length)?;
+    match action {
+        "gather" => match source.gather_spans(py, &spans)? {
+            None => Ok(None),
+            Some(bytes) => Ok(Some(Py::new(
+                py,
+                Buffer::new(Backing::Owned(bytes), "a batch of windows".into()),
+            )?)),
+        },
+        "prefetch" => source.prefetch(py, &spans).map(|()| None),
+        "release" => source.release(py, &spans).map(|()| None),
+        other => Err(value_error(format!(
+            "windows: action must be 'gather', 'prefetch' or 'release', not {other:?}"
+        ))),
     }
-}
-
-/// Starts reading the pages of those windows and returns at once.
-#[pyfunction]
-fn prefetch_windows(
-    py: Python<'_>,
-    source: &Bound<'_, Buffer>,
-    offset: usize,
-    row_bytes: usize,
-    rows: usize,
-    starts: Vec<usize>,
-    length: usize,
-) -> PyResult<()> {
-    let spans = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
-    source.get().prefetch(py, &spans)
-}
-
-/// Gives back the pages of those windows (a batch that was used).
-#[pyfunction]
-fn release_windows(
-    py: Python<'_>,
-    source: &Bound<'_, Buffer>,
-    offset: usize,
-    row_bytes: usize,
-    rows: usize,
-    starts: Vec<usize>,
-    length: usize,
-) -> PyResult<()> {
-    let spans = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
-    source.get().release(py, &spans)
 }
 
 /// Flushes a writable mapping to disk (`msync`); a no-op for others.
@@ -534,9 +517,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_header, m)?)?;
     m.add_function(wrap_pyfunction!(append, m)?)?;
     m.add_function(wrap_pyfunction!(take, m)?)?;
-    m.add_function(wrap_pyfunction!(gather_windows, m)?)?;
-    m.add_function(wrap_pyfunction!(prefetch_windows, m)?)?;
-    m.add_function(wrap_pyfunction!(release_windows, m)?)?;
+    m.add_function(wrap_pyfunction!(windows, m)?)?;
     m.add_function(wrap_pyfunction!(flush, m)?)?;
     m.add_function(wrap_pyfunction!(advise, m)?)?;
     npz::register(m)?;
