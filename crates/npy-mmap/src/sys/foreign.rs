@@ -131,8 +131,9 @@ impl ForeignMap {
 /// process writes the file under it): Rust reads them with relaxed atomic
 /// loads only, never through a `&[u8]`, so a read is defined whatever
 /// others write meanwhile (each aligned word is one value some writer
-/// stored). The one place of the project that copies such bytes:
-/// [`ForeignMap::load`] and every caller outside the crate use it.
+/// stored). The one place of the project that copies such bytes: the
+/// foreign mappings ([`ForeignArray`](crate::ForeignArray)) and every
+/// caller outside the crate (the Python package's door in) use it.
 #[derive(Clone, Copy, Debug)]
 pub struct ForeignBytes<'a> {
     ptr: *const u8,
