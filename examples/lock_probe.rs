@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo run --example lock_probe -- try-rw a.npy        # prints "opened" or "locked: ..."
-//! cargo run --example lock_probe -- hold-rw a.npy 2.0   # maps r+, prints "holding", waits 2 s
+//! cargo run --example lock_probe -- hold-rw a.npy 2.0   # maps r+, prints "holding", waits 2 s, "releasing"
 //! cargo run --example lock_probe -- hold-r a.npy 2.0    # maps r, prints "holding", waits 2 s
 //! ```
 
@@ -48,6 +48,10 @@ fn main() -> Result<()> {
             println!("holding");
             std::io::stdout().flush()?;
             std::thread::sleep(Duration::from_secs_f64(seconds));
+            // Said before the locks go: a waiter that got the bytes can
+            // check it was let in by this release, not before it.
+            println!("releasing");
+            std::io::stdout().flush()?;
             drop(held);
             println!("released");
         }

@@ -53,6 +53,7 @@ use npy_core::{Header, Layout};
 use crate::array::{MapRequest, MappedFile, MappedRows, Reads, check_byte_range};
 use crate::error::{Error, ErrorKind, Result, io_error};
 use crate::lock::{Access, Mapping, TrackedFile};
+pub use crate::sys::ForeignBytes;
 use crate::sys::{ForeignKind, ForeignMap};
 
 /// numpy's mapping modes, for a [`ForeignArray`].

@@ -53,6 +53,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -244,7 +245,21 @@ impl Appender {
     /// Appends raw rows (whole rows, the file's dtype and byte order) and
     /// returns the new number of rows.
     pub fn append_bytes(&mut self, bytes: &[u8]) -> Result<usize> {
-        let added = self.whole_rows(bytes.len())?;
+        self.append_chunks(bytes.len(), std::iter::once(Cow::Borrowed(bytes)))
+    }
+
+    /// Appends raw rows given as `chunks` of `len` bytes in all (whole
+    /// rows, the file's dtype and byte order), written one after another in
+    /// one append (one transaction, as [`append_bytes`](Self::append_bytes)):
+    /// for rows copied a bounded piece at a time from memory others may
+    /// write meanwhile. Chunks that do not add up to `len` are an error and
+    /// leave the file's header (so its rows) as it was.
+    pub fn append_chunks<'c>(
+        &mut self,
+        len: usize,
+        chunks: impl IntoIterator<Item = Cow<'c, [u8]>>,
+    ) -> Result<usize> {
+        let added = self.whole_rows(len)?;
         let path = self.path.as_path();
         let _lock = StructureLock::exclusive(&self.file, path, Locks::Take(self.locking))?;
         // A save or an overwriting create renames a new file over the path:
@@ -296,9 +311,26 @@ impl Appender {
         let end = layout.data_end() as u64;
         file.seek(SeekFrom::Start(end))
             .map_err(io_error("seek in", path))?;
-        file.write_all(bytes)
-            .map_err(io_error("append rows to", path))?;
-        let new_end = end + bytes.len() as u64;
+        let mut written = 0usize;
+        for chunk in chunks {
+            written = written.saturating_add(chunk.len());
+            if written > len {
+                break;
+            }
+            file.write_all(&chunk)
+                .map_err(io_error("append rows to", path))?;
+        }
+        if written != len {
+            // The header still says the old rows: what was written after
+            // them is not data (and is cut off by the next append).
+            return Err(format_error("append to", path)(
+                npy_core::Error::DataLength {
+                    expected: len,
+                    actual: written,
+                },
+            ));
+        }
+        let new_end = end + len as u64;
         // Bytes left after the data by an interrupted append are not data.
         let file_len = file.metadata().map_err(io_error("stat", path))?.len();
         if file_len > new_end {

@@ -147,7 +147,7 @@ pub use atomic::AtomicFile;
 pub use create::CreateOptions;
 pub use error::{Error, ErrorKind, Result};
 pub use file::open_regular;
-pub use foreign::{ForeignArray, ForeignMode};
+pub use foreign::{ForeignArray, ForeignBytes, ForeignMode};
 pub use grow::{Appender, RowWriter};
 pub use live::{AtomicF32, AtomicF64, LiveArray, LiveElement};
 pub use lock::Locking;

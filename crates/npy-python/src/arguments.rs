@@ -1,17 +1,15 @@
 //! Python's arguments as the Rust crates' values: numpy's option names
 //! (`encoding`, `locking`, `advice`), headers from descr literals, row
-//! ranges, and buffers read as npy-core sources.
+//! ranges.
 
 use std::ops::Range;
 use std::time::Duration;
 
 use npy_core::pickle::Encoding;
-use npy_core::{DType, Header, NpyBytes, Order};
+use npy_core::{DType, Header, Order};
 use npy_mmap::{Advice, Locking, OpenOptions};
-use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 
-use crate::buffer;
 use crate::errors::{core_error, value_error};
 
 /// numpy's `encoding` argument.
@@ -76,21 +74,6 @@ pub(crate) fn header(descr: &str, shape: Vec<usize>, fortran: bool) -> PyResult<
     let dtype = DType::parse(descr).map_err(core_error)?;
     let order = if fortran { Order::Fortran } else { Order::C };
     Ok(Header::new(dtype, order, shape))
-}
-
-/// Runs `f` on the array `data` holds (its bytes in the order of `descr`,
-/// `shape`, `fortran`) as an npy-core source, with the GIL released.
-pub(crate) fn with_source<T: Send>(
-    py: Python<'_>,
-    (descr, shape, fortran): (&str, Vec<usize>, bool),
-    data: &PyBuffer<u8>,
-    f: impl FnOnce(&NpyBytes<'_>) -> PyResult<T> + Send,
-) -> PyResult<T> {
-    let header = header(descr, shape, fortran)?;
-    buffer::with_py_bytes(py, data, |bytes| {
-        let source = NpyBytes::new(&header, bytes).map_err(core_error)?;
-        f(&source)
-    })?
 }
 
 /// Options of every reading call.

@@ -1,26 +1,31 @@
-//! The buffer protocol: lending the bytes of a mapping (or of memory we own)
-//! to numpy without copying. All `unsafe` of the crate is here.
+//! The owner of the bytes lent to numpy (the Rust half of the door out):
+//! a mapping, or memory we own, lent through the buffer protocol without
+//! copying. The door out itself is one Python function,
+//! `_convert.array_over`: `np.ndarray(shape, dtype, buffer=owner)`, which
+//! takes an export, reads the address, releases the export at once and
+//! keeps the [`Buffer`] itself as the array's `.base`. Nothing stands
+//! between an array and its owner that Python code could release (a
+//! `memoryview`'s `release()` freed memory under live arrays before: issue
+//! 39).
 //!
 //! A [`Buffer`] owns what backs its bytes ([`Backing`]): a mapping made by
 //! npy-mmap (which holds the file's locks while it lives) or memory read by
-//! `load`. numpy views it through `numpy.frombuffer`, which keeps a
-//! `memoryview` (one *export*) for as long as any array derived from it
-//! lives, and `np.ndarray(buffer=obj)`, which releases its export at once
-//! and keeps only a reference to the `Buffer` as its base. So exports are
-//! not enough to know who reaches the bytes: the backing is dropped only
-//! when the `Buffer` itself is (Rust's `Drop`, when Python frees the
+//! `load`. Exports are not what keeps the bytes: the backing is dropped
+//! only when the `Buffer` itself is (Rust's `Drop`, when Python frees the
 //! object), that is when nothing at all can reach its address. There is no
 //! way to unmap earlier: [`Buffer::close`] refuses, and
-//! `npy_mmap.MappedFile.close()` gives up its own reference and checks
-//! (with a weak reference) that the `Buffer` is gone.
+//! `npy_mmap.MappedFile.close()` gives up its own reference only when no
+//! other exists (it counts them).
 //!
-//! Reads from Rust while the GIL is released ([`Buffer::gather`]) copy
-//! with atomic loads from foreign mappings (numpy in this process or
+//! Reads from Rust while the GIL is released ([`Buffer::gather_spans`])
+//! copy with atomic loads from foreign mappings (numpy in this process or
 //! another may write those bytes meanwhile), with plain loads only from
 //! strict read-only mappings and npz members (nothing can write those
 //! bytes while they live: npy-mmap's data lock excludes every writer, and
 //! the buffer we export is read-only). Writable strict mappings and owned
-//! memory are left to numpy.
+//! memory are left to numpy. Planning (prefetch) uses addresses only.
+//! Python buffers read by Rust come in through the other door,
+//! `door_in.rs`.
 
 use std::ffi::{CStr, c_int};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,7 +33,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use npy_core::io::AlignedBytes;
 use npy_mmap::npz::MappedNpz;
 use npy_mmap::{CopyOnWrite, ForeignArray, MappedArray, ReadOnly, ReadWrite};
-use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -103,7 +107,8 @@ fn region(backing: &mut Backing) -> Region {
 }
 
 /// Bytes lent to numpy through the buffer protocol (a flat `uint8` buffer;
-/// the Python side gives it its dtype and shape with `numpy.frombuffer`).
+/// the Python side gives it its dtype and shape with
+/// `np.ndarray(buffer=...)`, in `_convert.array_over`).
 #[pyclass(module = "npy_mmap._native", frozen, weakref)]
 pub struct Buffer {
     /// Dropped with the `Buffer` only (see the module docs).
@@ -209,6 +214,15 @@ impl Buffer {
         .map_err(crate::errors::mmap_error)
     }
 
+    /// Whether another process may write these bytes while they live: a
+    /// numpy-style mapping (any mode: a `c` mapping shows the file's pages
+    /// until it writes them). Memory we own, strict mappings (npy-mmap's
+    /// data lock keeps every other writer out) and npz members (read-only,
+    /// read-locked) only this process can write, if anyone.
+    pub(crate) fn others_may_write(&self) -> bool {
+        matches!(self.backing, Backing::Foreign(_))
+    }
+
     /// The length in bytes.
     pub(crate) fn len(&self) -> usize {
         self.region.len
@@ -244,7 +258,8 @@ impl Buffer {
         )))
     }
 
-    /// How many buffer exports (numpy arrays' memoryviews) are alive.
+    /// How many buffer exports are alive (memoryviews of this object;
+    /// numpy's arrays hold none: they keep the object itself).
     #[getter]
     fn exports(&self) -> usize {
         self.exports.load(Ordering::Acquire)
@@ -327,38 +342,4 @@ impl Buffer {
     unsafe fn __releasebuffer__(&self, _view: *mut ffi::Py_buffer) {
         self.exports.fetch_sub(1, Ordering::AcqRel);
     }
-}
-
-/// Runs `f` on the bytes of a Python buffer (a C-contiguous `uint8` view of
-/// an array being saved or appended), with the GIL released.
-pub(crate) fn with_py_bytes<T: Send>(
-    py: Python<'_>,
-    data: &PyBuffer<u8>,
-    f: impl FnOnce(&[u8]) -> T + Send,
-) -> PyResult<T> {
-    if !data.is_c_contiguous() {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "the data must be a C-contiguous buffer",
-        ));
-    }
-    let (ptr, len) = (data.buf_ptr() as usize, data.len_bytes());
-    Ok(py.detach(|| {
-        // SAFETY: `data` holds a buffer export for the whole call (it is
-        // borrowed by this function, and released only when dropped by the
-        // caller afterwards), so the exporter keeps these `len` contiguous
-        // bytes (checked: C-contiguous, one item per byte) allocated and in
-        // place. What the buffer protocol cannot promise is that nobody
-        // writes them meanwhile (PyO3 issue 2824): the array being saved is
-        // the caller's to keep still during the call, exactly as with numpy,
-        // whose `np.save` and `tofile` also write an array's memory with the
-        // GIL released. A zero length gives an empty slice: `from_raw_parts`
-        // needs a non-null aligned pointer, which `buf_ptr` is for `u8`
-        // (checked below for the empty case).
-        let bytes: &[u8] = if len == 0 || ptr == 0 {
-            &[]
-        } else {
-            unsafe { std::slice::from_raw_parts(ptr as *const u8, len) }
-        };
-        f(bytes)
-    }))
 }

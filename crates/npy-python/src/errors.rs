@@ -13,7 +13,21 @@ use pyo3::prelude::*;
 
 /// An OSError subclass for `kind`, with errno, message and filename, as
 /// Python's own `open` raises (`FileNotFoundError(2, '...', 'a.npy')`).
+/// An error of ours with no errno (the operating system said nothing) and
+/// no type of its own is not dressed as one: "[Errno 0]" says nothing
+/// true. What a mapping cannot do (`Unsupported`: `advise('dontneed')` of
+/// a `c` mapping, which would discard its changes) is a `ValueError`,
+/// numpy's type for an argument an array does not accept.
 fn os_error(source: &io::Error, message: String, path: Option<String>) -> PyErr {
+    if source.raw_os_error().is_none() {
+        match source.kind() {
+            io::ErrorKind::Unsupported => return PyValueError::new_err(message),
+            io::ErrorKind::Other | io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => {
+                return PyOSError::new_err(message);
+            }
+            _ => {}
+        }
+    }
     let errno = source.raw_os_error().unwrap_or(0);
     let args = (errno, message, path);
     match source.kind() {

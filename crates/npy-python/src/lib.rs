@@ -12,6 +12,8 @@
 mod arguments;
 #[allow(unsafe_code)]
 mod buffer;
+#[allow(unsafe_code)]
+mod door_in;
 mod errors;
 mod live;
 mod npz;
@@ -23,11 +25,10 @@ use std::path::PathBuf;
 use npy_core::header::{ParseOptions, Version};
 use npy_core::{DType, Header, Order};
 use npy_mmap::{CreateOptions, ForeignMode, OpenOptions};
-use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use arguments::{advice, encoding, header, locking, open_options, with_source};
+use arguments::{advice, encoding, header, locking, open_options};
 use buffer::{Backing, Buffer};
 use errors::{core_error, mmap_error, value_error};
 use objects::{Parts, array_parts, object_array};
@@ -223,11 +224,15 @@ fn save(
     descr: &str,
     shape: Vec<usize>,
     fortran: bool,
-    data: PyBuffer<u8>,
+    data: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
-    with_source(py, (descr, shape, fortran), &data, |source| {
-        npy_mmap::save(&path, source).map_err(mmap_error)
-    })
+    door_in::with_source(
+        py,
+        (descr, shape, fortran),
+        data,
+        door_in::Use::File,
+        |source| npy_mmap::save(&path, source).map_err(mmap_error),
+    )
 }
 
 /// Writes an object array (numpy's pickle, byte for byte) as an `.npy` file.
@@ -303,7 +308,7 @@ fn append(
     path: PathBuf,
     descr: &str,
     row_shape: Vec<usize>,
-    data: PyBuffer<u8>,
+    data: &Bound<'_, PyAny>,
     locking: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<usize> {
     let dtype = DType::parse(descr).map_err(core_error)?;
@@ -327,12 +332,13 @@ fn append(
             file_row_shape
         )));
     }
-    buffer::with_py_bytes(py, &data, |bytes| {
-        appender.append_bytes(bytes).map_err(mmap_error)
-    })?
+    let incoming = door_in::Incoming::new(data)?;
+    py.detach(|| incoming.append_to(&mut appender))
+        .map_err(mmap_error)
 }
 
-/// Gathers `indices` (a C-contiguous int64 buffer; negative counts from
+/// Gathers `indices` (the bytes of a C-contiguous native int64 array, read
+/// through the door in; negative counts from
 /// the end) of the `count` items of `width` bytes at byte `offset` of a
 /// buffer, with the GIL released and through npy-mmap's planned gather (a
 /// cold file's pages are read ahead all at once; runs of neighbouring items
@@ -345,7 +351,7 @@ fn take(
     offset: usize,
     width: usize,
     count: usize,
-    indices: PyBuffer<i64>,
+    indices: &Bound<'_, PyAny>,
 ) -> PyResult<Option<Py<Buffer>>> {
     if width == 0 {
         return Err(value_error("take: item width must be > 0"));
@@ -364,7 +370,14 @@ fn take(
     // Every index checked (numpy's words) before anything is read;
     // neighbouring items (windows, rows) become one span each.
     let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
-    for raw in indices.to_vec(py)? {
+    let indices = door_in::Incoming::new(indices)?.copied();
+    if !indices.len().is_multiple_of(8) {
+        return Err(value_error("take: the indices must be native int64"));
+    }
+    for index in indices.chunks_exact(8) {
+        let raw = i64::from_ne_bytes([
+            index[0], index[1], index[2], index[3], index[4], index[5], index[6], index[7],
+        ]);
         let position = if raw < 0 {
             (count as i64).checked_add(raw)
         } else {
@@ -428,59 +441,42 @@ fn window_ranges(
         .collect())
 }
 
-/// Gathers `length` rows from each of `starts` (windows) of the `rows` rows
-/// of `row_bytes` bytes at byte `offset` of a buffer, with the GIL released
-/// and through npy-mmap's planner (cold: the windows' pages read ahead all
-/// at once; each window one copy). `None` for a buffer Rust must not read
-/// while numpy may write it.
+/// Windows of rows: `length` rows from each of `starts` of the rows
+/// `(offset, row_bytes, rows)` of a buffer describes (`rows` rows of
+/// `row_bytes` bytes at byte `offset`), with the GIL
+/// released. `action` says what is done with their bytes: `"gather"` copies
+/// them into a new buffer through npy-mmap's planner (cold: the windows'
+/// pages read ahead all at once; each window one copy; `None` for a buffer
+/// Rust must not read while numpy may write it), `"prefetch"` starts
+/// reading their pages and returns at once, `"release"` gives their pages
+/// back (a batch that was used). One function for the three: the same
+/// spans, checked the same way, from the same finder (`_windows.py`).
 #[pyfunction]
-fn gather_windows(
+fn windows(
     py: Python<'_>,
+    action: &str,
     source: &Bound<'_, Buffer>,
-    offset: usize,
-    row_bytes: usize,
-    rows: usize,
+    rows: (usize, usize, usize),
     starts: Vec<usize>,
     length: usize,
 ) -> PyResult<Option<Py<Buffer>>> {
-    let spans = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
-    match source.get().gather_spans(py, &spans)? {
-        None => Ok(None),
-        Some(bytes) => Ok(Some(Py::new(
-            py,
-            Buffer::new(Backing::Owned(bytes), "a batch of windows".into()),
-        )?)),
+    let (offset, row_bytes, rows) = rows;
+    let source = source.get();
+    let spans = window_ranges(source, offset, row_bytes, rows, &starts, length)?;
+    match action {
+        "gather" => match source.gather_spans(py, &spans)? {
+            None => Ok(None),
+            Some(bytes) => Ok(Some(Py::new(
+                py,
+                Buffer::new(Backing::Owned(bytes), "a batch of windows".into()),
+            )?)),
+        },
+        "prefetch" => source.prefetch(py, &spans).map(|()| None),
+        "release" => source.release(py, &spans).map(|()| None),
+        other => Err(value_error(format!(
+            "windows: action must be 'gather', 'prefetch' or 'release', not {other:?}"
+        ))),
     }
-}
-
-/// Starts reading the pages of those windows and returns at once.
-#[pyfunction]
-fn prefetch_windows(
-    py: Python<'_>,
-    source: &Bound<'_, Buffer>,
-    offset: usize,
-    row_bytes: usize,
-    rows: usize,
-    starts: Vec<usize>,
-    length: usize,
-) -> PyResult<()> {
-    let spans = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
-    source.get().prefetch(py, &spans)
-}
-
-/// Gives back the pages of those windows (a batch that was used).
-#[pyfunction]
-fn release_windows(
-    py: Python<'_>,
-    source: &Bound<'_, Buffer>,
-    offset: usize,
-    row_bytes: usize,
-    rows: usize,
-    starts: Vec<usize>,
-    length: usize,
-) -> PyResult<()> {
-    let spans = window_ranges(source.get(), offset, row_bytes, rows, &starts, length)?;
-    source.get().release(py, &spans)
 }
 
 /// Flushes a writable mapping to disk (`msync`); a no-op for others.
@@ -521,9 +517,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_header, m)?)?;
     m.add_function(wrap_pyfunction!(append, m)?)?;
     m.add_function(wrap_pyfunction!(take, m)?)?;
-    m.add_function(wrap_pyfunction!(gather_windows, m)?)?;
-    m.add_function(wrap_pyfunction!(prefetch_windows, m)?)?;
-    m.add_function(wrap_pyfunction!(release_windows, m)?)?;
+    m.add_function(wrap_pyfunction!(windows, m)?)?;
     m.add_function(wrap_pyfunction!(flush, m)?)?;
     m.add_function(wrap_pyfunction!(advise, m)?)?;
     npz::register(m)?;

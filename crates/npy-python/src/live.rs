@@ -190,7 +190,7 @@ impl Live {
     }
 
     /// A snapshot of every element (one atomic load each): bytes in memory
-    /// order, for `numpy.frombuffer`.
+    /// order, for `_convert.array_over`.
     fn snapshot(&self, py: Python<'_>) -> PyResult<Py<Buffer>> {
         let bytes = self.with(py, |array| {
             let dtype = array.header().dtype.clone();

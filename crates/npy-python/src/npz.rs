@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 
 use npy_mmap::npz::{Compression, MappedNpz, Member, NpzArchive, NpzWriter};
 use npy_mmap::{AtomicFile, ErrorKind};
-use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -304,9 +303,10 @@ impl ArchiveWriter {
         descr: &str,
         shape: Vec<usize>,
         fortran: bool,
-        data: PyBuffer<u8>,
+        data: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        crate::arguments::with_source(py, (descr, shape, fortran), &data, |source| {
+        let purpose = crate::door_in::Use::Checked;
+        crate::door_in::with_source(py, (descr, shape, fortran), data, purpose, |source| {
             self.with(|sink| match sink {
                 Sink::File(writer) => writer.add(key, source),
                 Sink::Memory(writer) => writer.add(key, source),

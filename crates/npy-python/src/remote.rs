@@ -7,12 +7,11 @@ use std::sync::Mutex;
 
 use npy_remote::blocking::{Array, Runtime};
 use npy_remote::{PlanOptions, Store, UploadOptions, UploadedPart, WritePlan};
-use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 
 use npy_core::headerless::Headerless;
 
-use crate::buffer;
+use crate::door_in;
 use crate::errors::remote_error;
 use crate::{Parts, array_parts, header};
 
@@ -286,11 +285,12 @@ fn upload(
     descr: &str,
     shape: Vec<usize>,
     fortran: bool,
-    data: PyBuffer<u8>,
+    data: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let runtime = runtime()?;
     let (store, path) = Store::from_url(url).map_err(remote_error)?;
-    crate::arguments::with_source(py, (descr, shape, fortran), &data, |source| {
+    let purpose = door_in::Use::Checked;
+    door_in::with_source(py, (descr, shape, fortran), data, purpose, |source| {
         runtime
             .block_on(npy_remote::upload(
                 &store,
@@ -370,17 +370,19 @@ fn plan_upload_part(
     py: Python<'_>,
     plan_json: &str,
     index: usize,
-    data: PyBuffer<u8>,
+    data: &Bound<'_, PyAny>,
 ) -> PyResult<String> {
     let (plan, store) = plan(plan_json)?;
     let runtime = runtime()?;
-    buffer::with_py_bytes(py, &data, |bytes| {
-        let bytes = bytes::Bytes::copy_from_slice(bytes);
+    let incoming = door_in::Incoming::new(data)?;
+    py.detach(|| {
+        // One copy, hashed by the store and sent: the part is what it says.
+        let bytes = bytes::Bytes::from(incoming.copied());
         runtime
             .block_on(plan.upload_part(&store, index, bytes))
             .map(|receipt| receipt.content_id)
             .map_err(remote_error)
-    })?
+    })
 }
 
 /// Completes a plan's upload from the parts' receipts `(index, id)`: the

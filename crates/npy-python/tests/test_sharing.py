@@ -8,6 +8,7 @@ import gc
 import io
 import multiprocessing
 import pathlib
+import select
 import subprocess
 import sys
 import threading
@@ -25,7 +26,9 @@ def test_close_refuses_while_views_live_and_releases_after(tmp_path: pathlib.Pat
     m = npy_mmap.mapped(path, "r")
     a = m.array
     view = a[10:20]
-    assert m.views == 1 and view[0] == 10.0
+    # Each memmap holds the mapping's owner (m.array as .base and ._mmap,
+    # its slice as ._mmap): three references besides the MappedFile's.
+    assert m.views == 3 and view[0] == 10.0
     with pytest.raises(BufferError, match="still alive"):
         m.close()
     assert not m.closed
@@ -44,6 +47,42 @@ def test_close_refuses_while_views_live_and_releases_after(tmp_path: pathlib.Pat
     w.array[0] = 5.0
     w.close()
     assert np.load(path)[0] == 5.0
+
+
+_KEPT: list = []
+
+
+class _Keeper:
+    """In a reference cycle, so freed only by the collector, whose
+    finalizer brings what it holds back to life (stores it in _KEPT)."""
+
+    def __init__(self, held) -> None:
+        self.held = held
+        self.me = self
+
+    def __del__(self) -> None:
+        _KEPT.append(self.held)
+
+
+def test_close_refuses_while_a_finalizer_kept_an_array(tmp_path: pathlib.Path) -> None:
+    # Before: close() collected garbage, the collector cleared its weak
+    # reference to the buffer object and then ran the finalizer, which kept
+    # it: close() returned, and the mapping and its lock stayed.
+    path = tmp_path / "kept.npy"
+    np.save(path, np.arange(10.0))
+    m = npy_mmap.mapped(path, "r", sharing="strict")
+    _Keeper(m.array._mmap)  # the object that owns the mapping
+    with pytest.raises(BufferError, match=r"still alive \(1 reference\(s\) besides this MappedFile's, held by: list"):
+        m.close()
+    assert not m.closed and len(_KEPT) == 1
+    assert np.ndarray((10,), "<f8", buffer=_KEPT[0])[9] == 9.0
+    # The lock is held, as close() said: a writer is kept out.
+    with pytest.raises(BlockingIOError):
+        npy_mmap.load(path, mmap_mode="r+", locking="nonblocking")
+    _KEPT.clear()
+    m.close()
+    assert m.closed
+    npy_mmap.load(path, mmap_mode="r+", locking="nonblocking")
 
 
 def test_with_block_closes_and_load_mappings_live_as_long_as_views(tmp_path: pathlib.Path) -> None:
@@ -86,9 +125,12 @@ def test_a_python_reader_makes_a_rust_writer_wait_and_the_other_way_round(
         assert holder.stdout.readline().strip() == "holding"
         with pytest.raises(BlockingIOError, match="another process"):
             npy_mmap.load(path, mmap_mode="r", locking="nonblocking")
-        started = time.monotonic()
         waited = npy_mmap.load(path, mmap_mode="r", locking=10.0)
-        assert time.monotonic() - started > 0.3
+        # The reader got the bytes only once the holder let them go: it had
+        # said "releasing" already (a reader let in early would find the
+        # holder still holding, nothing more on its stdout).
+        assert select.select([holder.stdout], [], [], 0)[0], "the reader did not wait for the writer"
+        assert holder.stdout.readline().strip() == "releasing"
         assert waited.shape == (1000,)
         del waited
     finally:
@@ -116,20 +158,53 @@ def test_a_strict_python_reader_keeps_writers_of_other_processes_out(tmp_path: p
     del held
 
 
+def _write_window(path: str, worker: int, rows: int, barrier, queue) -> None:
+    """Maps its own rows read-write (strict: every other mapping of them is
+    kept out), then writes them while the other worker writes its own."""
+    try:
+        window = npy_mmap.mapped(path, "r+", rows=(worker * rows, (worker + 1) * rows), locking="nonblocking", sharing="strict")
+        barrier.wait(timeout=60)  # 1: every window is mapped and locked at once
+        barrier.wait(timeout=60)  # 2: the parent checked the locks; write
+        window.array[:] = worker + 1
+        barrier.wait(timeout=60)  # 3: both wrote while both held their windows
+        window.flush()
+        window.close()
+        queue.put(("ok", worker))
+    except BaseException as error:
+        barrier.abort()
+        queue.put(("error", f"{type(error).__name__}: {error}"))
+
+
 def test_windows_of_disjoint_rows_write_in_parallel(tmp_path: pathlib.Path) -> None:
+    # Before, one process wrote one window after the other. Now two
+    # processes hold strict read-write windows of disjoint rows at once and
+    # write them at the same time (barriers, not sleeps, order the steps).
     path = tmp_path / "w.npy"
-    npy_mmap.open_memmap(path, mode="w+", dtype="<f4", shape=(100, 8), reserve=True)
-    first = npy_mmap.mapped(path, "r+", rows=(0, 50), locking="nonblocking")
-    second = npy_mmap.mapped(path, "r+", rows=(50, 100), locking="nonblocking")
-    assert first.array.shape == (50, 8) and second.rows == (50, 100)
-    with pytest.raises(BlockingIOError):
-        npy_mmap.mapped(path, "r", rows=(40, 60), locking="nonblocking", sharing="strict")
-    first.array[:] = 1
-    second.array[:] = 2
-    first.close()
-    second.close()
+    rows = 4096
+    npy_mmap.open_memmap(path, mode="w+", dtype="<f4", shape=(2 * rows, 1024), reserve=True)
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(3)
+    queue = context.Queue()
+    workers = [context.Process(target=_write_window, args=(str(path), k, rows, barrier, queue)) for k in range(2)]
+    for worker in workers:
+        worker.start()
+    try:
+        try:
+            barrier.wait(timeout=60)
+            # Both windows are held: rows across the boundary are kept out.
+            with pytest.raises(BlockingIOError):
+                npy_mmap.mapped(path, "r", rows=(rows - 10, rows + 10), locking="nonblocking", sharing="strict")
+            barrier.wait(timeout=60)
+            barrier.wait(timeout=60)
+        except threading.BrokenBarrierError:
+            pass  # a worker failed: its report says how
+        results = [queue.get(timeout=60) for _ in workers]
+    finally:
+        for worker in workers:
+            worker.join(timeout=60)
+    assert all(kind == "ok" for kind, _ in results), results
     data = np.load(path)
-    assert (data[:50] == 1).all() and (data[50:] == 2).all()
+    assert (data[:rows] == 1).all() and (data[rows:] == 2).all()
 
 
 def test_append_grows_the_file_in_place(tmp_path: pathlib.Path) -> None:

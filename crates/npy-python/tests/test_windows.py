@@ -123,7 +123,7 @@ def test_the_dataset_indexes_windows_and_pickles_to_its_arguments(token_bin) -> 
     assert clone._source._array is None and (clone[5] == data[5]).all()
 
 
-def test_random_batches_are_seeded_and_read_ahead(token_npy) -> None:
+def test_random_batches_are_seeded_and_read_ahead(token_npy, monkeypatch) -> None:
     path, tokens = token_npy
     first = list(RandomBatches(path, 256, 8, seed=3, batches=4))
     again = list(RandomBatches(path, 256, 8, seed=3, batches=4))
@@ -131,18 +131,79 @@ def test_random_batches_are_seeded_and_read_ahead(token_npy) -> None:
     assert all((a == b).all() for a, b in zip(first, again))
     # Batch k holds the windows at the k-th draw of the seeded generator.
     rng = np.random.default_rng(3)
-    for batch in first:
-        starts = rng.integers(0, TOKENS - 256 + 1, size=8)
+    draws = [tuple(rng.integers(0, TOKENS - 256 + 1, size=8).tolist()) for _ in range(5)]
+    for batch, starts in zip(first, draws):
         assert (batch == _reference(tokens, starts, 256)).all()
+    # Read ahead: when batch k is handed out, the pages of batch k + 1 were
+    # already asked of the kernel (prefetch_windows), and each batch is
+    # asked for before it is read.
+    calls: list = []
+    for name in ("prefetch_windows", "windows"):
+        real = getattr(npy_mmap._windows, name)
+
+        def recording(a, starts, length, real=real, name=name):
+            calls.append((name, tuple(np.asarray(starts).tolist())))
+            return real(a, starts, length)
+
+        monkeypatch.setattr(npy_mmap._windows, name, recording)
+    stream = iter(RandomBatches(path, 256, 8, seed=3, batches=4))
+    for k in range(4):
+        next(stream)
+        assert ("prefetch_windows", draws[k + 1]) in calls, f"batch {k + 1} not read ahead of batch {k}"
+        assert calls.index(("prefetch_windows", draws[k])) < calls.index(("windows", draws[k]))
+    calls.clear()
     unprefetched = list(RandomBatches(path, 256, 8, seed=3, batches=4, prefetch=False, release=False))
     assert all((a == b).all() for a, b in zip(first, unprefetched))
+    assert [name for name, _ in calls] == ["windows"] * 4
+
+
+def test_a_worker_refuses_a_token_file_replaced_after_the_dataset_was_made(token_npy, token_bin) -> None:
+    # Before: a pickled dataset opened the new file in the worker and read
+    # uint32 tokens where uint16 ones were, without a word.
+    from npy_mmap.dask import SourceChanged
+
+    npy, tokens = token_npy
+    data = WindowDataset(npy, 64)
+    batches = RandomBatches(npy, 64, 2, seed=0, batches=1)
+    shipped = pickle.dumps((data, batches))
+    assert (pickle.loads(shipped)[0][1] == tokens[64:128]).all()  # unchanged: read
+    np.save(npy, tokens.astype("<u4"))  # np.save rewrites the file in place
+    worker_data, worker_batches = pickle.loads(shipped)
+    with pytest.raises(SourceChanged, match="not what the dataset was built from"):
+        worker_data[1]
+    with pytest.raises(SourceChanged, match="device, inode and size"):
+        next(iter(worker_batches))
+    # A headerless file replaced by another of the same size (a rename).
+    path, raw = token_bin
+    tokens_bin = WindowDataset(path, 64, dtype="uint16")
+    shipped = pickle.dumps(tokens_bin)
+    other = path.with_name("other.bin")
+    (raw[::-1].copy()).tofile(other)
+    os.replace(other, path)
+    with pytest.raises(SourceChanged, match="device, inode and size"):
+        pickle.loads(shipped)[0]
+    # The parent's own mapping is the file it pinned: it goes on reading it.
+    assert (tokens_bin[0] == raw[:64]).all()
 
 
 def _worker_batches(dataset, indices, queue) -> None:
+    """Two batches in a worker, counting the times it maps the file."""
     try:
-        queue.put(("ok", [w.tolist() for w in dataset.__getitems__(indices)]))
+        from npy_mmap import data as data_module
+
+        opens = []
+        real = data_module._Source._open
+
+        def counting(source):
+            opens.append(os.getpid())
+            return real(source)
+
+        data_module._Source._open = counting
+        batch = dataset.__getitems__(indices)
+        dataset.__getitems__(indices)
+        queue.put(("ok", [w.tolist() for w in batch], len(opens)))
     except BaseException as error:
-        queue.put(("error", repr(error)))
+        queue.put(("error", repr(error), None))
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
@@ -158,8 +219,11 @@ def test_workers_open_the_file_once_each(token_bin, method: str) -> None:
     results = sorted((queue.get(timeout=60) for _ in workers), key=lambda r: r[1][0] if r[0] == "ok" else [])
     for worker in workers:
         worker.join(timeout=30)
-    assert all(kind == "ok" for kind, _ in results), results
-    got = [w for _, windows in results for w in windows]
+    assert all(kind == "ok" for kind, _, _ in results), results
+    # Each worker mapped the file once (a forked one again, in its own
+    # process), for two batches.
+    assert [opens for _, _, opens in results] == [1, 1], results
+    got = [w for _, windows, _ in results for w in windows]
     expected = [tokens[i * 512 : i * 512 + 512].tolist() for i in (0, 1, 1, 2)]
     assert sorted(got) == sorted(expected)
 

@@ -68,8 +68,11 @@ pub(crate) trait Source {
 /// data lock excludes every other writer, and writing here needs `&mut`),
 /// so a plain copy of the slice.
 impl<S: Storage> Source for S {
+    /// The address only, never a slice of the bytes: a writable mapping's
+    /// bytes may be lent to foreign code (numpy), which writes them while
+    /// npy-python plans reads (`prefetch_windows` with the GIL released).
     fn base(&self) -> *const u8 {
-        self.bytes().as_ptr()
+        Storage::as_ptr(self)
     }
 
     fn len(&self) -> usize {

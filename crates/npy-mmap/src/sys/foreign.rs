@@ -73,18 +73,129 @@ impl ForeignMap {
         self.map.as_ref().map_or(0, memmap2::MmapRaw::len)
     }
 
-    /// The mapping as atomic bytes.
-    fn cells(&self) -> &[AtomicU8] {
-        let Some(map) = &self.map else {
-            return &[];
+    /// The mapped bytes, read with atomic loads only.
+    pub fn bytes(&self) -> ForeignBytes<'_> {
+        match &self.map {
+            // SAFETY: the mapping is `map.len()` bytes, mapped (readable)
+            // for as long as `self`, which the result borrows; nothing here
+            // hands out a Rust reference to its bytes (see the type docs).
+            Some(map) => unsafe { ForeignBytes::new(map.as_ptr(), map.len()) },
+            None => ForeignBytes::EMPTY,
+        }
+    }
+
+    /// Copies `out.len()` bytes at `offset` into `out` with relaxed atomic
+    /// loads ([`ForeignBytes::load`]). `None` when the range passes the end.
+    pub fn load(&self, offset: usize, out: &mut [u8]) -> Option<()> {
+        self.bytes().load(offset, out)
+    }
+
+    /// Passes a hint for `range` (in bounds, checked by the caller) to the
+    /// kernel; `DontNeed` is refused on a private mapping (it would throw
+    /// away numpy's copy-on-write changes).
+    pub fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
+        let hint = hint(advice)?;
+        let Some(map) = self.map.as_ref().filter(|_| !range.is_empty()) else {
+            return Ok(());
         };
-        // SAFETY: the mapping is `map.len()` bytes, valid for as long as
-        // `self` (the slice borrows it), and `AtomicU8` has the size and
-        // alignment of `u8` and takes any bits. A shared reference to
-        // atomics allows the concurrent writes others make; the only
-        // operations used on these cells are loads, which std documents as
-        // sound on read-only memory for lock-free sizes (`PROT_READ` maps).
-        unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<AtomicU8>(), map.len()) }
+        match hint {
+            Hint::Checked(advice) => map.advise_range(advice, range.start, range.len()),
+            Hint::DontNeed if self.kind == ForeignKind::Private => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "DontNeed would discard the copy-on-write changes of this mapping",
+            )),
+            // SAFETY: on a shared file mapping MADV_DONTNEED only drops the
+            // page-table entries; the next access reloads the same bytes
+            // (dirty data included) from the page cache. No Rust reference
+            // to these bytes exists at all.
+            Hint::DontNeed => unsafe {
+                map.unchecked_advise_range(UncheckedAdvice::DontNeed, range.start, range.len())
+            },
+        }
+    }
+
+    /// Writes the dirty pages of `len` bytes at `offset` back to the file
+    /// and waits (`msync(MS_SYNC)`); nothing to do unless shared writable.
+    pub fn flush_range(&self, offset: usize, len: usize) -> io::Result<()> {
+        match &self.map {
+            Some(map) if len > 0 && self.kind == ForeignKind::Shared => {
+                map.flush_range(offset, len)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Bytes that foreign code owns and may write at any time, from any
+/// thread or process (a numpy mapping, an array being saved while another
+/// process writes the file under it): Rust reads them with relaxed atomic
+/// loads only, never through a `&[u8]`, so a read is defined whatever
+/// others write meanwhile (each aligned word is one value some writer
+/// stored). The one place of the project that copies such bytes: the
+/// foreign mappings ([`ForeignArray`](crate::ForeignArray)) and every
+/// caller outside the crate (the Python package's door in) use it.
+#[derive(Clone, Copy, Debug)]
+pub struct ForeignBytes<'a> {
+    ptr: *const u8,
+    len: usize,
+    _bytes: std::marker::PhantomData<&'a [AtomicU8]>,
+}
+
+// SAFETY: a `ForeignBytes` is an address and a length; every access
+// through it is an atomic load, which any thread may make (the bytes
+// themselves are shared by design: see the type docs).
+unsafe impl Send for ForeignBytes<'_> {}
+// SAFETY: as for `Send`: shared access is atomic loads only.
+unsafe impl Sync for ForeignBytes<'_> {}
+
+impl<'a> ForeignBytes<'a> {
+    /// No bytes.
+    pub const EMPTY: ForeignBytes<'static> = ForeignBytes {
+        ptr: std::ptr::NonNull::<u8>::dangling().as_ptr(),
+        len: 0,
+        _bytes: std::marker::PhantomData,
+    };
+
+    /// The `len` bytes at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// For the whole lifetime `'a`, the `len` bytes at `ptr` are readable
+    /// memory (one allocation or mapping, kept in place: a buffer export
+    /// held, a mapping not unmapped), and no Rust code holds a `&mut` to
+    /// any of them. Others may write them at any time (foreign code, other
+    /// processes, atomics): that is what this type is for. `ptr` may
+    /// dangle when `len` is 0.
+    pub unsafe fn new(ptr: *const u8, len: usize) -> ForeignBytes<'a> {
+        ForeignBytes {
+            ptr,
+            len,
+            _bytes: std::marker::PhantomData,
+        }
+    }
+
+    /// The length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bytes as atomic cells.
+    fn cells(&self) -> &'a [AtomicU8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `new`'s contract: `len` readable bytes at `ptr` for `'a`
+        // (non-null: `len > 0`, and `AtomicU8` has the size and alignment
+        // of `u8` and takes any bits). A shared reference to atomics allows
+        // the concurrent writes others make; the only operations used on
+        // these cells are loads, which std documents as sound on read-only
+        // memory for lock-free sizes (`PROT_READ` maps, read-only exports).
+        unsafe { std::slice::from_raw_parts(self.ptr.cast::<AtomicU8>(), self.len) }
     }
 
     /// Copies `out.len()` bytes at `offset` into `out` with relaxed atomic
@@ -140,40 +251,5 @@ impl ForeignMap {
             *byte = cell.load(Ordering::Relaxed);
         }
         Some(())
-    }
-
-    /// Passes a hint for `range` (in bounds, checked by the caller) to the
-    /// kernel; `DontNeed` is refused on a private mapping (it would throw
-    /// away numpy's copy-on-write changes).
-    pub fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
-        let hint = hint(advice)?;
-        let Some(map) = self.map.as_ref().filter(|_| !range.is_empty()) else {
-            return Ok(());
-        };
-        match hint {
-            Hint::Checked(advice) => map.advise_range(advice, range.start, range.len()),
-            Hint::DontNeed if self.kind == ForeignKind::Private => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "DontNeed would discard the copy-on-write changes of this mapping",
-            )),
-            // SAFETY: on a shared file mapping MADV_DONTNEED only drops the
-            // page-table entries; the next access reloads the same bytes
-            // (dirty data included) from the page cache. No Rust reference
-            // to these bytes exists at all.
-            Hint::DontNeed => unsafe {
-                map.unchecked_advise_range(UncheckedAdvice::DontNeed, range.start, range.len())
-            },
-        }
-    }
-
-    /// Writes the dirty pages of `len` bytes at `offset` back to the file
-    /// and waits (`msync(MS_SYNC)`); nothing to do unless shared writable.
-    pub fn flush_range(&self, offset: usize, len: usize) -> io::Result<()> {
-        match &self.map {
-            Some(map) if len > 0 && self.kind == ForeignKind::Shared => {
-                map.flush_range(offset, len)
-            }
-            _ => Ok(()),
-        }
     }
 }

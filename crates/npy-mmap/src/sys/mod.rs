@@ -29,7 +29,7 @@ use memmap2::{Mmap, MmapMut, MmapOptions, UncheckedAdvice};
 use crate::advice::Advice;
 
 mod foreign;
-pub use foreign::{ForeignKind, ForeignMap};
+pub use foreign::{ForeignBytes, ForeignKind, ForeignMap};
 
 /// What every mode's mapping provides.
 pub trait Storage: Send + Sync + Sized {
@@ -55,6 +55,12 @@ pub trait Storage: Send + Sync + Sized {
     /// The mapped length, without forming a reference to the bytes (a
     /// writable mapping's bytes may be lent to foreign code meanwhile).
     fn len(&self) -> usize;
+
+    /// The first mapped byte's address (dangling, never null, when
+    /// nothing is mapped), without forming a reference to the bytes: for
+    /// planning reads (page residency, read-ahead) of a mapping whose
+    /// bytes foreign code may be writing.
+    fn as_ptr(&self) -> *const u8;
 
     /// Passes an access-pattern hint for `range` of [`bytes`](Self::bytes)
     /// (in bounds, checked by the caller) to the kernel.
@@ -257,6 +263,13 @@ impl Storage for ReadOnlyMap {
         self.0.as_ref().map_or(0, |map| map.len())
     }
 
+    fn as_ptr(&self) -> *const u8 {
+        // memmap2's `as_ptr` reads the address it stored; it forms no slice.
+        self.0
+            .as_ref()
+            .map_or(std::ptr::NonNull::dangling().as_ptr(), |map| map.as_ptr())
+    }
+
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
         advise_shared(self.0.as_ref(), advice, range)
     }
@@ -282,6 +295,13 @@ impl Storage for SharedMap {
 
     fn len(&self) -> usize {
         self.0.as_ref().map_or(0, |map| map.len())
+    }
+
+    fn as_ptr(&self) -> *const u8 {
+        // memmap2's `as_ptr` reads the address it stored; it forms no slice.
+        self.0
+            .as_ref()
+            .map_or(std::ptr::NonNull::dangling().as_ptr(), |map| map.as_ptr())
     }
 
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
@@ -394,6 +414,13 @@ impl Storage for PrivateMap {
         self.0.as_ref().map_or(0, |map| map.len())
     }
 
+    fn as_ptr(&self) -> *const u8 {
+        // memmap2's `as_ptr` reads the address it stored; it forms no slice.
+        self.0
+            .as_ref()
+            .map_or(std::ptr::NonNull::dangling().as_ptr(), |map| map.as_ptr())
+    }
+
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
         match hint(advice)? {
             // MADV_DONTNEED on a private mapping throws away this process's
@@ -470,95 +497,8 @@ pub enum LockKind {
     Write,
 }
 
-/// Byte-range locks held by an open file description (Linux's `F_OFD_*`
-/// `fcntl` commands): they conflict between descriptions, whether in one
-/// process or two, and go when the description is closed. The policy that
-/// uses them is in the `lock` module.
 #[cfg(target_os = "linux")]
-pub mod range_lock {
-    use std::fs::File;
-    use std::io;
-    use std::ops::Range;
-    use std::os::fd::AsRawFd;
-
-    pub use super::LockKind as Kind;
-
-    fn description(range: &Range<u64>, l_type: libc::c_int) -> io::Result<libc::flock> {
-        let too_far = || io::Error::other("a lock range past i64::MAX");
-        let start = i64::try_from(range.start).map_err(|_| too_far())?;
-        let len = i64::try_from(range.end - range.start).map_err(|_| too_far())?;
-        // SAFETY: `flock` is a plain C struct of integers, for which all
-        // zeros is a valid value (and `l_pid` must be 0 for OFD locks).
-        let mut lock: libc::flock = unsafe { std::mem::zeroed() };
-        lock.l_type = l_type as libc::c_short;
-        lock.l_whence = libc::SEEK_SET as libc::c_short;
-        lock.l_start = start;
-        lock.l_len = len;
-        Ok(lock)
-    }
-
-    fn l_type(kind: Kind) -> libc::c_int {
-        match kind {
-            Kind::Read => libc::F_RDLCK,
-            Kind::Write => libc::F_WRLCK,
-        }
-    }
-
-    fn fcntl(file: &File, command: libc::c_int, lock: &mut libc::flock) -> io::Result<()> {
-        // SAFETY: the descriptor is valid for the call (`file` is borrowed),
-        // and `lock` points to an initialised `flock` that lives across the
-        // call; the OFD lock commands read it and (F_OFD_GETLK) write it.
-        let status = unsafe { libc::fcntl(file.as_raw_fd(), command, lock as *mut libc::flock) };
-        if status == -1 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Takes a lock of `kind` on `range` if no other description holds a
-    /// conflicting one; `Ok(false)` when one does.
-    pub fn try_lock(file: &File, range: &Range<u64>, kind: Kind) -> io::Result<bool> {
-        let mut lock = description(range, l_type(kind))?;
-        match fcntl(file, libc::F_OFD_SETLK, &mut lock) {
-            Ok(()) => Ok(true),
-            Err(error) if matches!(error.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) => {
-                Ok(false)
-            }
-            Err(error) => Err(error),
-        }
-    }
-
-    /// Releases this description's locks on `range`.
-    pub fn unlock(file: &File, range: &Range<u64>) -> io::Result<()> {
-        fcntl(
-            file,
-            libc::F_OFD_SETLK,
-            &mut description(range, libc::F_UNLCK)?,
-        )
-    }
-
-    /// A lock that another description holds which conflicts with a lock
-    /// of `kind` on `range` (a write lock conflicts with every lock): where
-    /// it starts and what kind it is, or `None` when nothing conflicts.
-    pub fn conflict(
-        file: &File,
-        range: &Range<u64>,
-        kind: Kind,
-    ) -> io::Result<Option<(u64, Kind)>> {
-        let mut lock = description(range, l_type(kind))?;
-        fcntl(file, libc::F_OFD_GETLK, &mut lock)?;
-        if lock.l_type == libc::F_UNLCK as libc::c_short {
-            return Ok(None);
-        }
-        let held = if lock.l_type == libc::F_WRLCK as libc::c_short {
-            Kind::Write
-        } else {
-            Kind::Read
-        };
-        Ok(Some((u64::try_from(lock.l_start).unwrap_or(0), held)))
-    }
-}
+pub mod range_lock;
 
 /// A writable shared mapping that never hands out `&[u8]` or `&mut [u8]`:
 /// other live mappings (in this process or others) write the same bytes at
@@ -642,74 +582,8 @@ atomic_cells!(
     crate::atomic_float::AtomicF64
 );
 
-/// Runs `before` in the thread that calls `fork`, just before it, then
-/// `parent` in that thread of the parent, and `child` in the child's only
-/// thread, just after (`pthread_atfork`). A failure to install (no memory)
-/// leaves forks unwatched, as before.
-///
-/// `child` gets a function that closes a descriptor, and calls it only for
-/// descriptors *abandoned* in the child: ones that an operation of a thread
-/// other than the forking one was using at that moment (the lock
-/// registry's busy files). In the child that thread does not exist, so
-/// nothing will ever use or close them, and while open they would keep the
-/// parent's open file descriptions, and every lock the parent takes on
-/// them, alive for the child's whole life. This is a crate-internal
-/// contract: the one caller is `lock::registry`.
-#[cfg(unix)]
-pub fn on_fork(before: fn(), parent: fn(), child: fn(&mut dyn FnMut(std::os::fd::RawFd))) {
-    struct Handlers {
-        before: fn(),
-        parent: fn(),
-        child: fn(&mut dyn FnMut(std::os::fd::RawFd)),
-    }
-    static HANDLERS: std::sync::OnceLock<Handlers> = std::sync::OnceLock::new();
-    if HANDLERS
-        .set(Handlers {
-            before,
-            parent,
-            child,
-        })
-        .is_err()
-    {
-        return;
-    }
-    extern "C" fn prepare() {
-        if let Some(handlers) = HANDLERS.get() {
-            (handlers.before)();
-        }
-    }
-    extern "C" fn in_parent() {
-        if let Some(handlers) = HANDLERS.get() {
-            (handlers.parent)();
-        }
-    }
-    extern "C" fn in_child() {
-        if let Some(handlers) = HANDLERS.get() {
-            (handlers.child)(&mut |fd| {
-                // SAFETY: `child` hands over only abandoned descriptors (the
-                // contract above): their owner never runs again in this
-                // process, so closing one pulls no descriptor from under
-                // live code. An error (EBADF, EINTR) leaves nothing to undo.
-                unsafe {
-                    libc::close(fd);
-                }
-            });
-        }
-    }
-    // SAFETY: the three handlers are `extern "C"` functions with no
-    // arguments that live for the whole program, as `pthread_atfork`
-    // requires; they only read a `OnceLock` set before they are installed,
-    // and call functions that take or release one `Mutex` (and, in the
-    // child, close abandoned descriptors), in the thread that forks (the
-    // child's only thread afterwards).
-    unsafe {
-        libc::pthread_atfork(Some(prepare), Some(in_parent), Some(in_child));
-    }
-}
-
-/// No `fork` here.
-#[cfg(not(unix))]
-pub fn on_fork(_before: fn(), _parent: fn(), _child: fn(&mut dyn FnMut(u64))) {}
+mod fork;
+pub use fork::on_fork;
 
 /// Read-ahead for batched random reads (`array/gather.rs`): which pages are
 /// in memory already, and asking the kernel to read the others now.

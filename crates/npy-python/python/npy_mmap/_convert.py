@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import math
 from typing import Any
 
 import numpy as np
@@ -31,25 +30,30 @@ def descr_of(dtype: np.dtype) -> str:
     return repr(_format.dtype_to_descr(dtype))
 
 
-def view(buffer: Any, dtype: np.dtype, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
-    """An array over ``buffer``'s bytes without a copy.
+def array_over(
+    owner: Any,
+    dtype: np.dtype,
+    shape: tuple[int, ...],
+    fortran: bool,
+    *,
+    subtype: type = np.ndarray,
+) -> np.ndarray:
+    """The one door out: a numpy array over the bytes of ``owner`` (a
+    ``_native.Buffer``: memory Rust owns, or one of our mappings), without
+    a copy. Every array of the package over Rust memory is made here.
 
-    ``numpy.frombuffer`` holds a memoryview of the buffer (one export) for as
-    long as the array or any array derived from it lives, so the bytes (and
-    a mapping's locks) stay valid exactly that long.
+    ``np.ndarray(buffer=owner)`` takes a buffer export, reads the address,
+    releases the export at once, and keeps ``owner`` itself as the array's
+    ``.base``: nothing stands between the array and the object that owns
+    its bytes, so nothing Python code can reach (``.base.release()`` on a
+    ``memoryview``, say) frees them under the array. The owner frees its
+    bytes only when it is freed itself, that is when no array (nor
+    anything else) reaches it. (``numpy.frombuffer`` would keep a
+    ``memoryview`` as the base instead, whose ``release()`` dropped the
+    owner's last reference under a live array: issue 39.)
     """
     shape = tuple(int(n) for n in shape)
-    count = math.prod(shape)
-    order = "F" if fortran else "C"
-    if count == 0 or dtype.itemsize == 0:
-        # No bytes to view (numpy.frombuffer refuses zero-size items), but
-        # the array still hangs on the buffer's export, as every other view
-        # does: it keeps the mapping (and its locks) and the buffer's
-        # read-only flag, like numpy's own empty memmaps.
-        anchor = np.frombuffer(buffer, dtype=np.uint8, count=0)
-        return np.ndarray(shape, dtype=dtype, buffer=anchor, order=order)
-    flat = np.frombuffer(buffer, dtype=dtype, count=count)
-    return flat.reshape(shape, order=order)
+    return np.ndarray.__new__(subtype, shape, dtype=dtype, buffer=owner, order="F" if fortran else "C")
 
 
 NO_COPY = (
@@ -88,7 +92,7 @@ def from_parts(payload: Any, descr: str, shape: tuple[int, ...], fortran: bool) 
     """The numpy array of native parts."""
     if isinstance(payload, list):
         return objects(payload, shape, fortran)
-    return view(payload, dtype_of(descr), shape, fortran)
+    return array_over(payload, dtype_of(descr), shape, fortran)
 
 
 def scalar_from_bytes(descr: str, data: bytes) -> Any:
@@ -134,8 +138,8 @@ def native_buffer(array: np.ndarray) -> tuple[Any, int] | None:
     base = array
     while isinstance(base, np.ndarray):
         base = base.base
-    if isinstance(base, memoryview) and isinstance(base.obj, _native.Buffer):
-        buffer = base.obj
+    if isinstance(base, _native.Buffer):
+        buffer = base
         offset = array.__array_interface__["data"][0] - buffer.address
         if 0 <= offset <= len(buffer):
             return buffer, offset

@@ -40,7 +40,7 @@ class LiveArray(_Closing):
 
     def snapshot(self) -> np.ndarray:
         """A copy of every element, each read with one atomic load."""
-        return _convert.view(self._live.snapshot(), self.dtype.newbyteorder("="), self.shape, self._fortran)
+        return _convert.array_over(self._live.snapshot(), self.dtype.newbyteorder("="), self.shape, self._fortran)
 
     def flush(self) -> None:
         """Write changes to disk and wait (durability; others see them at once)."""

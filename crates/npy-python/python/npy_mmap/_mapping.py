@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import operator
 import os
+import sys
 import weakref
 from typing import Any, Literal
 
@@ -57,14 +58,26 @@ class memmap(np.memmap):
         dt = np.dtype(dtype)
         if shape is not None:
             shape = (operator.index(shape),) if np.isscalar(shape) else tuple(operator.index(n) for n in shape)
-        headerless = (_convert.descr_of(dt), operator.index(offset), shape, order == "F")
+        # numpy's own check of `order` (its words: "order must be one of
+        # 'C', 'F', 'A', or 'K' (got 'X')"), and its reading of it ('f' and
+        # b'F' are Fortran, 'A' and 'K' C for a new array).
+        fortran = not np.ndarray((2, 2), dtype=np.uint8, order=order).flags.c_contiguous
+        # A subarray dtype (('u2', (3,))) maps items of its whole size; the
+        # array appends its shape, as numpy's ndarray(buffer=...) does.
+        headerless = (_convert.descr_of(dt), operator.index(offset), shape, fortran)
         if _is_url(filename):
+            if mode != "r":
+                raise ValueError(
+                    f"{filename}: objects in storage are read-only through memmap: mode={mode!r} "
+                    "would write, and a RemoteArray cannot; use mode='r'"
+                )
             return RemoteArray(filename, _headerless=headerless)
         path = _path(filename)
         if path is None:
             raise ValueError("npy_mmap.memmap needs a file name or a URL, not a file object")
+        _refuse_empty(path, mode)
         mapped = _open_mapped(path, mode, 10000, None, locking, None, _strict(sharing), headerless)
-        result = _memmap(mapped, mode, path)
+        result = _memmap(mapped, mode, path, dtype=dt)
         result.offset = int(offset)
         return result
 
@@ -94,10 +107,25 @@ class memmap(np.memmap):
         return res
 
 
-def _memmap(mapped: tuple, mode: str, filename: str) -> memmap:
+def _refuse_empty(path: str, mode: str) -> None:
+    """numpy's refusal of an empty file ("cannot mmap an empty file"), in
+    every mode: numpy's ``r+`` writes a byte into it first, and npy_mmap
+    never changes a file's length to map it."""
+    try:
+        empty = os.stat(path).st_size == 0
+    except OSError:
+        return  # the mapping says what is wrong, in its words
+    if empty:
+        extra = " (numpy's r+ writes a byte into it first; npy_mmap does not write to map)" if mode == "r+" else ""
+        raise ValueError(f"cannot mmap an empty file{extra}")
+
+
+def _memmap(mapped: tuple, mode: str, filename: str, dtype: np.dtype | None = None) -> memmap:
+    """The memmap over a native mapping; ``dtype`` (memmap's argument)
+    instead of the header's, for a subarray dtype whose shape numpy appends."""
     buffer, descr, shape, fortran, offset, _rows = mapped
-    array = _convert.view(buffer, _convert.dtype_of(descr), shape, fortran)
-    result = array.view(memmap)
+    dt = _convert.dtype_of(descr) if dtype is None else dtype
+    result = _convert.array_over(buffer, dt, shape, fortran, subtype=memmap)
     result._mmap = buffer
     result.filename = os.path.abspath(filename)
     result.offset = offset
@@ -220,8 +248,21 @@ class MappedFile(_Closing):
 
     @property
     def views(self) -> int:
-        """How many numpy arrays (memoryviews) view the mapping now."""
-        return 0 if self._buffer is None else self._buffer.exports
+        """How many references reach the mapping besides this object's own
+        (and its cached ``array``'s, when nothing else holds that array):
+        each array over it holds one (a memmap two: its ``.base`` and its
+        ``_mmap``; a memmap view of it one). :meth:`close` succeeds when it
+        is 0."""
+        return 0 if self._buffer is None else self._holders()
+
+    def _holders(self) -> int:
+        """References to the buffer object other than ``self._buffer`` (and
+        the cached array's, if only this object holds that array)."""
+        # getrefcount counts its own argument: minus it and self._buffer.
+        held = sys.getrefcount(self._buffer) - 2
+        if self._array is not None and sys.getrefcount(self._array) == 2:
+            held -= 2  # the cached memmap's .base and ._mmap, nobody else's
+        return held
 
     def _open_buffer(self) -> Any:
         if self._buffer is None:
@@ -244,32 +285,62 @@ class MappedFile(_Closing):
         stay mapped for as long as any object can reach their address
         (``array`` and its views, arrays made with ``np.ndarray(buffer=...)``
         over it, its buffer object), so no array ever outlives its mapping.
+        What reaches it is counted by reference (CPython's count of the
+        object that owns the mapping), after a garbage collection, so an
+        array a finalizer brought back to life (``__del__`` storing it
+        somewhere) counts too: ``close()`` never returns while the mapping
+        stays.
 
         Raises
         ------
         BufferError
-            While anything else reaches the mapping: delete those arrays
-            first. The mapping is then left open as it was.
+            While anything else reaches the mapping, saying how many
+            references and, where Python can tell, what holds them: delete
+            those arrays first. The mapping is then left open as it was.
         """
         if self._buffer is None:
             return
         self._array = None
-        probe = weakref.ref(self._buffer)
-        self._buffer = None
-        if probe() is not None:
-            # Reference cycles are freed by the collector, not at once.
+        if self._holders():
+            # Reference cycles are freed by the collector, not at once; a
+            # finalizer run now may also keep an array alive: counted below.
             gc.collect()
-        if probe() is not None:
-            self._buffer = probe()
-            raise BufferError(
-                f"cannot close the mapping of {self.filename}: numpy arrays (or other objects) "
-                f"that reach it are still alive ({self._buffer.exports} buffer export(s) now); "
-                "delete them (del array) first"
-            )
+        held = self._holders()
+        if held == 0:
+            probe = weakref.ref(self._buffer)
+            self._buffer = None  # the last reference: the mapping goes now
+            if probe() is None:
+                return
+            self._buffer = probe()  # another thread took one meanwhile
+            held = self._holders()
+        raise BufferError(
+            f"cannot close the mapping of {self.filename}: numpy arrays (or other objects) that "
+            f"reach it are still alive ({held} reference(s) besides this MappedFile's"
+            f"{_holders_named(self)}: an array's .base, a memmap's ._mmap, or what a finalizer "
+            "kept); delete them (del array) first"
+        )
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"mode={self.mode!r}"
         return f"<npy_mmap.MappedFile {self.filename!r} {state}>"
+
+
+def _holders_named(mapped: MappedFile) -> str:
+    """What Python's collector can name among the holders of a mapping's
+    buffer object (containers, instances, a memmap's attributes; numpy
+    arrays themselves it does not track), the mapping's own aside."""
+    own = (mapped, mapped.__dict__)
+    found = [r for r in gc.get_referrers(mapped._buffer) if not any(r is o for o in own)]
+    buffer = mapped._buffer
+    names = sorted(
+        {
+            # A memmap's attributes hold its ._mmap: name the memmap.
+            "memmap" if isinstance(r, dict) and r.get("_mmap") is buffer else type(r).__name__
+            for r in found
+        }
+        - {"frame"}
+    )
+    return f", held by: {', '.join(names)}" if names else ""
 
 
 def mapped(

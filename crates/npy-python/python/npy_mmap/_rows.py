@@ -97,10 +97,10 @@ def take(a: np.ndarray, indices: Any, axis: int | None = None) -> np.ndarray:
         count, shape = a.shape[0], idx.shape + a.shape[1:]
     if width == 0:
         return np.take(a, indices, axis=axis)
-    out = _native.take(buffer, offset, width, count, idx64.reshape(-1))
+    out = _native.take(buffer, offset, width, count, idx64.reshape(-1).view(np.uint8))
     if out is None:
         return np.take(a, indices, axis=axis)
-    return _convert.view(out, a.dtype, shape, False)
+    return _convert.array_over(out, a.dtype, shape, False)
 
 
 def _flat_indices(indices: Any, shape: tuple[int, ...], order: str) -> np.ndarray:

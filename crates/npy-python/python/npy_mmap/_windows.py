@@ -88,13 +88,13 @@ def windows(a: Any, starts: Any, length: int) -> np.ndarray:
     shape = (len(picked), length, *a.shape[1:])
     if isinstance(a, RemoteArray) and not a._fortran:
         data = a._remote.read_windows(picked, length)
-        return _convert.view(data, a.dtype, shape, False)
+        return _convert.array_over(data, a.dtype, shape, False)
     found = _over_our_buffer(a)
     if found is not None:
         buffer, offset, row_bytes = found
-        out = _native.gather_windows(buffer, offset, row_bytes, rows, picked, length)
+        out = _native.windows("gather", buffer, (offset, row_bytes, rows), picked, length)
         if out is not None:
-            return _convert.view(out, a.dtype, shape, False)
+            return _convert.array_over(out, a.dtype, shape, False)
     for start in picked:
         if start + length > rows:
             first_missing = start if start >= rows and length else rows
@@ -112,7 +112,7 @@ def prefetch_windows(a: Any, starts: Any, length: int) -> None:
     if found is not None:
         buffer, offset, row_bytes = found
         rows = _rows_of(a)
-        _native.prefetch_windows(buffer, offset, row_bytes, rows, _starts(starts, rows), operator.index(length))
+        _native.windows("prefetch", buffer, (offset, row_bytes, rows), _starts(starts, rows), operator.index(length))
 
 
 def release_windows(a: Any, starts: Any, length: int) -> None:
@@ -124,4 +124,4 @@ def release_windows(a: Any, starts: Any, length: int) -> None:
     if found is not None:
         buffer, offset, row_bytes = found
         rows = _rows_of(a)
-        _native.release_windows(buffer, offset, row_bytes, rows, _starts(starts, rows), operator.index(length))
+        _native.windows("release", buffer, (offset, row_bytes, rows), _starts(starts, rows), operator.index(length))

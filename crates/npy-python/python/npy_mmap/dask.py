@@ -28,15 +28,10 @@ import dask.array as da
 import numpy as np
 from dask.array.core import normalize_chunks
 
-from . import _api, _convert, _native
+from . import _api, _convert, _native, _pin
+from ._pin import SourceChanged
 
 __all__ = ["Source", "SourceChanged", "NpyTarget", "default_chunk_bytes", "from_npy", "to_npy"]
-
-
-class SourceChanged(OSError):
-    """A task found its file or object no longer the one the graph was
-    built from (replaced, or rewritten with another header): it refuses to
-    read rather than return other data. Build the graph again."""
 
 
 @dataclass(frozen=True)
@@ -90,40 +85,26 @@ class Source:
         return len(self.shape) - 1 if self.fortran else 0
 
 
-def _identity(path: str) -> tuple[int, int, int]:
-    info = os.stat(path)
-    return (info.st_dev, info.st_ino, info.st_size)
-
-
 def _changed(source: Source, what: str) -> SourceChanged:
     where = source.location if source.member is None else f"{source.location} (member {source.member!r})"
-    return SourceChanged(
-        errno.ESTALE,
-        f"{where} is not what the graph was built from ({what}): it was replaced or rewritten "
-        "after from_npy read it; call from_npy again",
-        source.location,
-    )
+    return _pin.changed(source.location, where, what, "the graph", "from_npy read it; call from_npy again")
 
 
 def _check_local(source: Source) -> None:
     """Refuses a file (or archive) that is not the one the graph was built
     from: another device, inode or size, or another header."""
-    now = _identity(source.location)
-    if source.identity is not None and now != source.identity:
-        raise _changed(source, f"device, inode and size {source.identity} then, {now} now")
+    differs = _pin.check_identity(source.location, source.identity)
+    if differs is not None:
+        raise _changed(source, differs)
     if source.kind == "file":
         with open(source.location, "rb") as fid:
             _check_header(source, fid.read(source.offset))
 
 
 def _check_header(source: Source, head: bytes) -> None:
-    try:
-        found = _native.parse_header(head, 1 << 24, False)
-    except ValueError as error:
-        raise _changed(source, f"no header like it: {error}") from None
-    pinned = (source.descr, source.shape, source.fortran, source.offset)
-    if (found[0], tuple(found[1]), found[2], found[3]) != pinned:
-        raise _changed(source, f"header {pinned[:3]} then, {tuple(found[:3])} now")
+    differs = _pin.check_header(head, (source.descr, source.shape, source.fortran, source.offset))
+    if differs is not None:
+        raise _changed(source, differs)
 
 
 def _chunk_shape(source: Source, index: tuple[slice, ...]) -> tuple[int, ...]:
@@ -254,7 +235,7 @@ def _source(path_or_url: Any, member: str | None, max_header_size: int) -> Sourc
     # Absolute: workers may run elsewhere (another working directory).
     location = os.path.abspath(location)
     if member is not None:
-        identity = _identity(location)
+        identity = _pin.identity(location)
         with zipfile.ZipFile(location) as archive:
             name = _member_name(archive, member)
             compressed = archive.getinfo(name).compress_type != zipfile.ZIP_STORED
@@ -265,11 +246,8 @@ def _source(path_or_url: Any, member: str | None, max_header_size: int) -> Sourc
             raise ValueError(f"{location}: member {member!r} is not .npy data")
         descr, shape, fortran, offset = _native.parse_header(head, max_header_size, False)
         return Source("npz", location, member, descr, tuple(shape), fortran, offset, identity, None, compressed)
-    with open(location, "rb") as fid:
-        identity = (lambda i: (i.st_dev, i.st_ino, i.st_size))(os.fstat(fid.fileno()))
-        head = fid.read(65536 + 12)
-    descr, shape, fortran, offset = _native.parse_header(head, max_header_size, False)
-    return Source("file", location, None, descr, tuple(shape), fortran, offset, identity)
+    (descr, shape, fortran, offset), identity = _pin.header_of(location, max_header_size)
+    return Source("file", location, None, descr, shape, fortran, offset, identity)
 
 
 def _natural(name: str) -> list[Any]:

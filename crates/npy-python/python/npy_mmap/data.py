@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import _api, _windows
+from . import _api, _pin, _windows
 from ._common import _is_url
 
 __all__ = ["WindowDataset", "RandomBatches"]
@@ -39,7 +39,15 @@ __all__ = ["WindowDataset", "RandomBatches"]
 
 class _Source:
     """A token array opened once per process: an ``.npy`` (mapped, or remote)
-    or a headerless file given a ``dtype`` (``np.memmap``'s arguments)."""
+    or a headerless file given a ``dtype`` (``np.memmap``'s arguments).
+
+    Pinned when first opened, as ``npy_mmap.dask``'s tasks are (``_pin``):
+    a local file by its device, inode and size (an ``.npy`` also by its
+    header), an object by its ETag. A worker (a pickled copy, or a forked
+    child) that opens it again refuses a file or object that changed since
+    with :class:`~npy_mmap.dask.SourceChanged`, rather than read other
+    data (another dtype, other tokens) without a word.
+    """
 
     def __init__(self, source: Any, dtype: Any, offset: int, shape: Any) -> None:
         text = os.fspath(source) if not isinstance(source, str) else source
@@ -47,26 +55,59 @@ class _Source:
         self.dtype = None if dtype is None else np.dtype(dtype)
         self.offset = offset
         self.shape = shape
+        self.identity: tuple[int, int, int] | None = None
+        self.header: tuple | None = None
+        self.e_tag: str | None = None
         self._array: Any = None
         self._pid: int | None = None
 
     def array(self) -> Any:
-        """The array, opened in this process (again after a fork)."""
+        """The array, opened in this process (again after a fork), checked
+        to be the one pinned at the first opening."""
         if self._array is None or self._pid != os.getpid():
-            if self.dtype is not None:
-                self._array = _api.memmap(self.location, dtype=self.dtype, mode="r", offset=self.offset, shape=self.shape)
-            elif _is_url(self.location):
-                self._array = _api.RemoteArray(self.location)
+            self._array = None
+            first = self.identity is None and self.e_tag is None
+            if _is_url(self.location):
+                array = self._open()
+                if first:
+                    self.e_tag = array._remote.e_tag
+                elif self.e_tag is not None and array._remote.e_tag != self.e_tag:
+                    raise self._changed(f"ETag {self.e_tag} then, {array._remote.e_tag} now")
             else:
-                self._array = _api.load(self.location, mmap_mode="r")
-            self._pid = os.getpid()
+                if first:
+                    if self.dtype is None:
+                        self.header, self.identity = _pin.header_of(self.location, 10000)
+                    else:
+                        self.identity = _pin.identity(self.location)
+                self._check()
+                array = self._open()
+                self._check()  # the file mapped is the one checked (not replaced meanwhile)
+            self._array, self._pid = array, os.getpid()
         return self._array
+
+    def _open(self) -> Any:
+        if self.dtype is not None:
+            return _api.memmap(self.location, dtype=self.dtype, mode="r", offset=self.offset, shape=self.shape)
+        if _is_url(self.location):
+            return _api.RemoteArray(self.location)
+        return _api.load(self.location, mmap_mode="r")
+
+    def _check(self) -> None:
+        differs = _pin.check_identity(self.location, self.identity)
+        if differs is None and self.header is not None:
+            with open(self.location, "rb") as fid:
+                differs = _pin.check_header(fid.read(self.header[3]), self.header)
+        if differs is not None:
+            raise self._changed(differs)
+
+    def _changed(self, what: str) -> Exception:
+        return _pin.changed(self.location, self.location, what, "the dataset", "it was first opened; make it again")
 
     def remote(self) -> bool:
         return isinstance(self.array(), _api.RemoteArray)
 
     def __getstate__(self) -> dict:
-        # Workers get the arguments and open their own mapping.
+        # Workers get the arguments and the pin, and open their own mapping.
         state = dict(self.__dict__)
         state["_array"] = None
         state["_pid"] = None
