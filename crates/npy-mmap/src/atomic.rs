@@ -249,23 +249,62 @@ impl AtomicFile {
     /// [`replace`](Self::replace_existing), to a destination name that must
     /// not exist.
     fn rename(&mut self) -> Result<()> {
-        if self.replace {
-            self.dir
-                .rename(&self.temp_name, &self.dir, &self.dest_name)
-                .map_err(io_error("rename a temporary file over", &self.dest))?;
-        } else {
-            match rename_noreplace(&self.dir, &self.temp_name, &self.dest_name) {
-                Ok(()) => {}
-                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
-                    return Err(Error::at(&self.dest, ErrorKind::AlreadyExists));
-                }
-                Err(error) => {
-                    return Err(io_error("rename a temporary file to", &self.dest)(error));
-                }
-            }
-        }
+        rename_in(
+            &self.dir,
+            &self.temp_name,
+            &self.dest_name,
+            self.replace,
+            &self.dest,
+        )?;
         self.renamed = true;
         Ok(())
+    }
+
+    /// Commits a file that was made under another name in the
+    /// destination's folder, by other means than an `AtomicFile` (a Dask
+    /// target's partial file, created and filled by workers): the same
+    /// steps as [`commit`](Self::commit), through the same code. An
+    /// existing destination's mode goes to the new file; it is synced,
+    /// renamed over `dest` (or, unless `replace`, refused if `dest` exists,
+    /// at the rename), and the folder synced. The file name of `dest` is
+    /// replaced, never followed; `prepared` must lie in the same folder.
+    pub fn commit_prepared(
+        prepared: impl AsRef<Path>,
+        dest: impl AsRef<Path>,
+        replace: bool,
+    ) -> Result<()> {
+        let (prepared, dest) = (prepared.as_ref(), dest.as_ref());
+        let folder = |path: &Path| match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if folder(prepared) != folder(dest) {
+            return Err(io_error("commit", prepared)(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("it is not in the folder of {}", dest.display()),
+            )));
+        }
+        let (from, to) = (
+            final_name(prepared).map_err(io_error("commit", prepared))?,
+            final_name(dest).map_err(io_error("commit", dest))?,
+        );
+        let dir = Dir::open_ambient_dir(folder(dest), ambient_authority())
+            .map_err(io_error("open the folder of", dest))?;
+        let mut options = OpenOptions::new();
+        options.read(true).write(true);
+        cap_fs_ext::OpenOptionsFollowExt::follow(&mut options, cap_fs_ext::FollowSymlinks::No);
+        let file = dir
+            .open_with(from, &options)
+            .map_err(io_error("open", prepared))?
+            .into_std();
+        if let Some(existing) = existing_file(&dir, to, dest).map_err(io_error("replace", dest))? {
+            existing
+                .apply_to(&file)
+                .map_err(io_error("give the old file's mode to", prepared))?;
+        }
+        sync_file(&file).map_err(io_error("sync", prepared))?;
+        rename_in(&dir, from, to, replace, dest)?;
+        sync_dir(&dir).map_err(|source| Error::at(dest, ErrorKind::NotDurable { source }))
     }
 
     /// [`commit`](Self::commit), handing back the file (unbuffered, still
@@ -398,6 +437,23 @@ fn existing_file(dir: &Dir, name: &OsStr, dest: &Path) -> io::Result<Option<Exis
     }
     #[cfg(not(unix))]
     Ok(Some(Existing {}))
+}
+
+/// Renames `from` over `to` in `dir` (the destination `dest`, for
+/// messages), or, unless `replace`, to a `to` that must not exist.
+fn rename_in(dir: &Dir, from: &OsStr, to: &OsStr, replace: bool, dest: &Path) -> Result<()> {
+    if replace {
+        return dir
+            .rename(from, dir, to)
+            .map_err(io_error("rename a temporary file over", dest));
+    }
+    match rename_noreplace(dir, from, to) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+            Err(Error::at(dest, ErrorKind::AlreadyExists))
+        }
+        Err(error) => Err(io_error("rename a temporary file to", dest)(error)),
+    }
 }
 
 /// Renames `from` to `to` in `dir`, refusing (`AlreadyExists`) a `to` that

@@ -568,3 +568,38 @@ fn a_headerless_read_write_mapping_never_covers_an_npy_header() {
     options.headerless(bytes(0));
     options.open_rw(&plain).unwrap();
 }
+
+/// Round 5, item 3 (Dask targets): a file made under another name by other
+/// means (workers filling a partial file) is committed through the same
+/// steps as an `AtomicFile`: the old file's mode kept, a reader of the old
+/// file keeps its bytes, refused across folders, and (unless replacing)
+/// refused over an existing name, the prepared file left in place.
+#[test]
+#[cfg(unix)]
+fn a_prepared_file_is_committed_through_the_atomic_commit() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("commit-prepared");
+    let dest = dir.join("out.npy");
+    std::fs::write(&dest, b"old").unwrap();
+    std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let old = std::fs::File::open(&dest).unwrap();
+    let partial = dir.join(".out.npy.partial-1");
+    std::fs::write(&partial, b"new bytes").unwrap();
+    AtomicFile::commit_prepared(&partial, &dest, true).unwrap();
+    assert_eq!(std::fs::read(&dest).unwrap(), b"new bytes");
+    let mode = std::fs::metadata(&dest).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640, "the old file's mode is kept");
+    assert!(!partial.exists());
+    let mut kept = String::new();
+    std::io::Read::read_to_string(&mut &old, &mut kept).unwrap();
+    assert_eq!(kept, "old", "a reader of the old file keeps it");
+
+    std::fs::write(&partial, b"newer").unwrap();
+    let error = AtomicFile::commit_prepared(&partial, &dest, false).unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::AlreadyExists), "{error}");
+    assert!(partial.exists() && std::fs::read(&dest).unwrap() == b"new bytes");
+
+    let other = TempDir::new("commit-prepared-other");
+    let error = AtomicFile::commit_prepared(&partial, other.join("out.npy"), true).unwrap_err();
+    assert!(error.to_string().contains("not in the folder"), "{error}");
+}

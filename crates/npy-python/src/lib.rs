@@ -15,6 +15,7 @@ mod buffer;
 #[allow(unsafe_code)]
 mod door_in;
 mod errors;
+mod files;
 mod live;
 mod npz;
 mod objects;
@@ -523,5 +524,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     npz::register(m)?;
     live::register(m)?;
     remote::register(m)?;
+    files::register(m)?;
     Ok(())
 }

@@ -382,6 +382,21 @@ def test_a_live_target_is_held_between_tasks(client: Client, tmp_path: pathlib.P
     assert list(tmp_path.iterdir()) == [tmp_path / "out.npy"]
 
 
+def test_a_target_replaces_its_file_through_the_atomic_commit(client: Client, tmp_path: pathlib.Path) -> None:
+    """The finished file replaces the old one as np.save's rename would, but
+    through the one atomic commit: the old file's mode is kept (os.replace
+    left the partial file's), and a reader of the old file keeps its bytes."""
+    out = tmp_path / "out.npy"
+    np.save(out, np.zeros(4))
+    os.chmod(out, 0o640)
+    old = np.load(out, mmap_mode="r")
+    to_npy(da.arange(10, chunks=5), out)
+    assert (np.load(out) == np.arange(10)).all()
+    assert os.stat(out).st_mode & 0o777 == 0o640
+    assert (old == 0).all() and old.shape == (4,)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.npy"]
+
+
 def test_fortran_urls_and_deflated_members_read_only_their_chunks(
     client: Client, tmp_path: pathlib.Path, s3_bucket: str
 ) -> None:

@@ -420,8 +420,10 @@ class NpyTarget:
         del window
 
     def commit(self) -> None:
-        """Rename the finished file to its name (atomic on one file system)."""
-        os.replace(self.partial, self.path)
+        """Commit the finished file under its name through the one atomic
+        commit (npy-mmap's AtomicFile): synced, renamed over the old file
+        (whose mode it keeps, as np.save's replacement does), folder synced."""
+        _native.commit_prepared(self.partial, self.path)
         self._created = None
 
     def abort(self) -> None:
