@@ -11,7 +11,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{assert_exit, npy_bytes, scratch, stderr, write};
+use common::{assert_exit, names, npy_bytes, scratch, stderr, write};
 
 /// `np.arange(n, dtype='<i8')` as np.save writes it.
 fn arange_i8(dir: &Path, name: &str, n: usize) -> PathBuf {
@@ -60,16 +60,6 @@ fn temporaries_seen(plant: &Path) -> Vec<String> {
         .filter(|name| name.starts_with('.') && name.ends_with(".tmp"))
         .map(str::to_owned)
         .collect()
-}
-
-/// The names in `dir` (no temporaries may be left).
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// `args` run with `target` appearing mid-command: refused, naming it,

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{assert_exit, fixtures, http_server, npy, scratch, stderr, stdout};
+use common::{assert_exit, fixtures, http_server, npy, scratch, serve_whole, stderr, stdout};
 
 fn url(path: &Path) -> String {
     format!("file://{}", path.display())
@@ -362,15 +362,7 @@ fn a_refused_connection_fails_without_retrying() {
 #[test]
 fn a_server_without_range_support_still_serves_small_arrays() {
     let file = std::fs::read(fixtures().join("f8_c_2d.npy")).unwrap();
-    let port = http_server(move |_| {
-        let mut response = format!(
-            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            file.len()
-        )
-        .into_bytes();
-        response.extend_from_slice(&file);
-        response
-    });
+    let port = serve_whole(file);
     let url = format!("http://127.0.0.1:{port}/f8_c_2d.npy");
     same_answers(
         &fixtures().join("f8_c_2d.npy"),

@@ -10,19 +10,9 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use common::{
-    arange_3x4, assert_exit, http_server, npy, npy_bytes, scratch, stderr, stdout, write,
+    arange_3x4, assert_exit, names, npy, npy_bytes, scratch, serve_whole, stderr, stdout, write,
 };
 use serde_json::Value;
-
-/// The names in `dir`, sorted (no temporary may be left).
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 /// `npy virtualize input -o dest [extra...]`.
 fn virtualize(input: &Path, dest: &Path, extra: &[&str]) -> std::process::Output {
@@ -230,15 +220,7 @@ fn member_names_zarr_cannot_keep_are_refused_with_the_reason() {
 #[test]
 fn references_never_carry_credentials_from_a_url() {
     let file = arange_3x4();
-    let port = http_server(move |_| {
-        let mut response = format!(
-            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            file.len()
-        )
-        .into_bytes();
-        response.extend_from_slice(&file);
-        response
-    });
+    let port = serve_whole(file);
     let clean = format!("http://127.0.0.1:{port}/data/t.npy");
     for url in [
         format!("http://reader:s3cr3t@127.0.0.1:{port}/data/t.npy"),

@@ -128,3 +128,27 @@ pub fn http_server(respond: impl Fn(&str) -> Vec<u8> + Send + 'static) -> u16 {
     });
     port
 }
+
+/// The names in `dir`, sorted (tests check that no temporary is left).
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A plain HTTP server on 127.0.0.1 that answers every request with all
+/// of `body` (no Range support); its port.
+pub fn serve_whole(body: Vec<u8>) -> u16 {
+    http_server(move |_| {
+        let mut response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        response.extend_from_slice(&body);
+        response
+    })
+}
