@@ -46,6 +46,22 @@ impl<R: Read + Seek> NpzArchive<R> {
         self.index_of_member(index)
     }
 
+    /// The block index of a deflated member if it is at hand without a
+    /// pass over the member: the one our writer recorded (checked), one
+    /// loaded from a sidecar ([`load_index`](Self::load_index)) or built
+    /// before. `None` for a stored member or when only a pass would give one.
+    pub fn cached_block_index(&mut self, key: &str) -> Result<Option<Arc<BlockIndex>>> {
+        let index = self.resolve(key)?;
+        if self.compressions[index] != MemberCompression::Deflated {
+            return Ok(None);
+        }
+        if let Some(found) = self.known_index(index) {
+            return Ok(Some(found));
+        }
+        self.try_sidecar();
+        Ok(self.indexes.get(&index).cloned())
+    }
+
     /// The index of member `index`, checked or built (see [`block_index`](Self::block_index)).
     pub(crate) fn index_of_member(&mut self, index: usize) -> Result<Option<Arc<BlockIndex>>> {
         match self.compressions[index] {
