@@ -15,6 +15,7 @@ mod buffer;
 mod errors;
 mod live;
 mod npz;
+mod npz_lazy;
 mod objects;
 mod remote;
 
@@ -527,6 +528,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flush, m)?)?;
     m.add_function(wrap_pyfunction!(advise, m)?)?;
     npz::register(m)?;
+    npz_lazy::register(m)?;
     live::register(m)?;
     remote::register(m)?;
     Ok(())
