@@ -15,6 +15,7 @@ mod buffer;
 mod errors;
 mod live;
 mod npz;
+mod npz_bytes;
 mod npz_lazy;
 mod objects;
 mod remote;
@@ -529,6 +530,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(advise, m)?)?;
     npz::register(m)?;
     npz_lazy::register(m)?;
+    npz_bytes::register(m)?;
     live::register(m)?;
     remote::register(m)?;
     Ok(())

@@ -123,3 +123,24 @@ def test_dask_tasks_inflate_only_their_blocks_and_chunks_follow_them(tmp_path: p
     for key in ("x", "f"):
         theirs = from_npy(tmp_path / "numpy.npz", member=key, chunks=(100_000, 3))
         np.testing.assert_array_equal(theirs.compute(scheduler="threads"), x)
+
+
+def test_archives_from_memory_and_file_objects_read_like_numpys(tmp_path: pathlib.Path) -> None:
+    x = _signal(300_000)
+    objects = np.array(["a", 1, None], dtype=object)
+    for save in (np.savez, np.savez_compressed, npy_mmap.savez_compressed):
+        path = tmp_path / f"{save.__name__}.npz"
+        save(path, x=x, o=objects, small=np.arange(5, dtype=">i2"))
+        data = path.read_bytes()
+        buffer = io.BytesIO(data)
+        with open(path, "rb") as fid:
+            for source in (buffer, fid):
+                with npy_mmap.load(source, allow_pickle=True) as ours, np.load(path, allow_pickle=True) as theirs:
+                    assert ours.files == theirs.files
+                    for key in theirs.files:
+                        a, b = ours[key], theirs[key]
+                        assert a.dtype == b.dtype and a.shape == b.shape and a.flags.writeable
+                        assert a.tolist() == b.tolist(), (save.__name__, key)
+        # The BytesIO is not held: it can still be written.
+        buffer.seek(0, 2)
+        buffer.write(b"more")

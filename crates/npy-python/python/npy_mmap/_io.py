@@ -208,6 +208,18 @@ def _load_stream(fid: Any, allow_pickle: bool, encoding: str, max_header_size: i
     left just after it, as numpy leaves it, so several arrays saved into
     one stream, even a pipe, load one by one), or an npz (the rest)."""
     limit = _header_limit(max_header_size, allow_pickle)
+    if _stream_is_zip(fid):
+        # The rest in one read, not copied again (a BytesIO read from its
+        # start hands over its bytes as they are): the archive's members are
+        # read from them in Rust.
+        return NpzFile(
+            fid.read(),
+            allow_pickle=allow_pickle,
+            encoding=encoding,
+            max_header_size=max_header_size,
+            fix_imports=fix_imports,
+            _bytes=True,
+        )
     magic = _read_exactly(fid, len(_MAGIC))
     if not magic:
         raise EOFError("No data left in file")

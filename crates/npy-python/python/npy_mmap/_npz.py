@@ -61,7 +61,7 @@ class NpzFile(_Closing, Mapping):
         self.pickle_kwargs = {"encoding": encoding, "fix_imports": fix_imports}
         limit = _header_limit(max_header_size, allow_pickle)
         if _bytes:
-            self._archive = _native.NpzReader.from_bytes(source, limit, allow_pickle, encoding)
+            self._archive = _BufferArchive(source, limit, allow_pickle, encoding)
         elif _MODE_NAMES.get(mmap_mode, mmap_mode) == "r":
             self._archive = _native.MappedArchive(source, limit, allow_pickle, encoding)
         else:
@@ -174,6 +174,31 @@ class NpzFile(_Closing, Mapping):
         more = "..." if len(self.files) > self._MAX_REPR_ARRAY_COUNT else ""
         name = self._name if isinstance(self._name, str) else "object"
         return f"NpzFile {name!r} with keys: {keys}{more}"
+
+
+class _BufferArchive:
+    """An archive in bytes a file object gave: each member is read straight
+    from them in Rust with the GIL released (the one copy is into the
+    array's own memory), the bytes never converted or copied whole."""
+
+    def __init__(self, data: Any, limit: int, allow_pickle: bool, encoding: str) -> None:
+        self._data = data
+        self._options = (limit, allow_pickle, encoding)
+        self._keys, self._names = _native.npz_buffer_keys(data, *self._options)
+
+    def keys(self) -> list[str]:
+        return self._keys
+
+    def member_names(self) -> list[str]:
+        return self._names
+
+    def get(self, key: str) -> Any:
+        if self._data is None:
+            raise ValueError("the archive is closed")
+        return _native.npz_buffer_get(self._data, key, *self._options)
+
+    def close(self) -> None:
+        self._data = None
 
 
 class _Attributes:
