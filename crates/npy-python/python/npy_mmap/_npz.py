@@ -77,7 +77,11 @@ class NpzFile(_Closing, Mapping):
     def zip(self) -> zipfile.ZipFile | None:
         """The archive as a ``zipfile.ZipFile`` (None once closed)."""
         if self._zip is None and not self._closed:
-            self._zip = zipfile.ZipFile(io.BytesIO(self._source) if self._bytes else self.fid)
+            if self._bytes:
+                self._zip = zipfile.ZipFile(io.BytesIO(self._source))
+            else:
+                # fid is None for a file object the caller owns (read by path).
+                self._zip = zipfile.ZipFile(self.fid if self.fid is not None else self._source)
         return self._zip
 
     def __getitem__(self, key: str) -> Any:
