@@ -6,6 +6,7 @@ test:
 
 # Live suites: creates .venv (numpy, moto, s3fs from PyPI), starts the local S3 server, runs the ignored tests.
 interop:
+    scripts/ensure-unzip.sh
     scripts/s3-server.sh start
     NPY_PYTHON="$(scripts/setup-venv.sh)" bash -c 'eval "$(scripts/s3-server.sh env)"; cargo test --workspace -- --ignored'; status=$?; scripts/s3-server.sh stop; exit $status
 

@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-TARGETS=(header read_npy mmap_open npz pickle)
+TARGETS=(header read_npy mmap_open npz npz_index pickle)
 FIXTURES=../tests/fixtures
 
 # Pure safe Rust is fuzzed without a sanitizer (twice the executions; the
@@ -82,6 +82,18 @@ seed() {
                 ;;
             npz)
                 find "$FIXTURES" -name '*.npz' -exec cp {} "$dir/" \;
+                ;;
+            npz_index)
+                # A member of "abcdefg" in two blocks (4 and 3 bytes, 3 and 2
+                # compressed), as the directory and the 0x424e field record
+                # it, then 5 bytes of compressed data (not deflate: rejected).
+                python3 -c '
+import struct, sys, zlib
+crc = zlib.crc32
+payload = struct.pack("<BBII", 1, 0, 4, 2) + struct.pack("<II", 3, crc(b"abcd")) + struct.pack("<II", 2, crc(b"efg"))
+field = struct.pack("<HH", 0x424E, len(payload)) + payload
+sys.stdout.buffer.write(struct.pack("<QQI", 7, 5, crc(b"abcdefg")) + field + b"\x01\x02\x03\x04\x05")
+' >"$dir/two-blocks"
                 ;;
             pickle)
                 # numpy's object arrays, whole (read_npy) and as bare pickles;
@@ -159,7 +171,7 @@ run() {
         # ints far beyond Python's 4300-digit limit (1786 bytes).
         case "$target" in
             pickle) extra+=("-dict=pickle.dict" "-max_len=65536") ;;
-            npz) ;;
+            npz | npz_index) ;;
             *) extra+=("-dict=npy.dict" "-max_len=16384") ;;
         esac
         [ "$jobs" -gt 1 ] && extra+=("-jobs=$jobs" "-workers=$jobs")

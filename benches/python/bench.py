@@ -682,7 +682,8 @@ def main() -> None:
     parser.add_argument("--dask-limit", type=float, default=120.0, help="seconds a Dask way may take")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--fill-gib", type=float, default=2.0, help="size of the parallel fill (GiB)")
-    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing", "windows", "windows-local", "windows-remote"])
+    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing", "windows", "windows-local", "windows-remote", "npz"])
+    parser.add_argument("--npz-mib", type=int, default=512, help="size of the deflated npz member (MiB)")
     parser.add_argument("--tokens-gib", type=float, default=4.0, help="size of the token file of the windows part (GiB)")
     parser.add_argument("--remote-tokens-gib", type=float, default=1.0, help="size of the remote token file (GiB)")
     parser.add_argument("--memory-batches", type=int, default=2000, help="warm batches per worker (memory)")
@@ -701,6 +702,11 @@ def main() -> None:
         windows_part(root, args.tokens_gib, args.repeat, args.memory_batches, args.cold_batches)
     if args.only in (None, "windows", "windows-remote"):
         remote_windows_part(args.remote_tokens_gib, 3)
+    if args.only in (None, "npz"):
+        sys.path.insert(0, str(pathlib.Path(__file__).parent))
+        from bench_npz import npz_part
+
+        npz_part(root, args.npz_mib, args.repeat, row, timed)
     if args.only in (None, "dask", "dask-s3"):
         dask_part(root, args.dask_gib, args.dask_limit, s3_only=args.only == "dask-s3")
     print("\n| what | numpy / Dask | npy_mmap | speed-up | note |\n| --- | ---: | ---: | ---: | --- |")

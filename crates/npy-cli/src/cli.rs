@@ -62,6 +62,7 @@ pub enum Command {
     Ls(LsArgs),
     Extract(ExtractArgs),
     Pack(PackArgs),
+    Index(IndexArgs),
     Create(CreateArgs),
     Render(crate::render::RenderArgs),
     Cp(CpArgs),
@@ -265,6 +266,24 @@ Examples:
 pub struct LsArgs {
     /// The .npz archive (`-`: read from standard input, copied to a
     /// temporary file first: a zip is read from its end).
+    pub archive: PathBuf,
+}
+
+/// Save the checkpoints of an .npz archive's deflated members beside it
+/// (ARCHIVE.idx), so that reading a slice of one needs no pass over it.
+///
+/// Members our writer deflated carry a block index in the archive already;
+/// members other writers made (numpy's savez_compressed) get checkpoints
+/// from one pass over each, CRC-checked. Commands that read slices (npy
+/// show --rows) and npy_mmap in Python use the file when it matches the
+/// archive, and refuse a stale one.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  npy index archive.npz
+  npy show archive.npz --member x --rows -10:")]
+pub struct IndexArgs {
+    /// The .npz archive (a local file: the index is written beside it).
     pub archive: PathBuf,
 }
 

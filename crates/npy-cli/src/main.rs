@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod describe;
+mod member;
 mod message;
 mod npy_file;
 mod output;

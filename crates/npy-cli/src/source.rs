@@ -145,13 +145,15 @@ pub fn open_member(path: &Path, member: Option<&str>) -> anyhow::Result<Box<dyn 
         drop(archive);
         return map_member(path, &info);
     }
-    // Only the header is read now; the data is streamed when it is used.
-    let header = archive.header(&key)?.header;
-    Ok(Box::new(StreamedMember {
-        archive,
-        key,
-        header,
-    }))
+    if local {
+        // Checkpoints `npy index` saved beside the archive, if any (a stale
+        // or foreign file is refused by its checks and left alone).
+        let sidecar = npy_mmap::npz::index_path(path);
+        if sidecar.is_file() {
+            let _ = archive.load_index(&sidecar);
+        }
+    }
+    Ok(Box::new(StreamedMember::open(archive, key)?))
 }
 
 /// The library's error, with the advice it gives a Rust programmer (which
@@ -653,11 +655,28 @@ impl ArraySource for MappedMember {
 }
 
 /// A member of an `.npz` archive, streamed (inflated as it is read) from
-/// its start on every pass: it is never held whole in memory.
+/// its start on every pass: it is never held whole in memory. The elements
+/// a command shows come from the blocks holding them when the member has a
+/// block index at hand (our writer's, or checkpoints `npy index` saved).
 struct StreamedMember {
     archive: Archive,
     key: String,
     header: Header,
+    /// Where the array data starts in the member's content.
+    data_offset: u64,
+}
+
+impl StreamedMember {
+    /// Reads only the member's header now; the data when it is used.
+    fn open(mut archive: Archive, key: String) -> anyhow::Result<Self> {
+        let parsed = archive.header(&key)?;
+        Ok(StreamedMember {
+            archive,
+            key,
+            header: parsed.header,
+            data_offset: parsed.layout.data_offset as u64,
+        })
+    }
 }
 
 impl ArraySource for StreamedMember {
@@ -681,6 +700,14 @@ impl ArraySource for StreamedMember {
                 .with_context(|| format!("member '{key}'"))?;
         }
         Ok(())
+    }
+
+    fn gather(&mut self, offsets: &[usize], width: usize) -> anyhow::Result<Vec<u8>> {
+        let (key, start) = (&self.key, self.data_offset);
+        match crate::member::gather_blocks(&mut self.archive, key, start, offsets, width)? {
+            Some(bytes) => Ok(bytes),
+            None => gather_forward(self, offsets, width),
+        }
     }
 }
 

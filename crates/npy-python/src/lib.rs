@@ -18,6 +18,8 @@ mod errors;
 mod files;
 mod live;
 mod npz;
+mod npz_bytes;
+mod npz_lazy;
 mod objects;
 mod remote;
 
@@ -522,6 +524,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flush, m)?)?;
     m.add_function(wrap_pyfunction!(advise, m)?)?;
     npz::register(m)?;
+    npz_lazy::register(m)?;
+    npz_bytes::register(m)?;
     live::register(m)?;
     remote::register(m)?;
     files::register(m)?;

@@ -18,9 +18,9 @@ use crate::{Parts, array_parts, open_options};
 
 /// A member as the Python side receives it: `("array", parts)` or
 /// `("raw", bytes)` for a member that is not `.npy` data.
-type MemberResult = (String, Py<PyAny>);
+pub(crate) type MemberResult = (String, Py<PyAny>);
 
-fn member_result(py: Python<'_>, member: Member) -> PyResult<MemberResult> {
+pub(crate) fn member_result(py: Python<'_>, member: Member) -> PyResult<MemberResult> {
     Ok(match member {
         Member::Array(array) => (
             "array".into(),

@@ -23,7 +23,7 @@ static RUNTIME: Mutex<Option<(u32, Runtime)>> = Mutex::new(None);
 /// threads (a call on it would wait for ever: tokio#4301; multiprocessing
 /// forks by default on Linux before Python 3.14). The inherited one is
 /// leaked, never dropped: dropping it would wait for those threads too.
-fn runtime() -> PyResult<Runtime> {
+pub(crate) fn runtime() -> PyResult<Runtime> {
     let pid = std::process::id();
     let lock = || RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((owner, runtime)) = lock().as_ref()

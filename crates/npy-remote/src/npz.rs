@@ -25,6 +25,8 @@ use object_store::{GetOptions, GetRange, ObjectStore};
 use zip::read::{ArchiveOffset, Config};
 
 use crate::error::{Error, ErrorKind, Operation, Result};
+
+mod blocks;
 use crate::read::{Fetched, OPEN_PREFIX, RemoteArray, Transfer, checked_bytes, fetch};
 use crate::store::Store;
 
@@ -64,7 +66,18 @@ pub struct RemoteNpz {
     e_tag: Option<String>,
     directory_start: u64,
     members: Vec<MemberInfo>,
+    /// Each member's block-index extra field (payload), from the directory.
+    index_fields: Vec<Option<Vec<u8>>>,
+    /// Members whose local header was read: data start and `.npy` header.
+    opened: Arc<Mutex<std::collections::HashMap<usize, Arc<Opened>>>>,
     options: NpzOptions,
+}
+
+/// What a member's first GET told: where its data starts and its header.
+#[derive(Debug)]
+struct Opened {
+    data_start: u64,
+    parsed: npy_core::ParsedHeader,
 }
 
 /// The fixed part of a zip local header, before the name.
@@ -106,7 +119,7 @@ impl RemoteNpz {
             };
             match zip::ZipArchive::with_config(config, reader) {
                 Ok(zip) => {
-                    let members = list(&zip, &path, &tail, start)?;
+                    let (members, index_fields) = list(&zip, &path, &tail, start)?;
                     return Ok(RemoteNpz {
                         directory_start: zip.central_directory_start(),
                         e_tag,
@@ -114,6 +127,8 @@ impl RemoteNpz {
                         path,
                         size,
                         members,
+                        index_fields,
+                        opened: Default::default(),
                         options,
                     });
                 }
@@ -637,15 +652,17 @@ pub(crate) async fn get_suffix(
 }
 
 /// The members the zip crate found in the directory, each one's compression
-/// read from its header in the fetched `tail` (which starts at byte `start`).
+/// read from its header in the fetched `tail` (which starts at byte `start`),
+/// and each one's block-index extra field if it has one.
+#[allow(clippy::type_complexity)]
 fn list<R: Read + Seek>(
     zip: &zip::ZipArchive<R>,
     path: &Path,
     tail: &[u8],
     start: u64,
-) -> Result<Vec<MemberInfo>> {
+) -> Result<(Vec<MemberInfo>, Vec<Option<Vec<u8>>>)> {
     let not_a_zip = |detail: String| Error::archive(path, ArchiveError::NotAZip { detail });
-    (0..zip.len())
+    let members: Vec<MemberInfo> = (0..zip.len())
         .map(|index| {
             let entry = zip
                 .by_index_data(index)
@@ -671,7 +688,20 @@ fn list<R: Read + Seek>(
                 header_offset: entry.header_start(),
             })
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    let index_fields = (0..zip.len())
+        .map(|index| {
+            let entry = zip.by_index_data(index).ok()?;
+            let at = usize::try_from(entry.central_header_start().checked_sub(start)?).ok()?;
+            let header = tail.get(at..at + npy_core::npz::CENTRAL_HEADER_LEN)?;
+            let name_len = usize::from(u16::from_le_bytes([header[28], header[29]]));
+            let extra_len = usize::from(u16::from_le_bytes([header[30], header[31]]));
+            let extra_at = at + npy_core::npz::CENTRAL_HEADER_LEN + name_len;
+            let extra = tail.get(extra_at..extra_at + extra_len)?;
+            npy_mmap::npz::find_extra_field(extra).map(<[u8]>::to_vec)
+        })
+        .collect();
+    Ok((members, index_fields))
 }
 
 /// `Read + Seek` over the fetched tail of an object: reads before the tail

@@ -11,7 +11,7 @@ use npy_core::{Header, ParseOptions};
 use npy_mmap::npz::{Compression, MemberCompression, MemberInfo, NpzWriter};
 use serde_json::{Map, Value, json};
 
-use crate::cli::{ExtractArgs, LsArgs, PackArgs};
+use crate::cli::{ExtractArgs, IndexArgs, LsArgs, PackArgs};
 use crate::describe;
 use crate::source::{self, Archive};
 
@@ -124,6 +124,41 @@ fn member_json(member: &MemberSummary) -> Value {
 }
 
 /// `npy ls`: one line per member.
+/// `npy index`: the checkpoints of the archive's deflated members without
+/// a block index of their own, saved beside it.
+pub fn index(args: &IndexArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let path = &args.archive;
+    if crate::remote::url_of(path).is_some() || source::is_stdin(path) {
+        bail!(
+            "{}: npy index writes the index beside a local archive (copy it here first: npy cp)",
+            path.display()
+        );
+    }
+    let mut archive = source::open_archive_for(path, describe_options())?;
+    let sidecar = npy_mmap::npz::index_path(path);
+    let deflated = archive
+        .member_names()
+        .iter()
+        .filter(|name| {
+            archive
+                .info(name)
+                .is_ok_and(|info| info.compression == MemberCompression::Deflated)
+        })
+        .count();
+    let saved = archive
+        .save_index(&sidecar)
+        .with_context(|| format!("cannot index {}", path.display()))?;
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    writeln!(
+        out,
+        "{}: {saved} deflated member{} indexed ({} with the archive's own block index)",
+        sidecar.display(),
+        plural(saved),
+        deflated - saved,
+    )?;
+    Ok(())
+}
+
 pub fn ls(args: &LsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut archive = source::open_archive_for(&args.archive, describe_options())?;
     let members = summaries(&mut archive)?;

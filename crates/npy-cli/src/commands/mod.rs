@@ -30,6 +30,7 @@ pub fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Ls(args) => archive::ls(&args, out)?,
         Command::Extract(args) => archive::extract(&args, out)?,
         Command::Pack(args) => archive::pack(&args)?,
+        Command::Index(args) => archive::index(&args, out)?,
         Command::Render(args) => crate::render::run(&args, out)?,
         Command::Cp(args) => cp::cp(&args, out)?,
         Command::Tidy(args) => tidy::run(&args, out)?,

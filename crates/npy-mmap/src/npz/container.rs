@@ -10,7 +10,9 @@
 //! alignment extra field (0xa11e, APPNOTE 4.6.11) padding the data to 64
 //! bytes, then the data. CRC and sizes are patched in after the data. The
 //! central directory carries a zip64 extra field only for values that do not
-//! fit 32 bits, and a zip64 end record follows when the directory needs one.
+//! fit 32 bits, then, for a deflated member of more than one block, its block
+//! index (extra field 0x424e, `blocks.rs`; docs/FORMAT.md); a zip64 end
+//! record follows when the directory needs one.
 
 use std::io::{self, Seek, SeekFrom, Write};
 
@@ -53,6 +55,8 @@ struct Entry {
     crc32: u32,
     compressed_size: u64,
     size: u64,
+    /// Extra fields for the central directory only (a block index).
+    central_extra: Vec<u8>,
 }
 
 /// A member whose header is written and whose data is being written.
@@ -165,7 +169,14 @@ impl<W: Write + Seek> Container<W> {
     }
 
     /// Ends a member whose data has been written: patches CRC and sizes.
-    pub(crate) fn finish(&mut self, member: OpenMember, crc32: u32, size: u64) -> io::Result<()> {
+    /// `central_extra` goes into its central directory entry only.
+    pub(crate) fn finish(
+        &mut self,
+        member: OpenMember,
+        crc32: u32,
+        size: u64,
+        central_extra: Vec<u8>,
+    ) -> io::Result<()> {
         let compressed_size = self.position - member.data_offset;
         let end = self.position;
         self.sink
@@ -184,6 +195,7 @@ impl<W: Write + Seek> Container<W> {
             crc32,
             compressed_size,
             size,
+            central_extra,
         });
         Ok(())
     }
@@ -213,7 +225,9 @@ impl<W: Write + Seek> Container<W> {
             let size = field32(entry.size, &mut zip64);
             let compressed_size = field32(entry.compressed_size, &mut zip64);
             let offset = field32(entry.header_offset, &mut zip64);
-            let extra_len = if zip64.is_empty() { 0 } else { 4 + zip64.len() };
+            let zip64_len = if zip64.is_empty() { 0 } else { 4 + zip64.len() };
+            let extra_len = u16::try_from(zip64_len + entry.central_extra.len())
+                .map_err(|_| too_big("an extra field"))?;
             directory.extend_from_slice(&CENTRAL_HEADER.to_le_bytes());
             directory.extend_from_slice(&VERSION_MADE_BY.to_le_bytes());
             directory.extend_from_slice(&VERSION_NEEDED.to_le_bytes());
@@ -225,7 +239,7 @@ impl<W: Write + Seek> Container<W> {
             directory.extend_from_slice(&compressed_size.to_le_bytes());
             directory.extend_from_slice(&size.to_le_bytes());
             directory.extend_from_slice(&(entry.name.len() as u16).to_le_bytes());
-            directory.extend_from_slice(&(extra_len as u16).to_le_bytes());
+            directory.extend_from_slice(&extra_len.to_le_bytes());
             directory.extend_from_slice(&0u16.to_le_bytes()); // comment length
             directory.extend_from_slice(&0u16.to_le_bytes()); // disk number
             directory.extend_from_slice(&0u16.to_le_bytes()); // internal attributes
@@ -237,6 +251,7 @@ impl<W: Write + Seek> Container<W> {
                 directory.extend_from_slice(&(zip64.len() as u16).to_le_bytes());
                 directory.extend_from_slice(&zip64);
             }
+            directory.extend_from_slice(&entry.central_extra);
         }
         let count = self.entries.len() as u64;
         let directory_len = directory.len() as u64;

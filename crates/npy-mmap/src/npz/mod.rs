@@ -23,13 +23,17 @@
 //! # Ok::<(), npy_mmap::Error>(())
 //! ```
 
+mod blocks;
+mod checkpoint;
 mod container;
 mod deflate;
 mod mapped;
 mod read;
+mod sidecar;
 mod write;
 
+pub use blocks::{BlockIndex, CHECKPOINT_SPAN, EXTRA_FIELD_ID, find_extra_field};
 pub use mapped::MappedNpz;
 pub use npy_core::npz::{MemberCompression, MemberInfo};
-pub use read::{Member, MemberReader, NpzArchive, StoredArray, StoredRange};
+pub use read::{Member, MemberReader, NpzArchive, StoredArray, StoredRange, index_path};
 pub use write::{Compression, DATA_ALIGNMENT, MemberWriter, NpzWriter};

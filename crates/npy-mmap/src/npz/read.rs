@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek};
 use std::path::Path;
+use std::sync::Arc;
 
 // Members that do not start with the `.npy` magic are raw bytes.
 use npy_core::header::MAGIC;
@@ -16,8 +17,14 @@ use zip::{CompressionMethod, ZipArchive, ZipReadOptions};
 
 use crate::error::{Error, ErrorKind, Result, format_error_kind, stream_error};
 
+mod blocked;
+mod index_file;
+mod shared;
 mod stored;
+use super::blocks::BlockIndex;
 use crate::lock::{Locks, lock_shared};
+pub use index_file::index_path;
+use shared::Shared;
 pub use stored::{StoredArray, StoredRange};
 
 /// A lazily read `.npz` archive (or any zip), with NumPy's `NpzFile` semantics.
@@ -43,7 +50,9 @@ pub use stored::{StoredArray, StoredRange};
 /// # Ok::<(), npy_mmap::Error>(())
 /// ```
 pub struct NpzArchive<R> {
-    zip: ZipArchive<R>,
+    zip: ZipArchive<Shared<R>>,
+    /// The archive's reader, shared with `zip`: block reads seek with it.
+    raw: Shared<R>,
     /// Decoded member names, in zip order.
     names: Vec<String>,
     /// NumPy's `files`: names with one `.npy` removed, in zip order.
@@ -57,6 +66,18 @@ pub struct NpzArchive<R> {
     archive_len: u64,
     /// The archive's file, when it was opened from one (for errors).
     path: Option<std::path::PathBuf>,
+    /// Each member's block-index extra field (payload), if its central
+    /// directory entry has one.
+    index_fields: Vec<Option<Vec<u8>>>,
+    /// Block indexes in use, by member: written ones once checked, built
+    /// ones once built (kept for the archive's life).
+    indexes: HashMap<usize, Arc<BlockIndex>>,
+    /// Members whose written index failed a read (not used again).
+    refused: std::collections::HashSet<usize>,
+    /// Where the central directory starts (it runs to the archive's end).
+    directory_start: u64,
+    /// Whether the sidecar beside the archive was looked for.
+    sidecar_tried: bool,
 }
 
 impl<R> std::fmt::Debug for NpzArchive<R> {
@@ -89,7 +110,8 @@ impl<R: Read + Seek> NpzArchive<R> {
     }
 
     /// [`new`](Self::new) with read options.
-    pub(crate) fn with_options(mut reader: R, options: ReadOptions) -> Result<Self> {
+    pub(crate) fn with_options(reader: R, options: ReadOptions) -> Result<Self> {
+        let mut reader = Shared::new(reader).map_err(stream_error("seek in"))?;
         let archive_len = reader
             .seek(io::SeekFrom::End(0))
             .map_err(stream_error("seek in"))?;
@@ -101,8 +123,9 @@ impl<R: Read + Seek> NpzArchive<R> {
             // The first bytes were checked by `check_start`.
             Err(error) => return Err(not_a_zip(error)),
         };
-        let compressions = check_entries(&mut reader, spans)?;
-        let zip = ZipArchive::new(reader).map_err(not_a_zip)?;
+        let directory_start = spans.1;
+        let (compressions, index_fields) = check_entries(&mut reader, spans)?;
+        let zip = ZipArchive::new(reader.clone()).map_err(not_a_zip)?;
         let mut names = Vec::with_capacity(zip.len());
         let mut by_name = HashMap::with_capacity(zip.len());
         for index in 0..zip.len() {
@@ -117,6 +140,7 @@ impl<R: Read + Seek> NpzArchive<R> {
         let keys = names.iter().map(|name| key_for(name).to_owned()).collect();
         Ok(NpzArchive {
             zip,
+            raw: reader,
             names,
             keys,
             by_name,
@@ -124,6 +148,11 @@ impl<R: Read + Seek> NpzArchive<R> {
             options,
             archive_len,
             path: None,
+            index_fields,
+            indexes: HashMap::new(),
+            refused: Default::default(),
+            directory_start,
+            sidecar_tried: false,
         })
     }
 
@@ -277,6 +306,10 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// magic, else the member's raw bytes.
     pub fn get(&mut self, key: &str) -> Result<Member> {
         let index = self.resolve(key)?;
+        // A deflated member with a block index inflates on every core.
+        if let Some(array) = self.load_blocked(index)? {
+            return Ok(Member::Array(array));
+        }
         let options = self.options;
         let stored_len = self.stored_len(index);
         let mut reader = self.open_member(index)?;
@@ -340,7 +373,7 @@ struct EntrySpan {
     stored_size: Option<u64>,
 }
 
-fn entry_spans<R: Read + Seek>(zip: &ZipArchive<R>) -> Result<(Vec<EntrySpan>, u64)> {
+fn entry_spans<R: Read + Seek>(zip: &ZipArchive<&mut Shared<R>>) -> Result<(Vec<EntrySpan>, u64)> {
     let mut spans = Vec::with_capacity(zip.len());
     for index in 0..zip.len() {
         let entry = zip.by_index_data(index).map_err(not_a_zip)?;
@@ -364,15 +397,18 @@ const LOCAL_HEADER_SIGNATURE: &[u8; 4] = b"PK\x03\x04";
 /// about the name (as Python's zipfile does), or whose stored entries
 /// declare a size other than their bytes. One compressed stream shared by
 /// many entries is the overlapping zip bomb: each entry would inflate it again.
-/// Returns each entry's compression, read from its central directory header.
+/// Returns each entry's compression, read from its central directory
+/// header, and its block-index extra field if it has one.
+#[allow(clippy::type_complexity)]
 fn check_entries<R: Read + Seek>(
     reader: &mut R,
     (mut spans, directory_start): (Vec<EntrySpan>, u64),
-) -> Result<Vec<MemberCompression>> {
+) -> Result<(Vec<MemberCompression>, Vec<Option<Vec<u8>>>)> {
     let corrupt = |name: &[u8], detail: String| {
         Error::from(ArchiveError::Corrupt { detail }).in_member(&String::from_utf8_lossy(name))
     };
     let mut compressions = Vec::with_capacity(spans.len());
+    let mut index_fields = Vec::with_capacity(spans.len());
     for span in &spans {
         let mut header = [0u8; CENTRAL_HEADER_LEN];
         reader
@@ -391,6 +427,7 @@ fn check_entries<R: Read + Seek>(
                 })
             })?;
         compressions.push(compression);
+        index_fields.push(index_field(reader, &header));
     }
     let mut ends = Vec::with_capacity(spans.len());
     for span in &spans {
@@ -472,7 +509,22 @@ fn check_entries<R: Read + Seek>(
             ));
         }
     }
-    Ok(compressions)
+    Ok((compressions, index_fields))
+}
+
+/// The block-index extra field's payload of the central directory entry
+/// whose fixed part is `header` (the reader stands right after it), if the
+/// entry has one. Unreadable extra fields are no index.
+fn index_field<R: Read>(reader: &mut R, header: &[u8; CENTRAL_HEADER_LEN]) -> Option<Vec<u8>> {
+    let name_len = u64::from(u16::from_le_bytes([header[28], header[29]]));
+    let extra_len = usize::from(u16::from_le_bytes([header[30], header[31]]));
+    if extra_len == 0 {
+        return None;
+    }
+    io::copy(&mut reader.take(name_len), &mut io::sink()).ok()?;
+    let mut extra = vec![0u8; extra_len];
+    reader.read_exact(&mut extra).ok()?;
+    super::blocks::find_extra_field(&extra).map(<[u8]>::to_vec)
 }
 
 /// Reads a stored `.npy` member whose length is known: the header, then the
@@ -510,8 +562,8 @@ pub enum Member {
 /// A member's content as a stream (decompressed when deflated), from
 /// [`NpzArchive::reader`]. Reaching the end checks the CRC-32: a mismatch is
 /// an `InvalidData` error `Bad CRC-32 for file '<member>'`.
-pub struct MemberReader<'a, R: Read> {
-    file: ZipFile<'a, R>,
+pub struct MemberReader<'a, R: Read + Seek> {
+    file: ZipFile<'a, Shared<R>>,
     hasher: crc32fast::Hasher,
     expected: u32,
     member: &'a str,
@@ -521,7 +573,7 @@ pub struct MemberReader<'a, R: Read> {
     path: Option<&'a Path>,
 }
 
-impl<R: Read> std::fmt::Debug for MemberReader<'_, R> {
+impl<R: Read + Seek> std::fmt::Debug for MemberReader<'_, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemberReader")
             .field("member", &self.member)
@@ -529,7 +581,7 @@ impl<R: Read> std::fmt::Debug for MemberReader<'_, R> {
     }
 }
 
-impl<R: Read> Read for MemberReader<'_, R> {
+impl<R: Read + Seek> Read for MemberReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let count = self.file.read(buf)?;
         self.hasher.update(&buf[..count]);
@@ -548,7 +600,7 @@ impl<R: Read> Read for MemberReader<'_, R> {
     }
 }
 
-impl<R: Read> MemberReader<'_, R> {
+impl<R: Read + Seek> MemberReader<'_, R> {
     /// The member's name in the archive.
     pub fn member(&self) -> &str {
         self.member

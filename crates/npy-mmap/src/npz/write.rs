@@ -9,8 +9,9 @@ use crate::atomic::AtomicFile;
 use npy_core::npz::member_name;
 use npy_core::{Header, NpySource};
 
+use super::blocks::{MAX_WRITTEN_BLOCKS, crc_combine, encode_extra_field};
 use super::container::{Container, Method, OpenMember};
-use super::deflate::ParallelDeflate;
+use super::deflate::{CHUNK, ParallelDeflate};
 use crate::error::{Error, ErrorKind, Result, format_error_kind, io_error, stream_error};
 
 /// Array data of stored members starts at a multiple of this in the archive
@@ -406,12 +407,44 @@ impl<W: Write + Seek> MemberWriter<'_, W> {
         };
         let container = &mut self.writer.container;
         let written = match encoder {
-            Encoder::Stored(crc, size) => Ok((crc.finalize(), size)),
-            Encoder::Deflated(deflate) => deflate.finish(&mut |out| container.write_all(out)),
+            Encoder::Stored(crc, size) => Ok((crc.finalize(), size, Vec::new())),
+            Encoder::Deflated(deflate) => deflate
+                .finish(&mut |out| container.write_all(out))
+                .map(|done| (done.crc32, done.size, index_field(&done.blocks, done.size))),
         };
-        let finished = written.and_then(|(crc, size)| container.finish(open, crc, size));
+        let finished =
+            written.and_then(|(crc, size, extra)| container.finish(open, crc, size, extra));
         finished.map_err(|e| self.writer.io_error(&self.name, e))
     }
+}
+
+/// The block-index extra field of a deflated member of `size` content
+/// bytes made of `blocks` (compressed length and CRC-32 of each [`CHUNK`]
+/// of content, the last one shorter): none for a single block (the member
+/// inflates whole anyway); every k-th block boundary when there are more
+/// blocks than the field can list.
+fn index_field(blocks: &[(u64, u32)], size: u64) -> Vec<u8> {
+    if blocks.len() < 2 {
+        return Vec::new();
+    }
+    let per_entry = blocks.len().div_ceil(MAX_WRITTEN_BLOCKS);
+    let span = (CHUNK * per_entry) as u64;
+    let content_len = |block: usize| (size - (block * CHUNK) as u64).min(CHUNK as u64);
+    let entries: Vec<(u64, u32)> = blocks
+        .chunks(per_entry)
+        .enumerate()
+        .map(|(group, members)| {
+            let first = group * per_entry;
+            members.iter().enumerate().fold(
+                (0u64, 0u32),
+                |(len, crc), (k, &(block_len, block_crc))| {
+                    let crc = crc_combine(crc, 0, block_crc, content_len(first + k));
+                    (len + block_len, crc)
+                },
+            )
+        })
+        .collect();
+    encode_extra_field(span, &entries).unwrap_or_default()
 }
 
 impl<W: Write + Seek> Drop for MemberWriter<'_, W> {

@@ -16,6 +16,7 @@ same arrays, byte-identical files. What you gain:
 """
 
 from ._api import (
+    LazyMember,
     LiveArray,
     MappedFile,
     NpzFile,
@@ -40,6 +41,7 @@ from . import data  # npy_mmap.data without importing it by name
 __version__ = "0.1.0"
 
 __all__ = [
+    "LazyMember",
     "LiveArray",
     "MappedFile",
     "NpzFile",

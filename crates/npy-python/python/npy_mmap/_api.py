@@ -15,7 +15,7 @@ from __future__ import annotations
 from ._io import load, save, savez, savez_compressed
 from ._live import LiveArray, open_live
 from ._mapping import MappedFile, mapped, memmap, open_memmap
-from ._npz import NpzFile
+from ._npz import LazyMember, NpzFile
 from ._remote import RemoteArray, open_remote
 from ._rows import append, read_header, take
 
@@ -26,6 +26,7 @@ __all__ = [
     "savez_compressed",
     "open_memmap",
     "memmap",
+    "LazyMember",
     "NpzFile",
     "MappedFile",
     "mapped",

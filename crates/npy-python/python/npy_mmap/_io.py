@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import io
 import math
+import os
 import pickle
 import pickletools
+import stat
+import sys
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -191,6 +195,48 @@ def _stream_is_zip(fid: Any) -> bool:
     return magic.startswith((_ZIP_PREFIX, _ZIP_SUFFIX))
 
 
+def _reopened(fid: Any) -> str | None:
+    """On Linux, a path opening the regular file a stream at its start reads
+    (``/proc/self/fd/N``: a new open file description, so the stream's own
+    position is left alone), else None."""
+    if sys.platform != "linux":
+        return None
+    try:
+        fd = fid.fileno()
+        if fid.tell() != 0 or not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return None
+    path = f"/proc/self/fd/{fd}"
+    return path if os.path.exists(path) else None
+
+
+def _read_rest(fid: Any) -> Any:
+    """The rest of a stream: a file's read straight into a buffer of its
+    size (``read()`` would grow one and copy it), anything else's ``read()``."""
+    try:
+        size = os.fstat(fid.fileno()).st_size - fid.tell()
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return fid.read()
+    if size <= 0:
+        return fid.read()
+    data = bytearray(size)
+    view = memoryview(data)
+    filled = 0
+    while filled < size:
+        count = fid.readinto(view[filled:])
+        if not count:
+            break
+        filled += count
+    rest = fid.read()  # grown since the stat: keep it too
+    if filled < size:
+        short = bytes(view[:filled])
+        view.release()
+        return short
+    view.release()
+    return data + rest if rest else data
+
+
 def _refuse_pickle(allow_pickle: bool, name: str) -> Any:
     if not allow_pickle:
         raise ValueError(
@@ -208,6 +254,35 @@ def _load_stream(fid: Any, allow_pickle: bool, encoding: str, max_header_size: i
     left just after it, as numpy leaves it, so several arrays saved into
     one stream, even a pipe, load one by one), or an npz (the rest)."""
     limit = _header_limit(max_header_size, allow_pickle)
+    if _stream_is_zip(fid):
+        reopened = _reopened(fid)
+        if reopened is not None:
+            # A regular file from its start: read like a path (members
+            # straight from the file into their arrays), the caller's file
+            # object left where it is.
+            npz = NpzFile(
+                reopened,
+                allow_pickle=allow_pickle,
+                encoding=encoding,
+                max_header_size=max_header_size,
+                fix_imports=fix_imports,
+            )
+            npz._name = getattr(fid, "name", "object")
+            # The caller owns the file object: no fid, as numpy's.
+            npz.fid.close()
+            npz.fid = None
+            return npz
+        # The rest in one read, not copied again (a file straight into memory
+        # of its size; a BytesIO read from its start hands over its bytes as
+        # they are): the archive's members are read from them in Rust.
+        return NpzFile(
+            _read_rest(fid),
+            allow_pickle=allow_pickle,
+            encoding=encoding,
+            max_header_size=max_header_size,
+            fix_imports=fix_imports,
+            _bytes=True,
+        )
     magic = _read_exactly(fid, len(_MAGIC))
     if not magic:
         raise EOFError("No data left in file")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import _convert, _native
 from ._common import _MODE_NAMES, _Closing, _header_limit
+from ._remote import RemoteArray
 
 
 class NpzFile(_Closing, Mapping):
@@ -59,7 +61,7 @@ class NpzFile(_Closing, Mapping):
         self.pickle_kwargs = {"encoding": encoding, "fix_imports": fix_imports}
         limit = _header_limit(max_header_size, allow_pickle)
         if _bytes:
-            self._archive = _native.NpzReader.from_bytes(source, limit, allow_pickle, encoding)
+            self._archive = _BufferArchive(source, limit, allow_pickle, encoding)
         elif _MODE_NAMES.get(mmap_mode, mmap_mode) == "r":
             self._archive = _native.MappedArchive(source, limit, allow_pickle, encoding)
         else:
@@ -75,7 +77,11 @@ class NpzFile(_Closing, Mapping):
     def zip(self) -> zipfile.ZipFile | None:
         """The archive as a ``zipfile.ZipFile`` (None once closed)."""
         if self._zip is None and not self._closed:
-            self._zip = zipfile.ZipFile(io.BytesIO(self._source) if self._bytes else self.fid)
+            if self._bytes:
+                self._zip = zipfile.ZipFile(io.BytesIO(self._source))
+            else:
+                # fid is None for a file object the caller owns (read by path).
+                self._zip = zipfile.ZipFile(self.fid if self.fid is not None else self._source)
         return self._zip
 
     def __getitem__(self, key: str) -> Any:
@@ -101,6 +107,51 @@ class NpzFile(_Closing, Mapping):
     def get(self, key: str, default: Any = None) -> Any:
         """``D[k]`` if ``k`` is in the archive, else ``default``."""
         return super().get(key, default)
+
+    def lazy(self, key: str) -> Any:
+        """Member ``key`` as a read-only lazy array: nothing of its data is
+        read until rows are asked for.
+
+        A deflated member is a :class:`LazyMember` (of the
+        :class:`RemoteArray` family: ``shape``, ``dtype``, ``len``,
+        ``rows(start, stop)``, ``a[...]`` gives an ndarray, ``read()``,
+        ``np.asarray``): rows inflate only the blocks they lie in, on every
+        core, the GIL released. Members our writer deflated carry a block
+        index; others get checkpoints from one pass on first use (or from
+        ``<archive>.idx``, see :meth:`save_index`). A stored member of an
+        archive file is its read-only mapping (zero copy).
+        """
+        if not isinstance(key, str) or (key not in self.files and key not in self._names):
+            raise KeyError(f"{key} is not a file in the archive")
+        if self._closed:
+            raise ValueError("the archive is closed")
+        limit = _header_limit(self.max_header_size, self.allow_pickle)
+        encoding = self.pickle_kwargs["encoding"]
+        if self._bytes:
+            native = _native.LazyMember.open_bytes(bytes(self._source), key, limit, self.allow_pickle, encoding)
+        else:
+            native = _native.LazyMember.open_path(self._source, key, limit, self.allow_pickle, encoding)
+        if not native.compressed and not self._bytes:
+            native.close()
+            mapped = _native.MappedArchive(self._source, limit, self.allow_pickle, encoding)
+            try:
+                kind, value = mapped.get(key)
+            finally:
+                mapped.close()
+            if kind == "array":
+                return _convert.from_parts(*value)
+        return LazyMember(native, f"{self._name!r}[{key!r}]" if isinstance(self._name, str) else key)
+
+    def save_index(self, path: Any = None) -> int:
+        """Save the checkpoints of the archive's deflated members that lack
+        a block index of their own (numpy's) beside it, as ``npy index``
+        does: to ``<archive>.idx`` unless ``path`` is given. Returns how many
+        members it holds. Later lazy reads (and ``npy show --rows``) use it
+        instead of a pass over each member; a stale file is refused."""
+        if self._bytes or self._closed:
+            raise ValueError("save_index writes beside an archive file")
+        target = os.fspath(path) if path is not None else os.fspath(self._source) + ".idx"
+        return _native.save_npz_index(self._source, target)
 
     def close(self) -> None:
         """Close the archive and its file (member arrays already returned
@@ -129,6 +180,31 @@ class NpzFile(_Closing, Mapping):
         return f"NpzFile {name!r} with keys: {keys}{more}"
 
 
+class _BufferArchive:
+    """An archive in bytes a file object gave: each member is read straight
+    from them in Rust with the GIL released (the one copy is into the
+    array's own memory), the bytes never converted or copied whole."""
+
+    def __init__(self, data: Any, limit: int, allow_pickle: bool, encoding: str) -> None:
+        self._data = data
+        self._options = (limit, allow_pickle, encoding)
+        self._keys, self._names = _native.npz_buffer_keys(data, *self._options)
+
+    def keys(self) -> list[str]:
+        return self._keys
+
+    def member_names(self) -> list[str]:
+        return self._names
+
+    def get(self, key: str) -> Any:
+        if self._data is None:
+            raise ValueError("the archive is closed")
+        return _native.npz_buffer_get(self._data, key, *self._options)
+
+    def close(self) -> None:
+        self._data = None
+
+
 class _Attributes:
     def __init__(self, npz: NpzFile) -> None:
         self._npz = npz
@@ -141,3 +217,29 @@ class _Attributes:
 
     def __dir__(self) -> list[str]:
         return list(self._npz.files)
+
+
+class LazyMember(RemoteArray):
+    """A deflated ``.npz`` member read lazily (:meth:`NpzFile.lazy`): of the
+    :class:`RemoteArray` family, read-only. Rows inflate only the blocks
+    holding them (each checked against its CRC-32); ``read()`` inflates
+    every block on every core."""
+
+    def __init__(self, native: Any, name: str) -> None:  # noqa: D107 - the class says it
+        self._remote = native
+        self.url = name
+        self.dtype = _convert.dtype_of(native.descr)
+        self.shape = tuple(native.shape)
+        self.ndim = len(self.shape)
+        self._fortran = native.fortran
+
+    @classmethod
+    def open_url(cls, url: str, key: str) -> LazyMember:
+        """Member ``key`` of the ``.npz`` a URL names (``s3://``, ``gs://``,
+        ``https://``...): one GET lists the archive, one more reads the
+        member's header; a slice then fetches only the compressed blocks
+        holding it, pinned to the version listed."""
+        return cls(_native.LazyMember.open_url(url, key), f"{url}[{key!r}]")
+
+    def __repr__(self) -> str:
+        return f"<npy_mmap.LazyMember {self.url} shape={self.shape} dtype={self.dtype}>"

@@ -112,26 +112,46 @@ def _chunk_shape(source: Source, index: tuple[slice, ...]) -> tuple[int, ...]:
 
 
 def _read_deflated(source: Source, rows: slice, local: tuple[slice, ...]) -> np.ndarray:
-    """A chunk of a deflated npz member: inflated from the member's start
-    up to the chunk's rows, which alone are kept (memory: the chunk and the
-    inflater's window, never the member)."""
-    dtype = source.dtype
-    axis = source.row_axis
-    row_shape = tuple(n for a, n in enumerate(source.shape) if a != axis)
-    row_bytes = math.prod(row_shape) * dtype.itemsize
-    count = rows.stop - rows.start
-    with zipfile.ZipFile(source.location) as archive, archive.open(_member_name(archive, source.member)) as member:
-        head = member.read(source.offset)
-        _check_header(source, head)
-        member.seek(source.offset + rows.start * row_bytes)  # inflates and discards, in bounded steps
-        data = member.read(count * row_bytes)
-    if len(data) != count * row_bytes:
-        raise _changed(source, f"the member ends before row {rows.stop}")
-    if source.fortran:
-        block = np.frombuffer(data, dtype=dtype).reshape(row_shape + (count,), order="F")
-    else:
-        block = np.frombuffer(data, dtype=dtype).reshape((count,) + row_shape)
+    """A chunk of a deflated npz member, read in Rust with the GIL released:
+    only the blocks holding its rows are inflated (the block index our
+    writer records, or checkpoints saved in ``<archive>.idx`` by ``npy
+    index`` / ``NpzFile.save_index``); a member with neither inflates from
+    its start up to the chunk's rows (never the whole member per task).
+    Memory: the chunk and its blocks."""
+    member = _native.LazyMember.open_path(source.location, source.member, 1 << 24, False, "ASCII", build=False)
+    try:
+        found = (member.descr, tuple(member.shape), member.fortran, member.data_offset)
+        pinned = (source.descr, source.shape, source.fortran, source.offset)
+        if found != pinned:
+            raise _changed(source, f"header {pinned[:3]} then, {found[:3]} now")
+        block = _convert.from_parts(*member.read_rows(rows.start, rows.stop))
+    finally:
+        member.close()
     return np.array(block[local])
+
+
+def _block_aligned(source: Source, rows: tuple[int, ...]) -> tuple[int, ...]:
+    """Row chunks of about the sizes ``rows`` gives, cut where the deflated
+    member's blocks start (so a task inflates whole blocks), when it has a
+    block index at hand; else ``rows``."""
+    member = _native.LazyMember.open_path(source.location, source.member, 1 << 24, False, "ASCII", build=False)
+    try:
+        starts = sorted(set(member.block_rows()))
+    finally:
+        member.close()
+    total = sum(rows)
+    target = max(rows) if rows else 0
+    starts = [r for r in starts if 0 < r < total]
+    if not starts or target == 0:
+        return rows
+    cuts = []
+    last = 0
+    for start in starts:
+        if start - last >= target:
+            cuts.append(start)
+            last = start
+    edges = [0, *cuts, total]
+    return tuple(b - a for a, b in itertools.pairwise(edges) if b > a)
 
 
 def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
@@ -358,6 +378,10 @@ def from_npy(
     )
     limit = default_chunk_bytes() if automatic else None
     normalized = normalize_chunks(chunks, shape, dtype=dtype, limit=limit)
+    if automatic and source.kind == "npz" and source.compressed and shape and math.prod(shape):
+        axis = source.row_axis
+        aligned = _block_aligned(source, normalized[axis])
+        normalized = normalized[:axis] + (aligned,) + normalized[axis + 1 :]
     name = "from-npy-" + dask.base.tokenize(source, normalized)
     graph = {}
     offsets = [list(itertools.accumulate((0,) + c)) for c in normalized]

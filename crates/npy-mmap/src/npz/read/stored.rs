@@ -39,11 +39,10 @@ pub struct StoredRange {
 }
 
 impl<B: AsRef<[u8]> + Clone> NpzArchive<io::Cursor<B>> {
-    /// The archive bytes. `ZipArchive` lends no reference to its reader;
-    /// cloning it clones `B` (a pointer copy for a slice, a count for an
-    /// `Arc`) and bumps the count of the parsed directory.
-    fn archive_bytes(&self) -> B {
-        self.zip.clone().into_inner().into_inner()
+    /// The archive bytes: a clone of `B` (a pointer copy for a slice, a
+    /// count for an `Arc`).
+    pub(crate) fn archive_bytes(&self) -> B {
+        self.raw.with(|cursor| cursor.get_ref().clone())
     }
 
     /// Where a stored member's content (the `.npy` file it holds) lies in

@@ -1,0 +1,102 @@
+//! Slices of deflated `.npz` members in a store (issue 38): only the
+//! compressed blocks a range needs are fetched, pinned to the version
+//! listed; members without a block index still read right.
+
+mod support;
+
+use std::io::Cursor;
+use std::sync::Arc;
+
+use npy_mmap::npz::{Compression, NpzWriter};
+use npy_remote::npz::{NpzOptions, RemoteNpz};
+use npy_remote::object_store::ObjectStoreExt;
+use npy_remote::object_store::memory::InMemory;
+use npy_remote::object_store::path::Path;
+use support::Counting;
+
+/// 1.5 M float64 rows (11.4 MiB: 12 blocks) of a compressible signal.
+fn signal() -> Vec<f64> {
+    (0..1_500_000)
+        .map(|i| ((i as f64 * 1e-3).sin() * 100.0 * 1024.0).round() / 1024.0)
+        .collect()
+}
+
+fn deflated(data: &[f64]) -> Vec<u8> {
+    let mut writer = NpzWriter::new(Cursor::new(Vec::new())).unwrap();
+    writer.set_compression(Compression::DEFLATED).unwrap();
+    writer.add("x", data).unwrap();
+    writer.into_inner().unwrap().into_inner()
+}
+
+async fn put(bytes: Vec<u8>) -> (Arc<Counting<InMemory>>, Path) {
+    let store = Counting::new(InMemory::new());
+    let path = Path::from("archive.npz");
+    store.put(&path, bytes.into()).await.unwrap();
+    store.reset();
+    (store, path)
+}
+
+#[tokio::test]
+async fn a_1_mib_slice_fetches_at_most_two_blocks_and_the_header() {
+    let data = signal();
+    let bytes = deflated(&data);
+    let (store, path) = put(bytes).await;
+    let archive = RemoteNpz::open(store.clone(), path, NpzOptions::default())
+        .await
+        .unwrap();
+    let (_, directory) = store.gets();
+    let index = archive
+        .block_index("x")
+        .unwrap()
+        .expect("our writer's index");
+    assert_eq!(index.len(), 12);
+    let member = archive.member("x").unwrap().clone();
+    let largest_block = (0..index.len())
+        .map(|i| index.input_range(i..i + 1))
+        .map(|r| r.end - r.start)
+        .max()
+        .unwrap();
+    store.reset();
+    // 131,072 rows = 1 MiB, across a block boundary.
+    let rows = archive.read_rows("x", 700_000..831_072).await.unwrap();
+    assert!(rows.view::<f64>().unwrap().to_vec() == data[700_000..831_072]);
+    let (requests, fetched) = store.gets();
+    // The local header with the first 64 KiB (the .npy header), then the blocks.
+    assert_eq!(requests, 2);
+    assert!(
+        fetched <= 2 * largest_block + (64 << 10) + 512,
+        "fetched {fetched} bytes (directory {directory}, member {} compressed)",
+        member.compressed_size
+    );
+    // A second slice reuses the header: one request, its blocks only.
+    store.reset();
+    let rows = archive.read_rows("x", 10..20).await.unwrap();
+    assert!(rows.view::<f64>().unwrap().to_vec() == data[10..20]);
+    let (requests, fetched) = store.gets();
+    assert_eq!(requests, 1);
+    assert!(fetched <= largest_block, "fetched {fetched}");
+}
+
+#[tokio::test]
+async fn members_without_an_index_read_right_and_a_replaced_object_is_refused() {
+    let data = signal();
+    let mut bytes = deflated(&data);
+    // Rename the index field: the member reads as another writer's.
+    let id = npy_mmap::npz::EXTRA_FIELD_ID.to_le_bytes();
+    let at = bytes.windows(2).rposition(|w| w == id).unwrap();
+    bytes[at] = b'Q';
+    let (store, path) = put(bytes).await;
+    let archive = RemoteNpz::open(store.clone(), path.clone(), NpzOptions::default())
+        .await
+        .unwrap();
+    assert!(archive.block_index("x").unwrap().is_none());
+    let rows = archive.read_rows("x", 1_400_000..1_400_010).await.unwrap();
+    assert!(rows.view::<f64>().unwrap().to_vec() == data[1_400_000..1_400_010]);
+    // Replaced after listing: reads are pinned to the version listed.
+    store
+        .put(&path, deflated(&data[..1000]).into())
+        .await
+        .unwrap();
+    let error = archive.read_rows("x", 0..10).await.unwrap_err();
+    assert!(!error.to_string().is_empty());
+}
