@@ -22,8 +22,8 @@
 //!   protocol cannot stop a thread from writing it, PyO3#2824).
 //!
 //! Private: following `.base` (and a `memoryview`'s `.obj`) from the buffer
-//! given ends at a numpy array that owns its memory, at an immutable
-//! `bytes`, or at one of our buffers no other process can write (memory we
+//! given ends at a numpy array that owns its memory, at a `bytes` or a
+//! `bytearray`, or at one of our buffers no other process can write (memory we
 //! own, strict mappings, npz members: npy-mmap's data lock keeps every
 //! other writer out). Everything else counts as shared.
 //!
@@ -36,7 +36,7 @@ use npy_core::{DataChunks, Header, NpySource};
 use npy_mmap::ForeignBytes;
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyMemoryView};
+use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
 
 use crate::buffer::Buffer;
 use crate::errors::{core_error, value_error};
@@ -159,6 +159,21 @@ impl Incoming {
         appender.append_chunks(self.len, self.chunks(Use::File))
     }
 
+    /// Runs `f` on all the bytes at once, with the GIL released: straight
+    /// from their memory when private, else from one copy made with atomic
+    /// loads (for readers that parse the bytes as a whole: an archive a
+    /// file object gave).
+    pub(crate) fn read_whole<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&[u8]) -> T + Send,
+    ) -> T {
+        py.detach(|| match self.straight() {
+            Some(bytes) => f(bytes),
+            None => f(&self.copied()),
+        })
+    }
+
     /// All the bytes, copied once (for a part whose size the caller's plan
     /// bounds).
     pub(crate) fn copied(&self) -> Vec<u8> {
@@ -179,7 +194,9 @@ fn private(data: &Bound<'_, PyAny>) -> PyResult<bool> {
         if let Ok(buffer) = node.cast::<Buffer>() {
             return Ok(!buffer.get().others_may_write());
         }
-        if node.is_exact_instance_of::<PyBytes>() {
+        // `bytes`, and a `bytearray` (this process's memory, which only its
+        // own threads can write, as a numpy array that owns its data).
+        if node.is_exact_instance_of::<PyBytes>() || node.is_exact_instance_of::<PyByteArray>() {
             return Ok(true);
         }
         if node.is_instance_of::<PyMemoryView>() {

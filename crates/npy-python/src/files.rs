@@ -14,7 +14,12 @@ use crate::errors::mmap_error;
 /// synced. The GIL is released.
 #[pyfunction]
 #[pyo3(signature = (prepared, dest, replace=true))]
-fn commit_prepared(py: Python<'_>, prepared: PathBuf, dest: PathBuf, replace: bool) -> PyResult<()> {
+fn commit_prepared(
+    py: Python<'_>,
+    prepared: PathBuf,
+    dest: PathBuf,
+    replace: bool,
+) -> PyResult<()> {
     py.detach(|| AtomicFile::commit_prepared(&prepared, &dest, replace))
         .map_err(mmap_error)
 }

@@ -1,13 +1,13 @@
 //! `.npz` archives held by Python (`load(io.BytesIO(...))`, `load(open(...))`:
 //! the bytes a file object gave): members are read straight from the
-//! Python buffer with the GIL released, the one copy being into the
+//! Python buffer (through the one door in: private bytes as they are,
+//! anything else from one atomic copy) with the GIL released, the one copy being into the
 //! array's own memory (CRC-32 checked as it goes), and deflated members
 //! with a block index inflate on every core.
 
-use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 
-use crate::buffer::with_py_bytes;
+use crate::door_in::Incoming;
 use crate::errors::mmap_error;
 use crate::npz::{MemberResult, member_result};
 use crate::open_options;
@@ -16,7 +16,7 @@ use crate::open_options;
 #[pyfunction]
 fn npz_buffer_keys(
     py: Python<'_>,
-    data: PyBuffer<u8>,
+    data: &Bound<'_, PyAny>,
     max_header_size: usize,
     allow_pickle: bool,
     encoding: &str,
@@ -27,18 +27,19 @@ fn npz_buffer_keys(
         encoding,
         npy_mmap::Locking::default(),
     )?;
-    with_py_bytes(py, &data, |bytes| {
-        let archive = options.read_npz(std::io::Cursor::new(bytes))?;
-        Ok((archive.keys().to_vec(), archive.member_names().to_vec()))
-    })?
-    .map_err(mmap_error)
+    Incoming::new(data)?
+        .read_whole(py, |bytes| {
+            let archive = options.read_npz(std::io::Cursor::new(bytes))?;
+            Ok((archive.keys().to_vec(), archive.member_names().to_vec()))
+        })
+        .map_err(mmap_error)
 }
 
 /// Member `key` of the archive in `data`, as `NpzReader.get` gives it.
 #[pyfunction]
 fn npz_buffer_get(
     py: Python<'_>,
-    data: PyBuffer<u8>,
+    data: &Bound<'_, PyAny>,
     key: &str,
     max_header_size: usize,
     allow_pickle: bool,
@@ -50,12 +51,13 @@ fn npz_buffer_get(
         encoding,
         npy_mmap::Locking::default(),
     )?;
-    let member = with_py_bytes(py, &data, |bytes| {
-        options
-            .read_npz(std::io::Cursor::new(bytes))
-            .and_then(|mut archive| archive.get(key))
-    })?
-    .map_err(mmap_error)?;
+    let member = Incoming::new(data)?
+        .read_whole(py, |bytes| {
+            options
+                .read_npz(std::io::Cursor::new(bytes))
+                .and_then(|mut archive| archive.get(key))
+        })
+        .map_err(mmap_error)?;
     member_result(py, member)
 }
 
