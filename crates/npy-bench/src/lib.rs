@@ -162,6 +162,85 @@ impl Row {
     }
 }
 
+/// The warm rows `npy-compare --check` guards: the ones where no disk and
+/// no fresh memory sets the time, so the code does, and where ours leads
+/// the best other contender today (docs/BENCHMARKS.md). A change that
+/// costs one of them its lead fails the check.
+pub const CHECKED_ROWS: [&str; 9] = [
+    "header.simple",
+    "header.record",
+    "open.4k",
+    "open.big",
+    "reads.random",
+    "reads.gather",
+    "reads.gather_outer",
+    "windows.warm",
+    "windows.warm_nanogpt",
+];
+
+/// What [`check_row`] found for one row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    /// The row's id.
+    pub id: String,
+    /// The fastest other contender.
+    pub best: Contender,
+    /// Our speed relative to it (above 1: ours is faster), as
+    /// [`Row::ratio`].
+    pub ratio: f64,
+    /// The noise measured in this run: the larger of the two sides'
+    /// spreads (half the min–max range over the median, the "±" of the
+    /// table).
+    pub noise: f64,
+}
+
+impl Check {
+    /// Whether ours is slower than the best other contender by more than
+    /// the noise: its median time above theirs × (1 + noise).
+    pub fn failed(&self) -> bool {
+        self.ratio * (1.0 + self.noise) < 1.0
+    }
+}
+
+/// Compares ours with the fastest other contender of `row`, against the
+/// noise measured for both in the same run; `None` when either side has
+/// no figure (nothing to compare).
+///
+/// ```
+/// use npy_bench::{Contender, Row, Samples, check_row};
+///
+/// let mut row = Row::new("reads.gather", "random gather");
+/// row.set(Contender::Ours, Samples::new(vec![10.5e-9, 11e-9, 11.5e-9]));
+/// row.set(Contender::NdarrayNpy, Samples::new(vec![9.9e-9, 10e-9, 10.1e-9]));
+/// // 10 % slower, with ±4.5 % of noise: a lost lead.
+/// let check = check_row(&row).unwrap();
+/// assert_eq!(check.best, Contender::NdarrayNpy);
+/// assert!(check.failed());
+/// // The same medians with ±20 % of noise: within it.
+/// row.set(Contender::Ours, Samples::new(vec![9e-9, 11e-9, 13.4e-9]));
+/// assert!(!check_row(&row).unwrap().failed());
+/// ```
+pub fn check_row(row: &Row) -> Option<Check> {
+    let ours = row.get(Contender::Ours)?;
+    let (best, theirs) = Contender::ALL[1..]
+        .iter()
+        .filter_map(|&c| Some((c, row.get(c)?)))
+        .filter(|(_, samples)| samples.median().is_some())
+        .min_by(|a, b| {
+            f64::total_cmp(&a.1.median().unwrap_or(0.0), &b.1.median().unwrap_or(0.0))
+        })?;
+    let (ours_median, theirs_median) = (ours.median()?, theirs.median()?);
+    if ours_median <= 0.0 {
+        return None;
+    }
+    Some(Check {
+        id: row.id.clone(),
+        best,
+        ratio: theirs_median / ours_median,
+        noise: ours.spread()?.max(theirs.spread()?),
+    })
+}
+
 /// A duration in seconds with a unit that keeps 3 significant digits.
 pub fn format_seconds(seconds: f64) -> String {
     let (value, unit) = if seconds < 1e-6 {
@@ -310,6 +389,42 @@ pub fn random_indices(count: usize, bound: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_check_fails_only_beyond_the_noise_and_only_with_both_sides() {
+        let row = |ours: Vec<f64>, theirs: Vec<f64>| {
+            let mut row = Row::new("windows.warm", "warm random windows");
+            row.set(Contender::Ours, Samples::new(ours));
+            row.set(Contender::NdarrayNpy, Samples::new(theirs));
+            row.set(Contender::Npyz, Samples::new(vec![10.0, 10.0, 10.0]));
+            row
+        };
+        // Ahead: passes, whatever the noise.
+        let ahead = check_row(&row(vec![1.0, 1.0, 1.0], vec![2.0, 2.0, 2.0])).unwrap();
+        assert_eq!((ahead.best, ahead.ratio), (Contender::NdarrayNpy, 2.0));
+        assert!(!ahead.failed());
+        // 20 % behind with no noise: fails; with ±25 % of ours: passes.
+        assert!(
+            check_row(&row(vec![1.2, 1.2, 1.2], vec![1.0, 1.0, 1.0]))
+                .unwrap()
+                .failed()
+        );
+        assert!(
+            !check_row(&row(vec![0.9, 1.2, 1.5], vec![1.0, 1.0, 1.0]))
+                .unwrap()
+                .failed()
+        );
+        // Their noise counts the same.
+        assert!(
+            !check_row(&row(vec![1.2, 1.2, 1.2], vec![0.75, 1.0, 1.25]))
+                .unwrap()
+                .failed()
+        );
+        // Nobody else measured: nothing to check.
+        let mut alone = Row::new("open.limit", "limit");
+        alone.set(Contender::Ours, Samples::new(vec![1.0]));
+        assert_eq!(check_row(&alone), None);
+    }
 
     #[test]
     fn median_and_spread() {

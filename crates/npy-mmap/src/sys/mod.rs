@@ -746,6 +746,35 @@ pub mod read_ahead {
         }
     }
 
+    /// Asks the processor to start loading the cache line at `address`
+    /// and returns at once (a prefetch instruction: it retires without
+    /// waiting for the line, so a loop can have more misses in flight than
+    /// its loads alone would). Only a hint: nothing is read through
+    /// `address`, which may be anything; the instruction never faults (a
+    /// page not mapped is skipped). On processors other than x86-64 and
+    /// AArch64 it does nothing.
+    #[inline(always)]
+    pub fn prefetch(address: *const u8) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch reads no memory architecturally and cannot
+        // fault, whatever the address.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address.cast());
+        }
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as for x86-64: `prfm` is a hint that never faults, and
+        // it touches no register but its address operand, no stack, no flags.
+        unsafe {
+            std::arch::asm!(
+                "prfm pldl1keep, [{address}]",
+                address = in(reg) address,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        let _ = address;
+    }
+
     /// See the Linux version: elsewhere every page counts as resident.
     #[cfg(not(target_os = "linux"))]
     pub fn is_resident(_base: *const u8, _at: usize) -> io::Result<bool> {
