@@ -78,7 +78,11 @@ fn a_file_evicted_between_small_batches_is_planned_again_by_the_second() {
     // 64 MiB of u32 tokens, token i = i.
     let len = 16usize << 20;
     let data: Vec<u8> = (0..len as u32).flat_map(|v| v.to_le_bytes()).collect();
-    let path = write_file(&dir, "tokens.npy", &npy_bytes("<u4", Order::C, &[len], &data));
+    let path = write_file(
+        &dir,
+        "tokens.npy",
+        &npy_bytes("<u4", Order::C, &[len], &data),
+    );
     drop(data);
     let mut state = 11u64;
     let mut batch = || -> Vec<usize> {
@@ -97,9 +101,8 @@ fn a_file_evicted_between_small_batches_is_planned_again_by_the_second() {
     // large `read_ahead_kb` would bring the whole file in with one batch).
     array.advise(Advice::Random).unwrap();
     let mut out = vec![0u8; 64 * LENGTH * 4];
-    let mut gather = |starts: &[usize]| {
-        allocations(|| array.gather_windows(starts, LENGTH, &mut out).unwrap())
-    };
+    let mut gather =
+        |starts: &[usize]| allocations(|| array.gather_windows(starts, LENGTH, &mut out).unwrap());
     // The file was just written: warm. The first batch of a mapping is
     // sampled; the second, after a warm one, is not.
     gather(&batches[0]);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use npy_core::plan::Windows;
 use npy_core::{Header, Layout};
 
-use super::reads::Residency;
+use super::residency::Residency;
 
 use crate::advice::Advice;
 use crate::error::{Error, ErrorKind, Result, io_error};
