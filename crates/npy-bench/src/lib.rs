@@ -85,6 +85,21 @@ impl Samples {
         }
     }
 
+    /// The interquartile range (the middle half of the samples, the
+    /// quartiles by the nearest rank) relative to the median: the noise
+    /// of a run that one or two outliers among five samples do not move,
+    /// where [`spread`](Self::spread) takes the outliers at their word.
+    /// Half the min–max range for fewer than four samples.
+    pub fn noise(&self) -> Option<f64> {
+        let n = self.0.len();
+        if n < 4 {
+            return self.spread();
+        }
+        let median = self.median()?;
+        let (q1, q3) = (self.0[n / 4], self.0[(3 * n) / 4]);
+        (median > 0.0).then(|| (q3 - q1) / median)
+    }
+
     /// Half the range (max − min) relative to the median: "±x%".
     pub fn spread(&self) -> Option<f64> {
         let median = self.median()?;
@@ -189,8 +204,7 @@ pub struct Check {
     /// [`Row::ratio`].
     pub ratio: f64,
     /// The noise measured in this run: the larger of the two sides'
-    /// spreads (half the min–max range over the median, the "±" of the
-    /// table).
+    /// [`Samples::noise`] (interquartile range over the median).
     pub noise: f64,
 }
 
@@ -212,11 +226,11 @@ impl Check {
 /// let mut row = Row::new("reads.gather", "random gather");
 /// row.set(Contender::Ours, Samples::new(vec![10.5e-9, 11e-9, 11.5e-9]));
 /// row.set(Contender::NdarrayNpy, Samples::new(vec![9.9e-9, 10e-9, 10.1e-9]));
-/// // 10 % slower, with ±4.5 % of noise: a lost lead.
+/// // 10 % slower, with 4.5 % of noise: a lost lead.
 /// let check = check_row(&row).unwrap();
 /// assert_eq!(check.best, Contender::NdarrayNpy);
 /// assert!(check.failed());
-/// // The same medians with ±20 % of noise: within it.
+/// // The same medians with 20 % of noise: within it.
 /// row.set(Contender::Ours, Samples::new(vec![9e-9, 11e-9, 13.4e-9]));
 /// assert!(!check_row(&row).unwrap().failed());
 /// ```
@@ -237,7 +251,7 @@ pub fn check_row(row: &Row) -> Option<Check> {
         id: row.id.clone(),
         best,
         ratio: theirs_median / ours_median,
-        noise: ours.spread()?.max(theirs.spread()?),
+        noise: ours.noise()?.max(theirs.noise()?),
     })
 }
 
@@ -420,10 +434,24 @@ mod tests {
                 .unwrap()
                 .failed()
         );
+        // Five samples: one outlier each side does not widen the noise.
+        let outliers = row(vec![1.2, 1.2, 1.2, 1.2, 9.0], vec![1.0, 1.0, 1.0, 1.0, 0.1]);
+        assert!(check_row(&outliers).unwrap().failed());
         // Nobody else measured: nothing to check.
         let mut alone = Row::new("open.limit", "limit");
         alone.set(Contender::Ours, Samples::new(vec![1.0]));
         assert_eq!(check_row(&alone), None);
+    }
+
+    #[test]
+    fn noise_is_the_interquartile_range_from_four_samples() {
+        let s = Samples::new(vec![1.0, 2.0, 2.0, 2.0, 100.0]);
+        assert_eq!(s.noise(), Some(0.0));
+        let s = Samples::new(vec![4.0, 3.0, 2.0, 1.0]);
+        // Quartiles by nearest rank: 2 and 4; median 2.5.
+        assert_eq!(s.noise(), Some(0.8));
+        let s = Samples::new(vec![1.0, 2.0, 3.0]);
+        assert_eq!(s.noise(), s.spread());
     }
 
     #[test]
