@@ -350,7 +350,8 @@ def windows(p):
 
     notes = {}
     out = {k: [] for k in ("windows.cold", "windows.cold_nanogpt", "windows.warm", "windows.warm_nanogpt")}
-    for _ in range(p["runs"]):
+    # `npy-compare --warm-only`: the warm rows alone.
+    for _ in range(0 if p.get("warm_only") else p["runs"]):
         for row_id, fn in (("windows.cold", fancy), ("windows.cold_nanogpt", nanogpt)):
             left = evicted(p["tokens"])
             if left > 0.01:

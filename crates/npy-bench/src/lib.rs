@@ -85,6 +85,21 @@ impl Samples {
         }
     }
 
+    /// The interquartile range (the middle half of the samples, the
+    /// quartiles by the nearest rank) relative to the median: the noise
+    /// of a run that one or two outliers among five samples do not move,
+    /// where [`spread`](Self::spread) takes the outliers at their word.
+    /// Half the min–max range for fewer than four samples.
+    pub fn noise(&self) -> Option<f64> {
+        let n = self.0.len();
+        if n < 4 {
+            return self.spread();
+        }
+        let median = self.median()?;
+        let (q1, q3) = (self.0[n / 4], self.0[(3 * n) / 4]);
+        (median > 0.0).then(|| (q3 - q1) / median)
+    }
+
     /// Half the range (max − min) relative to the median: "±x%".
     pub fn spread(&self) -> Option<f64> {
         let median = self.median()?;
@@ -160,6 +175,84 @@ impl Row {
         let _ = write!(cell, " ±{:.0}%", spread * 100.0);
         cell
     }
+}
+
+/// The warm rows `npy-compare --check` guards: the ones where no disk and
+/// no fresh memory sets the time, so the code does, and where ours leads
+/// the best other contender today (docs/BENCHMARKS.md). A change that
+/// costs one of them its lead fails the check.
+pub const CHECKED_ROWS: [&str; 9] = [
+    "header.simple",
+    "header.record",
+    "open.4k",
+    "open.big",
+    "reads.random",
+    "reads.gather",
+    "reads.gather_outer",
+    "windows.warm",
+    "windows.warm_nanogpt",
+];
+
+/// What [`check_row`] found for one row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    /// The row's id.
+    pub id: String,
+    /// The fastest other contender.
+    pub best: Contender,
+    /// Our speed relative to it (above 1: ours is faster), as
+    /// [`Row::ratio`].
+    pub ratio: f64,
+    /// The noise measured in this run: the larger of the two sides'
+    /// [`Samples::noise`] (interquartile range over the median).
+    pub noise: f64,
+}
+
+impl Check {
+    /// Whether ours is slower than the best other contender by more than
+    /// the noise: its median time above theirs × (1 + noise).
+    pub fn failed(&self) -> bool {
+        self.ratio * (1.0 + self.noise) < 1.0
+    }
+}
+
+/// Compares ours with the fastest other contender of `row`, against the
+/// noise measured for both in the same run; `None` when either side has
+/// no figure (nothing to compare).
+///
+/// ```
+/// use npy_bench::{Contender, Row, Samples, check_row};
+///
+/// let mut row = Row::new("reads.gather", "random gather");
+/// row.set(Contender::Ours, Samples::new(vec![10.5e-9, 11e-9, 11.5e-9]));
+/// row.set(Contender::NdarrayNpy, Samples::new(vec![9.9e-9, 10e-9, 10.1e-9]));
+/// // 10 % slower, with 4.5 % of noise: a lost lead.
+/// let check = check_row(&row).unwrap();
+/// assert_eq!(check.best, Contender::NdarrayNpy);
+/// assert!(check.failed());
+/// // The same medians with 20 % of noise: within it.
+/// row.set(Contender::Ours, Samples::new(vec![9e-9, 11e-9, 13.4e-9]));
+/// assert!(!check_row(&row).unwrap().failed());
+/// ```
+pub fn check_row(row: &Row) -> Option<Check> {
+    let ours = row.get(Contender::Ours)?;
+    let (best, theirs) = Contender::ALL[1..]
+        .iter()
+        .filter_map(|&c| Some((c, row.get(c)?)))
+        .filter(|(_, samples)| samples.median().is_some())
+        .min_by(|a, b| {
+            f64::total_cmp(&a.1.median().unwrap_or(0.0), &b.1.median().unwrap_or(0.0))
+        })?;
+    let (ours_median, theirs_median) = (ours.median()?, theirs.median()?);
+    if ours_median <= 0.0 {
+        return None;
+    }
+    Some(Check {
+        id: row.id.clone(),
+        best,
+        ratio: theirs_median / ours_median,
+        noise: ours.noise()?.max(theirs.noise()?),
+    })
 }
 
 /// A duration in seconds with a unit that keeps 3 significant digits.
@@ -310,6 +403,56 @@ pub fn random_indices(count: usize, bound: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_check_fails_only_beyond_the_noise_and_only_with_both_sides() {
+        let row = |ours: Vec<f64>, theirs: Vec<f64>| {
+            let mut row = Row::new("windows.warm", "warm random windows");
+            row.set(Contender::Ours, Samples::new(ours));
+            row.set(Contender::NdarrayNpy, Samples::new(theirs));
+            row.set(Contender::Npyz, Samples::new(vec![10.0, 10.0, 10.0]));
+            row
+        };
+        // Ahead: passes, whatever the noise.
+        let ahead = check_row(&row(vec![1.0, 1.0, 1.0], vec![2.0, 2.0, 2.0])).unwrap();
+        assert_eq!((ahead.best, ahead.ratio), (Contender::NdarrayNpy, 2.0));
+        assert!(!ahead.failed());
+        // 20 % behind with no noise: fails; with ±25 % of ours: passes.
+        assert!(
+            check_row(&row(vec![1.2, 1.2, 1.2], vec![1.0, 1.0, 1.0]))
+                .unwrap()
+                .failed()
+        );
+        assert!(
+            !check_row(&row(vec![0.9, 1.2, 1.5], vec![1.0, 1.0, 1.0]))
+                .unwrap()
+                .failed()
+        );
+        // Their noise counts the same.
+        assert!(
+            !check_row(&row(vec![1.2, 1.2, 1.2], vec![0.75, 1.0, 1.25]))
+                .unwrap()
+                .failed()
+        );
+        // Five samples: one outlier each side does not widen the noise.
+        let outliers = row(vec![1.2, 1.2, 1.2, 1.2, 9.0], vec![1.0, 1.0, 1.0, 1.0, 0.1]);
+        assert!(check_row(&outliers).unwrap().failed());
+        // Nobody else measured: nothing to check.
+        let mut alone = Row::new("open.limit", "limit");
+        alone.set(Contender::Ours, Samples::new(vec![1.0]));
+        assert_eq!(check_row(&alone), None);
+    }
+
+    #[test]
+    fn noise_is_the_interquartile_range_from_four_samples() {
+        let s = Samples::new(vec![1.0, 2.0, 2.0, 2.0, 100.0]);
+        assert_eq!(s.noise(), Some(0.0));
+        let s = Samples::new(vec![4.0, 3.0, 2.0, 1.0]);
+        // Quartiles by nearest rank: 2 and 4; median 2.5.
+        assert_eq!(s.noise(), Some(0.8));
+        let s = Samples::new(vec![1.0, 2.0, 3.0]);
+        assert_eq!(s.noise(), s.spread());
+    }
 
     #[test]
     fn median_and_spread() {

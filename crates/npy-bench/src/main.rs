@@ -57,6 +57,15 @@ struct Args {
     /// Keep the data files.
     #[arg(long)]
     keep: bool,
+    /// Fail when a warm row where ours leads (npy_bench::CHECKED_ROWS)
+    /// finds ours slower than the best other contender by more than the
+    /// noise measured in this run (needs --runs 3 or more).
+    #[arg(long)]
+    check: bool,
+    /// Only the warm rows of the windows workload (its cold rows evict the
+    /// file and read from the disk, for minutes): what --check guards.
+    #[arg(long)]
+    warm_only: bool,
     #[command(subcommand)]
     worker: Option<Worker>,
 }
@@ -93,9 +102,16 @@ fn main() -> Result<()> {
             bail!("unknown workload {name:?}; known: {}", WORKLOADS.join(","));
         }
     }
+    if args.check && args.runs < 3 {
+        bail!("--check needs --runs 3 or more: the noise is measured from the runs' spread");
+    }
+    let check = args.check;
     let mut harness = Harness::new(args)?;
     harness.run_all()?;
     harness.report();
+    if check {
+        harness.check()?;
+    }
     Ok(())
 }
 
@@ -248,6 +264,55 @@ impl Harness {
         // The table so far, so that a long run shows progress.
         eprintln!("{}", render_table(std::slice::from_ref(&row)));
         self.rows.push(row);
+    }
+
+    /// `--check`: each guarded row of this run against the noise of this
+    /// run; an error naming the rows that lost their lead.
+    fn check(&self) -> Result<()> {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "\n--check: ours against the best other contender, failing beyond the noise of this run"
+        );
+        let mut failed = Vec::new();
+        let mut checked = 0;
+        for row in &self.rows {
+            if !npy_bench::CHECKED_ROWS.contains(&row.id.as_str()) {
+                continue;
+            }
+            let Some(check) = npy_bench::check_row(row) else {
+                let _ = writeln!(out, "- {}: nothing to compare (a side did not run)", row.id);
+                continue;
+            };
+            checked += 1;
+            let verdict = if check.failed() {
+                failed.push(row.id.clone());
+                "FAILED"
+            } else {
+                "ok"
+            };
+            let _ = writeln!(
+                out,
+                "- {}: {:.2}× {} (noise {:.0}%): {verdict}",
+                row.id,
+                check.ratio,
+                check.best.name(),
+                check.noise * 100.0
+            );
+        }
+        if checked == 0 {
+            bail!(
+                "--check compared no row: run one of the workloads of its rows ({})",
+                npy_bench::CHECKED_ROWS.join(", ")
+            );
+        }
+        if !failed.is_empty() {
+            bail!(
+                "--check: ours is slower than the best other contender beyond this run's noise in {}",
+                failed.join(", ")
+            );
+        }
+        Ok(())
     }
 
     fn note(&mut self, note: String) {

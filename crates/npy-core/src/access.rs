@@ -7,17 +7,19 @@
 use std::ops::{Index, IndexMut};
 
 use crate::geometry::Geometry;
-use crate::index::{NdIndex, index_error};
+use crate::index::{NdIndex, PREFETCH_DISTANCE, index_error};
 use crate::view::{ArrayView, ArrayViewMut};
 use crate::{Error, Result};
 
-/// Copies `data[offset(index)]` into `out` for every index, or fails on the
-/// first bad index writing nothing.
-fn gather<T: Copy, I: NdIndex>(
+/// Checks `indices` for a gather of `data` into `out`: the output length,
+/// then every index, before anything is written. The check is a
+/// branch-free fold (it vectorises); the first bad index is looked for only
+/// when there is one.
+fn check_gather<T, I: NdIndex>(
     data: &[T],
     geometry: &Geometry,
     indices: &[I],
-    out: &mut [T],
+    out: &[T],
 ) -> Result<()> {
     if indices.len() != out.len() {
         return Err(Error::OutputLength {
@@ -25,10 +27,8 @@ fn gather<T: Copy, I: NdIndex>(
             actual: out.len(),
         });
     }
-    // Every index is checked before anything is written: the offsets are
-    // computed twice, which costs arithmetic on cached indices, not misses.
-    // The check is a branch-free fold (it vectorises); the first bad index
-    // is looked for only when there is one.
+    // The offsets are computed again by the copy, which costs arithmetic
+    // on cached indices, not misses.
     let in_bounds = |index: &I| {
         geometry
             .data_offset_of(index)
@@ -42,6 +42,18 @@ fn gather<T: Copy, I: NdIndex>(
         let bad = bad.map_or(&[][..], |index| index.entries());
         return Err(index_error(bad, geometry.shape()));
     }
+    Ok(())
+}
+
+/// Copies `data[offset(index)]` into `out` for every index, or fails on the
+/// first bad index writing nothing.
+fn gather<T: Copy, I: NdIndex>(
+    data: &[T],
+    geometry: &Geometry,
+    indices: &[I],
+    out: &mut [T],
+) -> Result<()> {
+    check_gather(data, geometry, indices, out)?;
     // A plain loop: its reads are independent, so the processor already
     // overlaps their misses; grouping them by hand, or sorting them by
     // address, measured no faster (docs/BENCHMARKS.md, "Random access").
@@ -52,6 +64,65 @@ fn gather<T: Copy, I: NdIndex>(
         }
     }
     Ok(())
+}
+
+/// [`gather`], handing each element to `prefetch` [`PREFETCH_DISTANCE`]
+/// reads before it is copied.
+fn gather_prefetched<T: Copy, I: NdIndex>(
+    data: &[T],
+    geometry: &Geometry,
+    indices: &[I],
+    out: &mut [T],
+    prefetch: impl FnMut(&T),
+) -> Result<()> {
+    check_gather(data, geometry, indices, out)?;
+    // One loop per offset rule, chosen once: `data_offset_of`'s choice
+    // inside the loop is not hoisted out of it, and costs a third of the
+    // loop's instructions.
+    let (shape, strides) = (geometry.shape(), geometry.strides());
+    if geometry.is_dense_c() {
+        copy_prefetched(data, indices, out, prefetch, |index| {
+            index.dense_offset_in(shape, strides)
+        });
+    } else {
+        copy_prefetched(data, indices, out, prefetch, |index| {
+            index.offset_in(shape, strides)
+        });
+    }
+    Ok(())
+}
+
+/// The copy loop of [`gather_prefetched`], for checked `indices` whose
+/// offsets into `data` are `offset_of(index)`.
+#[inline(always)]
+fn copy_prefetched<T: Copy, I>(
+    data: &[T],
+    indices: &[I],
+    out: &mut [T],
+    mut prefetch: impl FnMut(&T),
+    offset_of: impl Fn(&I) -> Option<usize>,
+) {
+    let read = |index: &I| offset_of(index).and_then(|at| data.get(at));
+    let ahead = indices.get(PREFETCH_DISTANCE..).unwrap_or_default();
+    for index in indices.iter().take(PREFETCH_DISTANCE) {
+        if let Some(value) = read(index) {
+            prefetch(value);
+        }
+    }
+    let (body, tail) = out.split_at_mut(ahead.len());
+    for ((slot, index), next) in body.iter_mut().zip(indices).zip(ahead) {
+        if let Some(value) = read(next) {
+            prefetch(value);
+        }
+        if let Some(value) = read(index) {
+            *slot = *value;
+        }
+    }
+    for (slot, index) in tail.iter_mut().zip(&indices[ahead.len()..]) {
+        if let Some(value) = read(index) {
+            *slot = *value;
+        }
+    }
 }
 
 /// Copies the outer-axis slices `outer` (whole "rows" of axis 0, in logical
@@ -117,6 +188,38 @@ impl<T: Copy> ArrayView<'_, T> {
     /// [`Error::IndexRank`] for the first bad index. No memory is allocated.
     pub fn gather<I: NdIndex>(&self, indices: &[I], out: &mut [T]) -> Result<()> {
         gather(self.data(), self.geometry(), indices, out)
+    }
+
+    /// [`gather`](Self::gather), handing each element to `prefetch`
+    /// [`PREFETCH_DISTANCE`] reads before it copies it: the hook for a
+    /// prefetch instruction, which this crate (it has no `unsafe` code)
+    /// cannot issue, but a caller that maps memory can (npy-mmap's
+    /// `MappedArray::gather` does). On a warm array bigger than the caches
+    /// every read is a cache and TLB miss; a prefetch retires at once where
+    /// a load waits, so more misses overlap than the reorder window of a
+    /// plain loop allows. Same checks and errors as `gather`, before
+    /// anything is written or prefetched.
+    ///
+    /// ```
+    /// # use npy_core::{ArrayView, DType, Order};
+    /// # use zerocopy::IntoBytes;
+    /// # use npy_core::element::Element;
+    /// let memory: Vec<i32> = (0..100).collect();
+    /// let view = ArrayView::<i32>::new(memory.as_bytes(), &i32::dtype(), &[100], Order::C)?;
+    /// let mut out = [0; 3];
+    /// let mut seen = Vec::new();
+    /// view.gather_prefetched(&[7usize, 3, 99], &mut out, |element| seen.push(*element))?;
+    /// assert_eq!(out, [7, 3, 99]);
+    /// assert_eq!(seen, [7, 3, 99]); // each element once, ahead of its copy
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn gather_prefetched<I: NdIndex>(
+        &self,
+        indices: &[I],
+        out: &mut [T],
+        prefetch: impl FnMut(&T),
+    ) -> Result<()> {
+        gather_prefetched(self.data(), self.geometry(), indices, out, prefetch)
     }
 
     /// Copies whole slices of the outer axis (numpy's `a[outer]` for a list

@@ -285,3 +285,53 @@ fn mutable_views_gather_too() {
     view.gather_outer(&[1], &mut row).unwrap();
     assert_eq!(row, [4, 5, 6, 7]);
 }
+
+/// `gather_prefetched` copies what `gather` copies, in every order and
+/// index form, for batches shorter and longer than `PREFETCH_DISTANCE`,
+/// and hands its hook each element once, in order; a bad index is refused
+/// before anything is written or prefetched.
+#[test]
+fn gather_prefetched_copies_like_gather_and_prefetches_each_element_once_ahead() {
+    use npy_core::index::PREFETCH_DISTANCE;
+    let rows = 1000;
+    let cols = 3;
+    let memory: Vec<u32> = (0..(rows * cols) as u32).collect();
+    // Batches shorter and longer than the distance.
+    for count in [0, 1, PREFETCH_DISTANCE, PREFETCH_DISTANCE + 1, 1000] {
+        let flat = random_indices(count, rows * cols);
+        for order in [Order::C, Order::Fortran] {
+            let view =
+                ArrayView::<u32>::new(memory.as_bytes(), &u32::dtype(), &[rows, cols], order)
+                    .unwrap();
+            let indices: Vec<[usize; 2]> = flat.iter().map(|&i| [i / cols, i % cols]).collect();
+            let mut expected = vec![0; count];
+            view.gather(&indices, &mut expected).unwrap();
+            let mut out = vec![0; count];
+            let mut prefetched = Vec::new();
+            view.gather_prefetched(&indices, &mut out, |element| prefetched.push(*element))
+                .unwrap();
+            assert_eq!(out, expected);
+            assert_eq!(prefetched, expected, "each element once, in order");
+        }
+        // A 1-d view with plain indices.
+        let view =
+            ArrayView::<u32>::new(memory.as_bytes(), &u32::dtype(), &[rows * cols], Order::C)
+                .unwrap();
+        let mut out = vec![0; count];
+        let mut prefetched = 0;
+        view.gather_prefetched(&flat, &mut out, |_| prefetched += 1)
+            .unwrap();
+        assert!(flat.iter().zip(&out).all(|(&i, &v)| v == i as u32));
+        assert_eq!(prefetched, count);
+    }
+    let view =
+        ArrayView::<u32>::new(memory.as_bytes(), &u32::dtype(), &[rows * cols], Order::C).unwrap();
+    // Errors before anything is written or prefetched.
+    let mut untouched = vec![7; 3];
+    let mut prefetched = 0;
+    let err = view
+        .gather_prefetched(&[0, rows * cols, 1], &mut untouched, |_| prefetched += 1)
+        .unwrap_err();
+    assert!(matches!(err, Error::IndexOutOfBounds { .. }), "{err:?}");
+    assert_eq!((untouched, prefetched), (vec![7; 3], 0));
+}

@@ -15,6 +15,7 @@ use crate::sys::{self, Storage, StorageMut};
 
 mod gather;
 mod reads;
+mod residency;
 mod rows;
 
 pub(crate) use reads::{Reads, planned_reads};

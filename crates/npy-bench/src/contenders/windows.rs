@@ -64,6 +64,7 @@ pub fn windows(h: &mut Harness, file: &TokenFile) -> Result<()> {
             "batch": BATCH,
             "length": LENGTH,
             "runs": runs,
+            "warm_only": h.args.warm_only,
         }),
     );
     h.cleanup(&[cold_file, warm_file])?;
@@ -131,87 +132,90 @@ pub fn windows(h: &mut Harness, file: &TokenFile) -> Result<()> {
             Ok(())
         })
     };
-    let last = cold_batches.last().expect("batches").clone();
-
     let batch_bytes = (BATCH * WINDOW_BYTES) as u64;
-    let mut cold = Row::new("windows.cold", "cold random windows").with_bytes(batch_bytes);
-    let ours = cold_runs(path, runs, COLD_BATCHES, "ours", &mut notes, || {
-        let array = npy_mmap::open(path)?;
-        let seconds = ours_batches(&array, &cold_batches, &mut bytes_out)?;
-        as_u16(&bytes_out, &mut out);
-        check(&last, &out)?;
-        Ok(seconds)
-    })?;
-    cold.set(Ours, ours.clone());
-    let theirs = cold_runs(path, runs, COLD_BATCHES, "ndarray-npy", &mut notes, || {
-        let map = map_file(path)?;
-        let view = ArrayView1::<u16>::view_npy(&map)?;
-        let seconds = ndarray_batches(&view, &cold_batches, &mut out)?;
-        check(&last, &out)?;
-        Ok(seconds)
-    })?;
-    cold.set(NdarrayNpy, theirs);
-    let npyz = cold_runs(path, runs, COLD_BATCHES, "npyz", &mut notes, || {
-        let map = map_file(path)?;
-        let seconds = npyz_batches(&map, &cold_batches, &mut out)?;
-        check(&last, &out)?;
-        Ok(seconds)
-    })?;
-    cold.set(Npyz, npyz);
-    h.push(cold, report.as_ref());
-    // nanoGPT's get_batch in the numpy column; ours repeated for the ratio.
-    let mut cold_nanogpt = Row::new(
-        "windows.cold_nanogpt",
-        "cold random windows (numpy column: nanoGPT's get_batch)",
-    )
-    .with_bytes(batch_bytes);
-    cold_nanogpt.set(Ours, ours);
-    h.push(cold_nanogpt, report.as_ref());
+    // The cold rows and the disk's limit (`--warm-only` leaves them out).
+    if !h.args.warm_only {
+        let last = cold_batches.last().expect("batches").clone();
 
-    // The limit: fio's random reads of the window size at queue depth 32
-    // (or 32 threads of O_DIRECT pread when fio is not installed), per
-    // batch of 64 reads.
-    let mut limit = Row::new(
-        "windows.limit",
-        format!("cold window reads at queue depth {DEPTH} (limit)"),
-    )
-    .with_bytes(batch_bytes);
-    let slots = (file.bytes as usize / WINDOW_BYTES).max(1);
-    let targets: Vec<usize> = random_indices(LIMIT_READS, slots)
-        .into_iter()
-        .map(|t| t * WINDOW_BYTES)
-        .collect();
-    let samples = match fio_version() {
-        Some(version) => {
-            notes.push(format!(
-                "windows limit row: {version}, --rw=randread --bs=2k --direct=1 --iodepth={DEPTH} \
-                 --ioengine=io_uring --number_ios={LIMIT_READS}, per {BATCH} reads"
-            ));
-            let mut samples = Vec::new();
-            for _ in 0..runs {
-                samples.push(fio_seconds_per_read(path, file.bytes)? * BATCH as f64);
+        let mut cold = Row::new("windows.cold", "cold random windows").with_bytes(batch_bytes);
+        let ours = cold_runs(path, runs, COLD_BATCHES, "ours", &mut notes, || {
+            let array = npy_mmap::open(path)?;
+            let seconds = ours_batches(&array, &cold_batches, &mut bytes_out)?;
+            as_u16(&bytes_out, &mut out);
+            check(&last, &out)?;
+            Ok(seconds)
+        })?;
+        cold.set(Ours, ours.clone());
+        let theirs = cold_runs(path, runs, COLD_BATCHES, "ndarray-npy", &mut notes, || {
+            let map = map_file(path)?;
+            let view = ArrayView1::<u16>::view_npy(&map)?;
+            let seconds = ndarray_batches(&view, &cold_batches, &mut out)?;
+            check(&last, &out)?;
+            Ok(seconds)
+        })?;
+        cold.set(NdarrayNpy, theirs);
+        let npyz = cold_runs(path, runs, COLD_BATCHES, "npyz", &mut notes, || {
+            let map = map_file(path)?;
+            let seconds = npyz_batches(&map, &cold_batches, &mut out)?;
+            check(&last, &out)?;
+            Ok(seconds)
+        })?;
+        cold.set(Npyz, npyz);
+        h.push(cold, report.as_ref());
+        // nanoGPT's get_batch in the numpy column; ours repeated for the ratio.
+        let mut cold_nanogpt = Row::new(
+            "windows.cold_nanogpt",
+            "cold random windows (numpy column: nanoGPT's get_batch)",
+        )
+        .with_bytes(batch_bytes);
+        cold_nanogpt.set(Ours, ours);
+        h.push(cold_nanogpt, report.as_ref());
+
+        // The limit: fio's random reads of the window size at queue depth 32
+        // (or 32 threads of O_DIRECT pread when fio is not installed), per
+        // batch of 64 reads.
+        let mut limit = Row::new(
+            "windows.limit",
+            format!("cold window reads at queue depth {DEPTH} (limit)"),
+        )
+        .with_bytes(batch_bytes);
+        let slots = (file.bytes as usize / WINDOW_BYTES).max(1);
+        let targets: Vec<usize> = random_indices(LIMIT_READS, slots)
+            .into_iter()
+            .map(|t| t * WINDOW_BYTES)
+            .collect();
+        let samples = match fio_version() {
+            Some(version) => {
+                notes.push(format!(
+                    "windows limit row: {version}, --rw=randread --bs=2k --direct=1 --iodepth={DEPTH} \
+                     --ioengine=io_uring --number_ios={LIMIT_READS}, per {BATCH} reads"
+                ));
+                let mut samples = Vec::new();
+                for _ in 0..runs {
+                    samples.push(fio_seconds_per_read(path, file.bytes)? * BATCH as f64);
+                }
+                Samples::new(samples)
             }
-            Samples::new(samples)
-        }
-        None => {
-            notes.push(format!(
-                "windows limit row: fio not installed; {DEPTH} threads of 2 KiB O_DIRECT pread, \
-                 per {BATCH} reads"
-            ));
-            let per_read = cold_runs(path, runs, LIMIT_READS, "limit", &mut notes, || {
-                read_at_depth(path, &targets, WINDOW_BYTES, DEPTH)
-            })?;
-            Samples::new(
-                per_read
-                    .seconds()
-                    .iter()
-                    .map(|s| s * BATCH as f64)
-                    .collect(),
-            )
-        }
-    };
-    limit.set(Ours, samples);
-    h.push(limit, None);
+            None => {
+                notes.push(format!(
+                    "windows limit row: fio not installed; {DEPTH} threads of 2 KiB O_DIRECT pread, \
+                     per {BATCH} reads"
+                ));
+                let per_read = cold_runs(path, runs, LIMIT_READS, "limit", &mut notes, || {
+                    read_at_depth(path, &targets, WINDOW_BYTES, DEPTH)
+                })?;
+                Samples::new(
+                    per_read
+                        .seconds()
+                        .iter()
+                        .map(|s| s * BATCH as f64)
+                        .collect(),
+                )
+            }
+        };
+        limit.set(Ours, samples);
+        h.push(limit, None);
+    }
 
     // Warm: the whole file read once, then every contender's runs
     // interleaved, each run WARM_BATCHES batches.

@@ -17,18 +17,29 @@
 //! [`PLANNED_INDICES`] spans at a time, so memory stays bounded whatever
 //! the batch size. docs/ARCHITECTURE.md ("Random reads of cold files")
 //! says why this and not threads or `io_uring`, with the measurements.
+//!
+//! The sample costs a system call per page (0.7 µs each in a VM), as much
+//! as copying a whole training batch of 64 windows. So a small batch
+//! ([`UNSAMPLED_BATCH`](super::residency::UNSAMPLED_BATCH) items or fewer)
+//! right after one that was copied at memory speed is not sampled
+//! ([`Residency`](super::residency::Residency)): on a warm file the copy
+//! loop runs alone. A file that went cold meanwhile costs that one batch
+//! its page faults one after another (as a plain loop would); the batch is
+//! then slow, and the next one is sampled and planned.
 
 use std::fs::File;
 use std::io;
 use std::ops::Range;
 use std::path::Path;
+use std::time::Instant;
 
 use npy_core::plan::Coalesce;
 
 use super::rows::{MappedFile, check_byte_range};
 use crate::advice::Advice;
 use crate::error::{Result, format_error, io_error};
-use crate::sys::{ForeignMap, Storage, read_ahead};
+use crate::sys::read_ahead::{self, prefetch};
+use crate::sys::{ForeignMap, Storage};
 
 /// Spans planned (and read ahead) at a time: the plan's memory is at most
 /// this many spans and ranges (16 Ki × 40 bytes = 640 KiB), and at most
@@ -43,6 +54,10 @@ pub(crate) const PLANNED_INDICES: usize = 16 * 1024;
 /// these blocks. Dropping a shared mapping's page-table entries loses
 /// nothing: the pages stay in the file and the page cache.
 pub(crate) const LARGE_FOLIO: u64 = 2 << 20;
+
+/// How far ahead of the copy [`Reads::gather_spans`] asks for the start of
+/// a span, in bytes of copying.
+const PREFETCH_AHEAD_BYTES: usize = 4096;
 
 /// Pages sampled to decide whether a batch is in memory already.
 const SAMPLED: usize = 8;
@@ -80,7 +95,7 @@ impl<S: Storage> Source for S {
     }
 
     fn copy(&self, offset: usize, out: &mut [u8]) {
-        out.copy_from_slice(&self.bytes()[offset..offset + out.len()]);
+        copy_bytes(&self.bytes()[offset..offset + out.len()], out);
     }
 
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
@@ -89,6 +104,34 @@ impl<S: Storage> Source for S {
 
     fn flush(&self, offset: usize, len: usize) -> io::Result<()> {
         Storage::flush_range(self, offset, len)
+    }
+}
+
+/// `out.copy_from_slice(from)` (equal lengths), with the element widths
+/// as fixed-size copies: one load and one store where `copy_from_slice` of
+/// a length known only at run time calls `memcpy` (a gather of 8-byte
+/// elements as spans, Python's `take`, copies one span per element).
+#[inline]
+fn copy_bytes(from: &[u8], out: &mut [u8]) {
+    fn fixed<const N: usize>(from: &[u8], out: &mut [u8]) -> bool {
+        match (<&[u8; N]>::try_from(from), <&mut [u8; N]>::try_from(out)) {
+            (Ok(from), Ok(out)) => {
+                *out = *from;
+                true
+            }
+            _ => false,
+        }
+    }
+    let done = match out.len() {
+        1 => fixed::<1>(from, out),
+        2 => fixed::<2>(from, out),
+        4 => fixed::<4>(from, out),
+        8 => fixed::<8>(from, out),
+        16 => fixed::<16>(from, out),
+        _ => false,
+    };
+    if !done {
+        out.copy_from_slice(from);
     }
 }
 
@@ -143,11 +186,7 @@ impl<S: Source> Reads<'_, S> {
     /// byte of the mapping) is in memory: then the batch is read by the
     /// plain loop. Items that lead nowhere (bad indices) are skipped; the
     /// loop reports them.
-    pub(crate) fn all_resident<X>(
-        &self,
-        items: &[X],
-        offset: impl Fn(&X) -> Option<u64>,
-    ) -> Result<bool> {
+    fn all_resident<X>(&self, items: &[X], offset: impl Fn(&X) -> Option<u64>) -> Result<bool> {
         let step = (items.len() / SAMPLED).max(1);
         for item in items.iter().step_by(step).take(SAMPLED) {
             if let Some(at) = offset(item) {
@@ -163,6 +202,31 @@ impl<S: Source> Reads<'_, S> {
             }
         }
         Ok(true)
+    }
+
+    /// Whether a batch of `items` should be planned: the residency sample
+    /// of [`all_resident`](Self::all_resident) found a page missing. A
+    /// small batch after a warm one is not sampled
+    /// ([`Residency`](super::residency::Residency)). Time its copy and pass
+    /// the time to [`copied`](Self::copied).
+    pub(crate) fn is_cold<X>(
+        &self,
+        items: &[X],
+        offset: impl Fn(&X) -> Option<u64>,
+    ) -> Result<bool> {
+        if self.described.residency.may_skip_sample(items.len()) {
+            return Ok(false);
+        }
+        Ok(!self.all_resident(items, offset)?)
+    }
+
+    /// Records a batch of `items` items and `bytes` bytes copied since
+    /// `started`, `planned` or not: what the next batch's
+    /// [`is_cold`](Self::is_cold) goes by.
+    pub(crate) fn copied(&self, items: usize, bytes: usize, planned: bool, started: Instant) {
+        self.described
+            .residency
+            .record(items, bytes, planned, started.elapsed());
     }
 
     /// Plans `spans` (of the mapping) into page ranges and asks the kernel
@@ -240,20 +304,35 @@ impl<S: Source> Reads<'_, S> {
                 },
             ));
         }
-        let cold = !self.all_resident(spans, |span| {
+        let cold = self.is_cold(spans, |span| {
             (!span.is_empty()).then_some(span.start as u64)
         })?;
+        let started = Instant::now();
         let mut rest = out;
         for batch in spans.chunks(PLANNED_INDICES) {
             if cold {
                 self.read_ahead(batch.iter().map(|span| span.start as u64..span.end as u64));
             }
+            // The first line of a span some spans ahead is asked for while
+            // this one is copied (the processor's prefetcher follows a span
+            // once it is started, but cannot guess where the next one
+            // starts): about 4 KiB of copying ahead, at least the next span
+            // (1.4× on warm windows of 2 KiB), at most 64 spans (8-byte
+            // elements: Python's `take`).
+            let base = self.source.base();
+            let average = total.checked_div(spans.len()).unwrap_or(0).max(1);
+            let distance = (PREFETCH_AHEAD_BYTES / average).clamp(1, 64);
+            let mut ahead = batch.iter().skip(distance);
             for span in batch {
+                if let Some(following) = ahead.next() {
+                    prefetch(base.wrapping_add(following.start));
+                }
                 let (slot, tail) = rest.split_at_mut(span.len());
                 self.source.copy(span.start, slot);
                 rest = tail;
             }
         }
+        self.copied(spans.len(), total, cold, started);
         Ok(())
     }
 

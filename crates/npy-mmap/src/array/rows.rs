@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use npy_core::plan::Windows;
 use npy_core::{Header, Layout};
 
+use super::residency::Residency;
+
 use crate::advice::Advice;
 use crate::error::{Error, ErrorKind, Result, io_error};
 use crate::lock::{Access, DataLock, Locks, TrackedFile};
@@ -141,6 +143,8 @@ pub(crate) struct MappedFile {
     pub(crate) header: Header,
     pub(crate) layout: Layout,
     pub(crate) mapped: MappedRows,
+    /// What the last planned read showed of the mapping's pages.
+    pub(crate) residency: Residency,
 }
 
 impl MappedFile {
@@ -155,6 +159,7 @@ impl MappedFile {
             header,
             layout,
             mapped,
+            residency: Residency::default(),
         }
     }
 }

@@ -30,6 +30,7 @@ use crate::advice::Advice;
 
 mod foreign;
 pub use foreign::{ForeignBytes, ForeignKind, ForeignMap};
+pub mod read_ahead;
 
 /// What every mode's mapping provides.
 pub trait Storage: Send + Sync + Sized {
@@ -584,66 +585,3 @@ atomic_cells!(
 
 mod fork;
 pub use fork::on_fork;
-
-/// Read-ahead for batched random reads (`array/gather.rs`): which pages are
-/// in memory already, and asking the kernel to read the others now.
-pub mod read_ahead {
-    use std::fs::File;
-    use std::io;
-
-    /// The system's page size.
-    pub fn page_size() -> usize {
-        rustix::param::page_size()
-    }
-
-    /// Whether the page holding the byte `at` bytes past `base` is in
-    /// memory (`mincore`), so that reading it will not wait for the disk.
-    /// `base` is the start of a live mapping made by this module (an address
-    /// only: nothing is read through it). `Ok(true)` where the system cannot
-    /// tell: callers then read as they would without a plan.
-    #[cfg(target_os = "linux")]
-    pub fn is_resident(base: *const u8, at: usize) -> io::Result<bool> {
-        let page = page_size();
-        let address = (base as usize).saturating_add(at);
-        let aligned = address - address % page;
-        let mut status = [0u8; 1];
-        // SAFETY: mincore dereferences no memory at `aligned`: it asks the
-        // kernel about the page of this process that holds `base + at`
-        // (`aligned` is that page's start; mappings begin on a page
-        // boundary, so it lies in the same mapping). It writes one byte per
-        // page asked about into `status`, which has room for the one page.
-        let result = unsafe { libc::mincore(aligned as *mut libc::c_void, 1, status.as_mut_ptr()) };
-        if result == 0 {
-            Ok(status[0] & 1 == 1)
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    }
-
-    /// See the Linux version: elsewhere every page counts as resident.
-    #[cfg(not(target_os = "linux"))]
-    pub fn is_resident(_base: *const u8, _at: usize) -> io::Result<bool> {
-        Ok(true)
-    }
-
-    /// Asks the kernel to start reading `len` bytes of `file` at `offset`
-    /// into the page cache (`posix_fadvise(WILLNEED)`) and returns without
-    /// waiting. Many such calls keep the disk's queue full, where page
-    /// faults would be served one after another. Only a hint: systems
-    /// without it do nothing.
-    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-    pub fn will_need(file: &File, offset: u64, len: u64) -> io::Result<()> {
-        // A length of 0 would mean "to the end of the file".
-        let Some(len) = std::num::NonZeroU64::new(len) else {
-            return Ok(());
-        };
-        rustix::fs::fadvise(file, offset, Some(len), rustix::fs::Advice::WillNeed)
-            .map_err(io::Error::from)
-    }
-
-    /// See the Linux version.
-    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-    pub fn will_need(_file: &File, _offset: u64, _len: u64) -> io::Result<()> {
-        Ok(())
-    }
-}
