@@ -146,4 +146,17 @@ def test_numpys_own_save_load_tests(tmp_path) -> None:
     passed = sorted(name for name, outcome in numpy_run.items() if outcome == "passed")
     assert len(passed) >= 50, numpy_run  # the selection found numpy's tests
     assert "test_io::TestSavezLoad::test_array" in passed
-    assert [name for name in passed if ours.get(name) != "passed"] == []
+    assert {name for name in passed if ours.get(name) != "passed"} == set(KNOWN_DIFFERENCES)
+
+
+#: numpy's tests npy_mmap fails on purpose, each with its reason. The
+#: harness test fails when one of them starts passing too: then remove it.
+KNOWN_DIFFERENCES = {
+    # Its UnicodeError half passes (test_python2_text_under_ascii_is_unicode_error_as_numpy);
+    # its last assertion wants ImportError from `fix_imports=False` with a
+    # Python 2 pickle (Python's unpickler then cannot import `__builtin__`).
+    # npy-core's restricted unpickler maps Python 2's names always (it never
+    # imports anything): fix_imports is accepted and unused, as load's
+    # docstring says.
+    "test_format::test_pickle_python2_python3": "fix_imports=False raises no ImportError",
+}
