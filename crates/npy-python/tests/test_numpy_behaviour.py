@@ -9,6 +9,9 @@ import http.server
 import io
 import os
 import pathlib
+import re
+import subprocess
+import sys
 import threading
 import uuid
 import zipfile
@@ -160,3 +163,25 @@ KNOWN_DIFFERENCES = {
     # docstring says.
     "test_format::test_pickle_python2_python3": "fix_imports=False raises no ImportError",
 }
+
+
+def _python_md_sharing_snippet() -> str:
+    text = (pathlib.Path(__file__).resolve().parents[3] / "docs" / "PYTHON.md").read_text()
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "mp.Process(target=fill" in b]
+    assert len(blocks) == 1, "PYTHON.md's sharing snippet (mp.Process(target=fill, ...)) not found once"
+    return blocks[0]
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_python_md_sharing_snippet_runs_as_shown(tmp_path, start_method) -> None:
+    """PYTHON.md's sharing snippet, saved as a script and run as it is
+    ("fork or spawn", its comment says): the parent's array sees every
+    worker's rows. Under spawn each worker imports the script again, so
+    the snippet needs its ``if __name__ == "__main__":`` guard."""
+    script = tmp_path / "share.py"
+    script.write_text(
+        f"import multiprocessing\nmultiprocessing.set_start_method({start_method!r}, force=True)\n" + _python_md_sharing_snippet()
+    )
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["3.0"]
