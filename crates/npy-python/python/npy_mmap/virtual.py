@@ -187,11 +187,11 @@ def manifest_store(doc: dict[str, Any] | str | os.PathLike[str], registry: Any) 
     return ManifestStore(group=ManifestGroup(arrays=arrays), registry=registry)
 
 
-def to_kerchunk(vds: Any, filepath: str | os.PathLike[str] | None = None, format: str = "dict") -> dict[str, Any] | None:
+def to_kerchunk(vds: Any) -> dict[str, Any]:
     """kerchunk references of a virtual dataset, as VirtualiZarr's
-    ``vds.vz.to_kerchunk(filepath, format)`` writes them, but with the
-    arrays :class:`NpyParser` made (those whose attributes carry
-    ``_npy_source``) written as ``npy virtualize`` writes them:
+    ``vds.vz.to_kerchunk(format="dict")`` returns them, but with the arrays
+    :class:`NpyParser` made (those whose attributes carry ``_npy_source``)
+    written as ``npy virtualize`` writes them:
 
     - ``fill_value`` null: VirtualiZarr writes the Zarr v3 fill value (0
       for integers, zarr-python's default), which xarray reads from Zarr
@@ -201,17 +201,13 @@ def to_kerchunk(vds: Any, filepath: str | os.PathLike[str] | None = None, format
       ``transpose`` codec on as a v2 filter, and numcodecs has none
       (``UnknownCodecError: codec not available: 'transpose'``).
 
-    Every other variable is VirtualiZarr's own. ``format`` is ``"dict"``
-    (return the references) or ``"json"`` (write them to ``filepath``).
+    Every other variable is VirtualiZarr's own. To keep the references in
+    a file: ``json.dump(to_kerchunk(vds), out)``.
     """
     from virtualizarr.manifests import ManifestArray
     from virtualizarr.writers.kerchunk import NumpyEncoder, variable_to_kerchunk_arr_refs
     from xarray.conventions import encode_dataset_coordinates
 
-    if format not in ("dict", "json"):
-        raise ValueError(f"format must be 'dict' or 'json', not {format!r}")
-    if format == "json" and filepath is None:
-        raise ValueError("filepath must be given when format is 'json'")
     variables, attrs = encode_dataset_coordinates(vds)
     refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2}), ".zattrs": json.dumps(attrs, cls=NumpyEncoder)}
     for name, var in variables.items():
@@ -220,12 +216,7 @@ def to_kerchunk(vds: Any, filepath: str | os.PathLike[str] | None = None, format
         if array is None:
             array = variable_to_kerchunk_arr_refs(var, str(name))
         refs.update({f"{name}/{key}": value for key, value in array.items()})
-    result = {"version": 1, "refs": refs}
-    if format == "dict":
-        return result
-    with open(filepath, "w", encoding="utf-8") as file:  # type: ignore[arg-type]
-        json.dump(result, file)
-    return None
+    return {"version": 1, "refs": refs}
 
 
 def _npy_arr_refs(var: Any) -> dict[str, Any] | None:
