@@ -128,6 +128,8 @@ def load(
     limit = _header_limit(max_header_size, allow_pickle)
     if _is_url(file):
         try:
+            if mode is not None:
+                return RemoteArray(file, max_header_size=limit)
             remote = _native.Remote(file, limit, allow_pickle, encoding)
         except ValueError:
             if not _url_is_zip(file):
@@ -144,8 +146,6 @@ def load(
             )
             npz._name = file  # its repr names the URL
             return npz
-        if mode is not None:
-            return RemoteArray(file, max_header_size=limit)
         if remote.descr == "'|O'":
             # A pickle has no rows to range over: fetch it whole, decode it.
             parts, _used = _native.load_bytes(_native.download(file), limit, allow_pickle, encoding)
