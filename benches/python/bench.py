@@ -368,6 +368,7 @@ def sharing_part(root: pathlib.Path, gib: float, workers: int, repeat: int) -> N
     def run(module: str, reserve: bool = False) -> float:
         if path.exists():
             path.unlink()
+        os.sync()  # the last run's writeback is not this run's to wait for
         started = time.perf_counter()
         if module == "numpy":
             parent = npformat.open_memmap(path, mode="w+", dtype="<f4", shape=(rows, 1024))
@@ -387,9 +388,15 @@ def sharing_part(root: pathlib.Path, gib: float, workers: int, repeat: int) -> N
         gc.collect()
         return elapsed
 
-    numpy_s = statistics.median(run("numpy") for _ in range(repeat))
-    ours_s = statistics.median(run("ours") for _ in range(repeat))
-    reserved_s = statistics.median(run("ours", reserve=True) for _ in range(repeat))
+    # Interleaved (numpy, ours, ours reserved; again), so that a change in
+    # the machine's load during the run falls on every way alike.
+    times: dict[str, list[float]] = {"numpy": [], "ours": [], "reserved": []}
+    for _ in range(repeat):
+        times["numpy"].append(run("numpy"))
+        times["ours"].append(run("ours"))
+        times["reserved"].append(run("ours", reserve=True))
+    print("sharing: each run (s):", {way: [round(t, 2) for t in ts] for way, ts in times.items()}, flush=True)
+    numpy_s, ours_s, reserved_s = (statistics.median(times[way]) for way in ("numpy", "ours", "reserved"))
     what = f"parallel fill of {gib:g} GiB, {workers} worker processes (r+ beside the parent's w+)"
     row("sharing", what, numpy_s, ours_s, "numpy's open_memmap vs ours, same pattern")
     row("sharing", what + ", reserve=True", numpy_s, reserved_s, "blocks reserved at creation")

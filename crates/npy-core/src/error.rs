@@ -172,6 +172,24 @@ pub enum Error {
         reason: String,
     },
 
+    /// A Python 2 `str` in an object array's pickle is not ASCII and the
+    /// encoding asked for is ASCII (numpy's default): numpy raises
+    /// `UnicodeError` here, so callers that map errors to Python tell it
+    /// from [`Error::Unpickling`].
+    #[error(
+        "cannot unpickle the object array data (at byte {position} of the pickle): \
+         'ascii' codec can't decode byte {byte:#04x} in position {index} of a Python 2 str: \
+         ordinal not in range(128) (Python 2 data: load with encoding latin1 or bytes)"
+    )]
+    Python2Str {
+        /// Offset in the pickle of the string's opcode.
+        position: u64,
+        /// The first byte above 127.
+        byte: u8,
+        /// Its index in the string.
+        index: usize,
+    },
+
     /// A [`PyValue`](crate::pickle::PyValue) is not of the type asked for.
     #[error("expected {wanted}, found a Python {found}")]
     PyValueType {

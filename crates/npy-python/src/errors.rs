@@ -7,7 +7,7 @@ use npy_core::npz::ArchiveError;
 use npy_mmap::ErrorKind;
 use pyo3::exceptions::{
     PyBlockingIOError, PyFileExistsError, PyFileNotFoundError, PyIndexError, PyIsADirectoryError,
-    PyKeyError, PyOSError, PyPermissionError, PyValueError,
+    PyKeyError, PyOSError, PyPermissionError, PyUnicodeError, PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -69,8 +69,19 @@ fn message(error: &(dyn std::error::Error + 'static)) -> String {
 pub(crate) fn core_error(error: npy_core::Error) -> PyErr {
     match error {
         npy_core::Error::Io(source) => os_error(&source, message(&source), None),
-        npy_core::Error::IndexOutOfBounds { .. } => PyIndexError::new_err(message(&error)),
-        other => PyValueError::new_err(message(&other)),
+        other => format_error(&other, message(&other)),
+    }
+}
+
+/// npy-core's format error as numpy's exception: `ValueError`, but
+/// `IndexError` for an index past an axis and `UnicodeError` (a
+/// `ValueError` too) for a Python 2 `str` that ASCII cannot decode, as
+/// numpy's unpickling raises.
+fn format_error(error: &npy_core::Error, message: String) -> PyErr {
+    match error {
+        npy_core::Error::IndexOutOfBounds { .. } => PyIndexError::new_err(message),
+        npy_core::Error::Python2Str { .. } => PyUnicodeError::new_err(message),
+        _ => PyValueError::new_err(message),
     }
 }
 
@@ -104,10 +115,8 @@ pub(crate) fn mmap_error(error: npy_mmap::Error) -> PyErr {
             PyBlockingIOError::new_err((11, message, path))
         }
         ErrorKind::Archive(archive) => archive_error(archive, message),
-        ErrorKind::Format(npy_core::Error::IndexOutOfBounds { .. }) => {
-            PyIndexError::new_err(message)
-        }
         ErrorKind::Format(npy_core::Error::Io(source)) => os_error(source, message, path),
+        ErrorKind::Format(format) => format_error(format, message),
         ErrorKind::NotARegularFile { .. } => PyOSError::new_err((22, message, path)),
         _ => PyValueError::new_err(message),
     }
@@ -123,12 +132,9 @@ pub(crate) fn remote_error(error: npy_remote::Error) -> PyErr {
     }
     match error.kind() {
         // numpy's IndexError for an index past an axis, as for local files.
-        ErrorKind::Format(npy_core::Error::IndexOutOfBounds { .. }) => {
-            PyIndexError::new_err(message)
-        }
+        ErrorKind::Format(format) => format_error(format, message),
         ErrorKind::Archive(archive) => archive_error(archive, message),
-        ErrorKind::Format(_)
-        | ErrorKind::OutsideData { .. }
+        ErrorKind::OutsideData { .. }
         | ErrorKind::Url { .. }
         | ErrorKind::Plan(_)
         | ErrorKind::PartialRow { .. }

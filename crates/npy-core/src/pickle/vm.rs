@@ -21,8 +21,8 @@ use super::opcodes::*;
 use super::options::{Encoding, PickleOptions};
 use super::reduce::{build, reduce};
 use super::tree::into_value;
-use crate::Result;
 use crate::array::PyValue;
+use crate::{Error, Result};
 
 pub(super) struct Unpickler<'o, R> {
     input: Input<R>,
@@ -132,11 +132,11 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 bytes.iter().map(|&b| char::from(b)).collect(),
             ))),
             Encoding::Ascii => match bytes.iter().position(|b| !b.is_ascii()) {
-                Some(at) => Err(self.arena.error(format!(
-                    "'ascii' codec can't decode byte {:#04x} in position {at} of a Python 2 str: \
-                     ordinal not in range(128) (Python 2 data: load with encoding latin1 or bytes)",
-                    bytes[at]
-                ))),
+                Some(index) => Err(Error::Python2Str {
+                    position: self.arena.position,
+                    byte: bytes[index],
+                    index,
+                }),
                 None => self.text(bytes),
             },
         }

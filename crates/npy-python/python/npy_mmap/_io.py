@@ -131,9 +131,25 @@ def load(
     mode = _load_mode(mmap_mode)
     limit = _header_limit(max_header_size, allow_pickle)
     if _is_url(file):
-        if mode is not None:
-            return RemoteArray(file, max_header_size=limit)
-        remote = _native.Remote(file, limit, allow_pickle, encoding)
+        try:
+            if mode is not None:
+                return RemoteArray(file, max_header_size=limit)
+            remote = _native.Remote(file, limit, allow_pickle, encoding)
+        except ValueError:
+            if not _url_is_zip(file):
+                raise
+            # An npz (numpy ignores mmap_mode for those): the archive whole,
+            # as np.load reads one from a file object.
+            npz = NpzFile(
+                _native.download(file),
+                allow_pickle=allow_pickle,
+                encoding=encoding,
+                max_header_size=max_header_size,
+                fix_imports=fix_imports,
+                _bytes=True,
+            )
+            npz._name = file  # its repr names the URL
+            return npz
         if remote.descr == "'|O'":
             # A pickle has no rows to range over: fetch it whole, decode it.
             parts, _used = _native.load_bytes(_native.download(file), limit, allow_pickle, encoding)
@@ -182,6 +198,17 @@ def load(
         _warn_if_python2(head)
         return result
     return _refuse_pickle(allow_pickle, path)
+
+
+def _url_is_zip(url: str) -> bool:
+    """Whether the object at ``url`` starts as a zip does (one ranged GET
+    of its first bytes, read as a headerless array of bytes)."""
+    try:
+        head = _native.Remote(url, headerless=("|u1", 0, None, False))
+        first = bytes(_convert.from_parts(*head.read_rows(0, min(len(_ZIP_PREFIX), head.shape[0]))))
+    except (OSError, ValueError):
+        return False
+    return first.startswith((_ZIP_PREFIX, _ZIP_SUFFIX))
 
 
 def _stream_is_zip(fid: Any) -> bool:

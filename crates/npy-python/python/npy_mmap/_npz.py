@@ -5,19 +5,29 @@ from __future__ import annotations
 import io
 import os
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
+
+import numpy as np
 
 from . import _convert, _native
 from ._common import _MODE_NAMES, _Closing, _header_limit
 from ._remote import RemoteArray
 
 
-class NpzFile(_Closing, Mapping):
+class NpzFile(_Closing, np.lib.npyio.NpzFile):
     """A lazy ``.npz`` archive, as ``numpy.lib.npyio.NpzFile``: nothing is
     read until a member is asked for. Opened with ``mmap_mode='r'``, every
     stored ``.npy`` member is a read-only view of the archive's mapping
     (zero copy); compressed members are read into memory.
+
+    A subclass of numpy's ``NpzFile``, so that code branching on
+    ``isinstance(x, np.lib.npyio.NpzFile)`` (numpy's own tests among it)
+    takes the same branch. numpy's constructor is not called: it would
+    read the zip directory a second time with ``zipfile``; npy-core reads
+    it once, and this class sets the attributes numpy's documents
+    (``files``, ``zip``, ``fid``, ``f``, ``allow_pickle``,
+    ``max_header_size``, ``pickle_kwargs``) and overrides every method.
 
     Attributes
     ----------
