@@ -340,7 +340,8 @@ impl ArchiveWriter {
         })
     }
 
-    /// Finishes the archive: renames it into place, or returns its bytes.
+    /// Finishes the archive: renames it into place (without syncing it),
+    /// or returns its bytes.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let sink = self
             .sink
@@ -350,7 +351,9 @@ impl ArchiveWriter {
             .ok_or_else(closed)?;
         match sink {
             Sink::File(writer) => {
-                py.detach(|| writer.finish()).map_err(mmap_error)?;
+                // Atomic, not synced: numpy's speed (docs/PYTHON.md, "Saving").
+                py.detach(|| writer.into_inner()?.commit_unsynced())
+                    .map_err(mmap_error)?;
                 Ok(None)
             }
             Sink::Memory(writer) => {
