@@ -19,6 +19,7 @@ mod live;
 mod npz;
 mod objects;
 mod remote;
+mod stream_out;
 
 use std::path::PathBuf;
 

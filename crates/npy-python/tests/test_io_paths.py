@@ -21,6 +21,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+import zipfile
 
 import numpy as np
 import pytest
@@ -232,3 +233,63 @@ def test_mapped_open_reads_the_header_once(tmp_path: pathlib.Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert old.tolist() == np.load(NUMPY_DATA / "win64python2.npy").tolist()
+
+
+class WriteSpy(io.BytesIO):
+    """A BytesIO that records the size of every write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[int] = []
+
+    def write(self, data) -> int:  # type: ignore[override]
+        self.sizes.append(memoryview(data).nbytes)
+        return super().write(data)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_savez_into_a_stream_writes_as_members_are_made(compressed: bool) -> None:
+    a = np.arange(6 << 20, dtype="<f8")  # 48 MiB
+    how = "savez_compressed" if compressed else "savez"
+    ours, theirs = WriteSpy(), io.BytesIO()
+    ours.write(b"prefix")
+    theirs.write(b"prefix")
+    getattr(npy_mmap, how)(ours, a=a, b=np.arange(3))
+    getattr(np, how)(theirs, a=a, b=np.arange(3))
+    # Never the archive in one piece: bounded writes (numpy's 16 MiB chunks).
+    assert max(ours.sizes) <= 16 << 20
+    ours.seek(6)
+    with np.load(ours) as archive:
+        assert np.array_equal(archive["a"], a) and archive["b"].tolist() == [0, 1, 2]
+    theirs.seek(6)
+    with zipfile.ZipFile(ours) as o, zipfile.ZipFile(theirs) as t:
+        assert o.namelist() == t.namelist() == ["a.npy", "b.npy"]
+        assert all(o.read(name) == t.read(name) for name in o.namelist())
+
+
+def test_savez_into_a_failing_stream_raises_its_error() -> None:
+    class Full(io.BytesIO):
+        def write(self, data) -> int:  # type: ignore[override]
+            if self.tell() > 1000:
+                raise OSError(28, "No space left on device (test)")
+            return super().write(data)
+
+    with pytest.raises(OSError, match="No space left on device \\(test\\)") as caught:
+        npy_mmap.savez(Full(), x=np.arange(10_000))
+    assert caught.value.errno == 28
+
+
+def test_savez_into_a_pipe_still_works() -> None:
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(write_fd, "wb") as w, os.fdopen(read_fd, "rb") as r:
+        assert not w.seekable()
+        import threading
+
+        got: list[bytes] = []
+        reader = threading.Thread(target=lambda: got.append(r.read()))
+        reader.start()
+        npy_mmap.savez(w, x=np.arange(5))
+        w.close()
+        reader.join()
+    with np.load(io.BytesIO(got[0])) as archive:
+        assert archive["x"].tolist() == list(range(5))

@@ -450,7 +450,9 @@ def _savez(file: Any, args: tuple, kwds: dict, compressed: bool, allow_pickle: b
         if values is None:
             _warn_format(descr, shape, fortran)
         members.append((_member_name(key), array, descr, shape, fortran, values))
-    writer = _native.ArchiveWriter(path, compressed)
+    # A seekable file object is written as the members are made (no copy
+    # of the whole archive); a pipe gets the archive's bytes at the end.
+    writer = _native.ArchiveWriter(path, compressed, None if path is not None else file)
     for (key, name), array, descr, shape, fortran, values in members:
         if name is not None:
             # A NUL in the key: zipfile (so numpy) names the member by what
@@ -465,7 +467,7 @@ def _savez(file: Any, args: tuple, kwds: dict, compressed: bool, allow_pickle: b
         else:
             writer.add(key, descr, shape, fortran, _convert.data_bytes(array, fortran))
     data = writer.finish()
-    if path is None:
+    if data is not None:
         file.write(data)
 
 
