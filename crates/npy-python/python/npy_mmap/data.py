@@ -9,23 +9,34 @@ npy-mmap's planner (a cold batch reads exactly its pages, all at once),
 give the pages back once the batch is copied (resident memory stays flat),
 and pickle to their arguments (``spawn`` and ``fork`` workers open their own).
 
-PyTorch (three lines)::
+PyTorch (three lines; ``targets=True``: each item is ``(x, y)``, ``y`` the
+tokens after ``x``'s first, as nanoGPT's ``get_batch`` makes them)::
 
     from torch.utils.data import DataLoader
     from npy_mmap.data import WindowDataset
-    loader = DataLoader(WindowDataset("train.bin", 1024, dtype="uint16"), batch_size=64, shuffle=True, num_workers=4)
+    loader = DataLoader(WindowDataset("train.bin", 1024, dtype="uint16", targets=True), batch_size=64, shuffle=True, num_workers=4)
 
 Or an endless stream of random batches, the next one read ahead while the
 current one is used::
 
     for batch in RandomBatches("s3://corpus/train.npy", 1024, 64, seed=0):
         ...  # batch: ndarray of shape (64, 1024)
+
+A seed gives each worker process its own stream: PyTorch's data-loader
+workers by their number, any process ``multiprocessing`` started (a
+``Process``, a ``Pool`` or ``ProcessPoolExecutor`` worker, ``fork`` or
+``spawn``) by its identity, so two workers never draw the same batches;
+the main process draws ``np.random.default_rng(seed)``'s. A process started
+otherwise (``os.fork``) cannot be told apart: it gets a ``RuntimeWarning``
+and should be given a seed of its own.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
+import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Iterator
 
@@ -114,12 +125,18 @@ class _Source:
         return state
 
 
-def _gather(source: _Source, starts: np.ndarray, length: int, release: bool) -> np.ndarray:
+def _gather(source: _Source, starts: np.ndarray, length: int, release: bool, targets: bool = False) -> Any:
+    """The windows of ``length`` rows at ``starts``; with ``targets``, the
+    pair ``(x, y)`` of windows one row longer, ``y`` shifted by one row
+    (views of one gathered batch: each window is read once)."""
     array = source.array()
-    batch = _windows.windows(array, starts, length)
+    span = length + 1 if targets else length
+    batch = _windows.windows(array, starts, span)
     if release:
         # The batch is a copy: its pages are not needed any more.
-        _windows.release_windows(array, starts, length)
+        _windows.release_windows(array, starts, span)
+    if targets:
+        return batch[:, :-1], batch[:, 1:]
     return batch
 
 
@@ -140,6 +157,12 @@ class WindowDataset:
         Rows between window starts.
     release : bool, optional
         Give a fetched window's pages back (resident memory stays flat).
+    targets : bool, optional
+        Item ``i`` is the pair ``(x, y)``: ``x`` the window, ``y`` the
+        ``length`` rows after ``x``'s first (the next tokens, as nanoGPT's
+        ``get_batch`` makes its targets). A window then needs ``length + 1``
+        rows. ``x`` and ``y`` are views of one copy of the ``length + 1``
+        rows.
     """
 
     def __init__(
@@ -152,6 +175,7 @@ class WindowDataset:
         offset: int = 0,
         shape: Any = None,
         release: bool = True,
+        targets: bool = False,
     ) -> None:
         if length <= 0:
             raise ValueError(f"length must be positive, not {length}")
@@ -160,13 +184,15 @@ class WindowDataset:
         if self.step <= 0:
             raise ValueError(f"step must be positive, not {self.step}")
         self.release = release
+        self.targets = bool(targets)
         self._source = _Source(source, dtype, offset, shape)
         self.rows = len(self._source.array())
 
     def __len__(self) -> int:
-        if self.rows < self.length:
+        span = self.length + 1 if self.targets else self.length
+        if self.rows < span:
             return 0
-        return (self.rows - self.length) // self.step + 1
+        return (self.rows - span) // self.step + 1
 
     def _starts(self, indices: Any) -> np.ndarray:
         index = np.asarray(indices, dtype=np.int64).reshape(-1)
@@ -176,38 +202,64 @@ class WindowDataset:
             raise IndexError(f"index {int(index[bad][0])} is out of range for a dataset of {n} windows")
         return np.where(index < 0, index + n, index) * self.step
 
-    def __getitem__(self, index: int) -> np.ndarray:
-        return _gather(self._source, self._starts([index]), self.length, self.release)[0]
+    def __getitem__(self, index: int) -> Any:
+        got = self.batch([index])
+        return (got[0][0], got[1][0]) if self.targets else got[0]
 
-    def __getitems__(self, indices: list[int]) -> list[np.ndarray]:
-        return list(self.batch(indices))
+    def __getitems__(self, indices: list[int]) -> list[Any]:
+        got = self.batch(indices)
+        return list(zip(*got)) if self.targets else list(got)
 
-    def batch(self, indices: Any) -> np.ndarray:
-        """Windows ``indices`` as one array of shape ``(len(indices), length, ...)``."""
-        return _gather(self._source, self._starts(indices), self.length, self.release)
+    def batch(self, indices: Any) -> Any:
+        """Windows ``indices`` as one array of shape ``(len(indices), length, ...)``;
+        with ``targets``, the pair ``(x, y)`` of such arrays."""
+        return _gather(self._source, self._starts(indices), self.length, self.release, self.targets)
 
     def __getstate__(self) -> dict:
         return dict(self.__dict__)
 
 
-def _worker_offset() -> int:
-    """The data-loader worker's number (PyTorch's, when it runs us), so that
-    workers draw different batches from one seed."""
+def _worker_key() -> tuple[int, ...] | None:
+    """This process's number among the workers, for its own stream of one
+    seed: PyTorch's data-loader worker id when it runs us, else the identity
+    ``multiprocessing`` gave the process (``(k,)``; ``(k, j)`` for a worker
+    of a worker), ``fork`` or ``spawn`` alike; ``None`` in a process that
+    ``multiprocessing`` did not start (the main one, or an ``os.fork``)."""
     torch = sys.modules.get("torch")
     if torch is not None:
         info = torch.utils.data.get_worker_info()
         if info is not None:
-            return int(info.id)
-    return 0
+            return (int(info.id),)
+    identity = multiprocessing.current_process()._identity
+    return tuple(int(k) for k in identity) if identity else None
+
+
+def _rng(seed: int | None, made_in: int) -> np.random.Generator:
+    """The generator of a seed in this process: ``default_rng(seed)`` in the
+    process that made the stream, a child stream of the seed
+    (``SeedSequence(seed, spawn_key=worker)``) in a numbered worker."""
+    if seed is None:
+        return np.random.default_rng()
+    key = _worker_key()
+    if key is None and os.getpid() != made_in:
+        warnings.warn(
+            f"RandomBatches(seed={seed}) is drawn in process {os.getpid()}, which neither PyTorch nor "
+            "multiprocessing numbered: every such process draws the same batches; give each its own seed",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key or ()))
 
 
 class RandomBatches:
     """An iterable of random batches: ``batch_size`` windows of ``length``
-    rows at uniform random starts, drawn with a seed (per data-loader worker:
-    the seed plus the worker's number). The next batch is read ahead while
-    the current one is used: its pages asked of the kernel at once (local),
-    or its requests in flight (remote). ``batches`` limits the stream
-    (``None``: endless). Picklable; each process opens the file once.
+    rows at uniform random starts, drawn with a seed (each worker process
+    its own stream of it: see the module's docs). The next batch is read
+    ahead while the current one is used: its pages asked of the kernel at
+    once (local), or its requests in flight (remote). ``batches`` limits
+    the stream (``None``: endless). ``targets=True`` yields pairs
+    ``(x, y)``, ``y`` the ``length`` rows after each of ``x``'s first (as
+    :class:`WindowDataset`). Picklable; each process opens the file once.
     """
 
     def __init__(
@@ -223,6 +275,7 @@ class RandomBatches:
         shape: Any = None,
         prefetch: bool = True,
         release: bool = True,
+        targets: bool = False,
     ) -> None:
         if length <= 0 or batch_size < 0:
             raise ValueError("length must be positive and batch_size non-negative")
@@ -232,15 +285,18 @@ class RandomBatches:
         self.batches = batches
         self.prefetch = prefetch
         self.release = release
+        self.targets = bool(targets)
+        self._made_in = os.getpid()
         self._source = _Source(source, dtype, offset, shape)
         self.rows = len(self._source.array())
-        if self.rows < self.length:
-            raise ValueError(f"the array has {self.rows} rows, fewer than a window of {self.length}")
+        span = self.length + 1 if self.targets else self.length
+        if self.rows < span:
+            raise ValueError(f"the array has {self.rows} rows, fewer than a window of {span}")
 
-    def __iter__(self) -> Iterator[np.ndarray]:
-        seed = None if self.seed is None else self.seed + _worker_offset()
-        rng = np.random.default_rng(seed)
-        high = self.rows - self.length + 1
+    def __iter__(self) -> Iterator[Any]:
+        rng = _rng(self.seed, self._made_in)
+        span = self.length + 1 if self.targets else self.length
+        high = self.rows - span + 1
 
         def draw() -> np.ndarray:
             return rng.integers(0, high, size=self.batch_size)
@@ -251,20 +307,20 @@ class RandomBatches:
             upcoming = draw()
             pending: Future | None = None
             if pool is not None:
-                pending = pool.submit(_gather, self._source, upcoming, self.length, False)
+                pending = pool.submit(_gather, self._source, upcoming, self.length, False, self.targets)
             elif self.prefetch:
-                _windows.prefetch_windows(self._source.array(), upcoming, self.length)
+                _windows.prefetch_windows(self._source.array(), upcoming, span)
             produced = 0
             while self.batches is None or produced < self.batches:
                 starts = upcoming
                 batch = pending.result() if pending is not None else None
                 upcoming = draw()
                 if pool is not None:
-                    pending = pool.submit(_gather, self._source, upcoming, self.length, False)
+                    pending = pool.submit(_gather, self._source, upcoming, self.length, False, self.targets)
                 if batch is None:
-                    batch = _gather(self._source, starts, self.length, self.release)
+                    batch = _gather(self._source, starts, self.length, self.release, self.targets)
                     if self.prefetch:
-                        _windows.prefetch_windows(self._source.array(), upcoming, self.length)
+                        _windows.prefetch_windows(self._source.array(), upcoming, span)
                 produced += 1
                 yield batch
         finally:
