@@ -92,7 +92,7 @@ def io_part(root: pathlib.Path, repeat: int, row, timed) -> None:
          lambda: npy_mmap.savez(root / "ours.npz", x=a))
     pair(f"savez(io.BytesIO(), x=a), {big}", lambda: np.savez(io.BytesIO(), x=a),
          lambda: npy_mmap.savez(io.BytesIO(), x=a))
-    del blob
+    blob = b""
 
     small = np.arange(128, dtype="<f8")  # 1 KiB
     small_path = root / "small.npy"
@@ -121,7 +121,7 @@ def io_part(root: pathlib.Path, repeat: int, row, timed) -> None:
          lambda: npy_mmap.load(objects, allow_pickle=True), "ours never runs code")
     fewer = strings[:300_000]
     pair("save of 300,000 strings", lambda: np.save(theirs, fewer), lambda: npy_mmap.save(ours, fewer))
-    del strings, fewer
+    strings = fewer = None
 
     # 512 MiB compressible: npy-compare's npz data (a smooth signal plus
     # noise, rounded to 1/1024; deflates about 3:1).
