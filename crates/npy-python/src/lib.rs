@@ -20,6 +20,7 @@ mod npz;
 mod objects;
 mod remote;
 mod stream_out;
+mod window_file;
 
 use std::path::PathBuf;
 
@@ -572,5 +573,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     npz::register(m)?;
     live::register(m)?;
     remote::register(m)?;
+    window_file::register(m)?;
     Ok(())
 }
