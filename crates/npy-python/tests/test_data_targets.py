@@ -138,25 +138,31 @@ def test_an_unnumbered_process_is_warned(tokens, tmp_path) -> None:
         _first_batch(stream)  # the process that made it: no warning
 
 
-def test_random_batches_read_windows_without_faulting_them_in(tmp_path) -> None:
-    """A local batch is read from the file into the batch (pread): no page
-    of the mapping is faulted in (nor given back) per window, so a warm
-    epoch costs no page faults, and resident memory stays flat."""
-    import resource
+def test_random_batches_read_local_windows_from_the_file(tmp_path, monkeypatch) -> None:
+    """A local batch is read from the file into the batch (pread): the
+    mapping's pages are neither copied from (faulted in) nor given back
+    per window, the cost that made a warm epoch 2.4x slower than numpy's
+    fancy index (BENCHMARKS.md); resident memory stays flat all the same."""
+    import npy_mmap
 
-    values = ((np.arange(8 << 20, dtype=np.int64) * 7919) % 50_257).astype("<u2")  # 16 MiB
+    values = ((np.arange(1 << 20, dtype=np.int64) * 7919) % 50_257).astype("<u2")
     path = tmp_path / "big.npy"
     np.save(path, values)
-    path.read_bytes()  # warm
-    # Batches of 16 KiB: the allocator reuses their memory (no fault there).
-    stream = iter(RandomBatches(path, 1024, 8, seed=1))
-    next(stream)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    batches = [next(stream) for _ in range(50)]
-    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-    # 400 windows: a fault or more each through the mapping.
-    assert faults < 100, f"{faults} page faults for 50 batches"
+    through_mapping: list[str] = []
+    for name in ("windows", "release_windows"):
+        real = getattr(npy_mmap._windows, name)
+
+        def spy(*args, real=real, name=name):
+            through_mapping.append(name)
+            return real(*args)
+
+        monkeypatch.setattr(npy_mmap._windows, name, spy)
+    batches = list(RandomBatches(path, 1024, 8, seed=1, batches=20))
+    assert through_mapping == []
     rng = np.random.default_rng(1)
-    draws = [rng.integers(0, len(values) - 1024 + 1, size=8) for _ in range(51)]
-    for batch, ix in zip(batches, draws[1:]):
+    for batch in batches:
+        ix = rng.integers(0, len(values) - 1024 + 1, size=8)
         assert (batch == nanogpt_batch(values, ix, 1024)[0]).all()
+    # Kept pages (release=False) still go through the mapping's planner.
+    list(RandomBatches(path, 1024, 8, seed=1, batches=2, release=False))
+    assert through_mapping == ["windows", "windows"]
