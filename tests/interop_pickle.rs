@@ -129,6 +129,7 @@ fn every_kind() -> Vec<PyValue> {
             header_len: 0,
             data_offset: 0,
             data_len: len,
+            python2_header: false,
         };
         let bytes = npy_core::io::AlignedBytes::copy_from(&data);
         PyValue::from(NpyArray::from_parts(header, layout, bytes).unwrap())

@@ -40,7 +40,7 @@ def evict(path: pathlib.Path) -> None:
         os.close(fd)
 
 
-def timed(fn, repeat: int, setup=None) -> float:
+def timed(fn, repeat: int, setup=None, reduce=statistics.median) -> float:
     # One collection before, none between runs: a collection right before
     # a microsecond call leaves the CPU caches cold and triples its time.
     gc.collect()
@@ -52,7 +52,7 @@ def timed(fn, repeat: int, setup=None) -> float:
         result = fn()
         times.append(time.perf_counter() - start)
         del result
-    return statistics.median(times)
+    return reduce(times)
 
 
 def row(part: str, what: str, numpy_s: float, ours_s: float, note: str = "") -> None:
@@ -689,7 +689,7 @@ def main() -> None:
     parser.add_argument("--dask-limit", type=float, default=120.0, help="seconds a Dask way may take")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--fill-gib", type=float, default=2.0, help="size of the parallel fill (GiB)")
-    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing", "windows", "windows-local", "windows-remote", "npz"])
+    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing", "windows", "windows-local", "windows-remote", "npz", "io"])
     parser.add_argument("--npz-mib", type=int, default=512, help="size of the deflated npz member (MiB)")
     parser.add_argument("--tokens-gib", type=float, default=4.0, help="size of the token file of the windows part (GiB)")
     parser.add_argument("--remote-tokens-gib", type=float, default=1.0, help="size of the remote token file (GiB)")
@@ -701,6 +701,11 @@ def main() -> None:
     print(f"numpy {np.__version__}, npy_mmap {npy_mmap.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} cores")
     if args.only in (None, "numpy"):
         numpy_part(root, args.big_gib, args.repeat)
+    if args.only in (None, "io"):
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+        from bench_io import io_part
+
+        io_part(root, args.repeat, row, timed)
     if args.only in (None, "sharing"):
         sharing_part(root, args.fill_gib, 2, max(3, args.repeat // 2))
     if args.only in (None, "remote"):

@@ -212,6 +212,7 @@ fn detached_layout(data_len: usize) -> Layout {
         header_len: 0,
         data_offset: 0,
         data_len,
+        python2_header: false,
     }
 }
 

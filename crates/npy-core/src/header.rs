@@ -113,6 +113,12 @@ pub struct Layout {
     pub data_offset: usize,
     /// Number of data bytes the header promises (checked arithmetic).
     pub data_len: usize,
+    /// Whether the header text was written by Python 2: it holds a long
+    /// (`(3L, 4L)`), which reads only with the `L` stripped, as numpy reads
+    /// it (numpy then warns "... as it was created on Python 2"). Told
+    /// by the parse itself, so a reader that warns needs no second look at
+    /// the text. `false` for a header that was not parsed.
+    pub python2_header: bool,
 }
 
 impl Version {
@@ -359,6 +365,16 @@ impl Header {
                 reason: e.reason,
                 position: text.get(..e.offset).map_or(e.offset, |t| t.chars().count()),
             })?;
+        // numpy strips the `L`s only when the text does not read as it is.
+        let python2_header = literal_options.allow_long_suffix
+            && text.contains('L')
+            && literal::parse(
+                &text,
+                literal::Options {
+                    allow_long_suffix: false,
+                },
+            )
+            .is_err();
         let header = Header::from_dict(&literal, options)?;
         let data_len = header.data_len()?;
         let data_offset = preamble.data_offset();
@@ -372,6 +388,7 @@ impl Header {
                 header_len: preamble.header_len,
                 data_offset,
                 data_len,
+                python2_header,
             },
         })
     }
@@ -529,6 +546,7 @@ impl Header {
             header_len: bytes.len() - version.prefix_len(),
             data_offset: bytes.len(),
             data_len: self.data_len()?,
+            python2_header: false,
         })
     }
 

@@ -95,6 +95,7 @@ impl Headerless {
                 header_len: 0,
                 data_offset: self.offset,
                 data_len,
+                python2_header: false,
             },
         })
     }

@@ -442,6 +442,19 @@ fn python_2_long_suffix_only_in_versions_1_and_2() {
 }
 
 #[test]
+fn the_parse_says_when_a_header_was_written_by_python_2() {
+    let old = "{'descr': '<f8', 'fortran_order': False, 'shape': (2L, 3L)}";
+    assert!(parse(&v1(old)).unwrap().layout.python2_header);
+    // An `L` that reads as it is (a field name, a string) is not Python 2's.
+    for text in [
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3)}",
+        "{'descr': [('L', '<i4'), ('aL1', '<f8')], 'fortran_order': False, 'shape': (4,)}",
+    ] {
+        assert!(!parse(&v1(text)).unwrap().layout.python2_header, "{text}");
+    }
+}
+
+#[test]
 fn legacy_layouts_are_read() {
     // 16-byte alignment (pre-1.14), no newline, no padding, CRLF.
     let text = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";

@@ -238,10 +238,25 @@ impl AtomicFile {
     /// new one, and a failure leaves the old one), but a power loss soon
     /// after may leave the destination empty or partial. For scratch files
     /// that are cheaper to make again than to sync (`npy convert --no-sync`).
+    ///
+    /// A regular file at the destination is swapped out
+    /// (`renameat2(RENAME_EXCHANGE)`, one atomic step like the rename) and
+    /// then removed under the temporary's name: a rename over an existing
+    /// file makes ext4 (`auto_da_alloc`) start writing the whole new file
+    /// to the disk before the rename returns, the very cost an unsynced
+    /// commit leaves out (about 100 ms for 256 MiB). A crash between the
+    /// two steps leaves the old file under the temporary's name.
     pub fn commit_unsynced(mut self) -> Result<()> {
         let temp = self.temp.clone();
         let writer = self.writer().map_err(io_error("write", &temp))?;
         writer.flush().map_err(io_error("write", &temp))?;
+        if self.replace
+            && exchange_regular(&self.dir, &self.temp_name, &self.dest_name)
+                .map_err(io_error("rename a temporary file over", &self.dest))?
+        {
+            self.renamed = true;
+            return Ok(());
+        }
         self.rename()
     }
 
@@ -498,6 +513,44 @@ fn rename_noreplace(dir: &Dir, from: &OsStr, to: &OsStr) -> io::Result<()> {
     }
 }
 
+/// Swaps `from` with a regular file at `to` and removes the old file (now
+/// under `from`); `false` when nothing was swapped (no regular file at `to`,
+/// or no `RENAME_EXCHANGE` here): the caller renames as usual.
+fn exchange_regular(dir: &Dir, from: &OsStr, to: &OsStr) -> io::Result<bool> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use rustix::fs::{AtFlags, RenameFlags, renameat_with, unlinkat};
+        match dir.symlink_metadata(to) {
+            Ok(meta) if meta.is_file() => {}
+            _ => return Ok(false),
+        }
+        match renameat_with(dir, from, dir, to, RenameFlags::EXCHANGE) {
+            Ok(()) => {}
+            // Gone meanwhile, or the filesystem (an old kernel) cannot swap.
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {
+                return Ok(false);
+            }
+            Err(error) => return Err(error.into()),
+        }
+        match unlinkat(dir, from, AtFlags::empty()) {
+            Ok(()) => Ok(true),
+            // Not a file any more (a folder put there after the look):
+            // swap back and let the rename refuse it, as it would have.
+            Err(rustix::io::Errno::ISDIR | rustix::io::Errno::PERM) => {
+                renameat_with(dir, from, dir, to, RenameFlags::EXCHANGE)?;
+                Ok(false)
+            }
+            // The new file is in place; the old one is a leftover name.
+            Err(_) => Ok(true),
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = (dir, from, to);
+        Ok(false)
+    }
+}
+
 /// Syncs the temporary's data and metadata to disk.
 fn sync_file(file: &File) -> io::Result<()> {
     #[cfg(test)]
@@ -674,5 +727,42 @@ mod tests {
         assert_eq!(std::fs::read(dir.join("a.bin")).unwrap(), b"old");
         assert_eq!(names, ["a.bin"]);
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// An unsynced commit over a file swaps it out and removes it: the new
+    /// bytes under the name, the old ones still read by whoever held the
+    /// old file open, nothing left beside it; over a folder it fails as a
+    /// rename does, the folder untouched.
+    #[test]
+    fn an_unsynced_commit_swaps_the_old_file_out() {
+        let dir = std::env::temp_dir().join(format!("npy-atomic-swap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let dest = dir.join("a.bin");
+        std::fs::write(&dest, b"old").unwrap();
+        let mut held = File::open(&dest).unwrap();
+        let mut file = AtomicFile::create(&dest).unwrap();
+        file.write_all(b"new bytes").unwrap();
+        file.commit_unsynced().unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"new bytes");
+        let mut old = Vec::new();
+        std::io::Read::read_to_end(&mut held, &mut old).unwrap();
+        assert_eq!(old, b"old");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["a.bin"]);
+        let folder = dir.join("f");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("inside"), b"x").unwrap();
+        let mut file = AtomicFile::create(dir.join("g")).unwrap();
+        file.write_all(b"y").unwrap();
+        // A folder created at the name after the temporary was.
+        let g = dir.join("g");
+        std::fs::create_dir(&g).unwrap();
+        assert!(file.commit_unsynced().is_err());
+        assert!(g.is_dir() && folder.join("inside").is_file());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -153,7 +153,7 @@ pub use live::{AtomicF32, AtomicF64, LiveArray, LiveElement};
 pub use lock::Locking;
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
 pub use open::OpenOptions;
-pub use save::save;
+pub use save::{save, save_unsynced};
 
 use std::path::Path;
 

@@ -7,6 +7,11 @@
 //! renamed over the destination, so the destination always holds either the
 //! old array or the complete new one, and existing mappings keep the old
 //! data.
+//!
+//! [`save`] also syncs the file and its folder before returning (the saved
+//! array survives a power loss), which costs a write to the disk of every
+//! byte; [`save_unsynced`] skips both syncs, at `np.save`'s speed, and is
+//! still atomic against readers and crashes of the program.
 
 use std::path::Path;
 
@@ -38,10 +43,26 @@ use crate::error::{format_error, io_error};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn save<S: NpySource + ?Sized>(path: impl AsRef<Path>, source: &S) -> Result<()> {
-    let path = path.as_ref();
+    written(path.as_ref(), source)?.commit()
+}
+
+/// [`save`] without its two syncs (file and folder): the same atomic
+/// replacement (readers, and the file after a crash of the program, see
+/// the old array or the whole new one, never a partial file under the
+/// name), at `np.save`'s speed; only a power loss or a crash of the
+/// system soon after may leave the destination empty or partial, as
+/// `np.save`'s file would be. What `npy_mmap.save` does in Python by
+/// default (`durable=True` there calls [`save`]); the `npy` CLI and
+/// [`save`] sync by default.
+pub fn save_unsynced<S: NpySource + ?Sized>(path: impl AsRef<Path>, source: &S) -> Result<()> {
+    written(path.as_ref(), source)?.commit_unsynced()
+}
+
+/// `source` written to a temporary file beside `path`, not committed yet.
+fn written<S: NpySource + ?Sized>(path: &Path, source: &S) -> Result<AtomicFile> {
     let mut file =
         AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
     // A write that failed (a full disk, say) is about this file.
     write_npy(&mut file, source).map_err(format_error("write", path))?;
-    file.commit()
+    Ok(file)
 }

@@ -22,6 +22,8 @@ mod npz_bytes;
 mod npz_lazy;
 mod objects;
 mod remote;
+mod stream_out;
+mod window_file;
 
 use std::path::PathBuf;
 
@@ -54,7 +56,19 @@ fn load(
         self::locking(locking)?,
     )?;
     let array = py.detach(|| options.load(&path)).map_err(mmap_error)?;
+    warn_if_python2(py, array.layout().python2_header)?;
     array_parts(py, array)
+}
+
+/// numpy's `UserWarning` for a header written by Python 2 (a `2L` long),
+/// when the parse said so: the header is read once, by the parse.
+fn warn_if_python2(py: Python<'_>, python2_header: bool) -> PyResult<()> {
+    if python2_header {
+        py.import("npy_mmap._common")?
+            .getattr("_warn_python2")?
+            .call0()?;
+    }
+    Ok(())
 }
 
 /// Reads one `.npy` from the start of `data` (the rest of a file object):
@@ -96,6 +110,14 @@ macro_rules! description {
             array.layout().data_offset + rows.start * array.row_bytes(),
             (rows.start, rows.end),
         )
+    }};
+}
+
+/// A mapping's description and whether its header was Python 2's.
+macro_rules! described {
+    ($array:expr) => {{
+        let array = $array;
+        (description!(array), array.layout().python2_header)
     }};
 }
 
@@ -143,31 +165,33 @@ fn open_mapped(
     }
     let what = path.display().to_string();
     let mode = arguments::mode(mode)?;
-    let (backing, meta) = match (mode, strict) {
+    let (backing, (meta, python2)) = match (mode, strict) {
         (mode, false) => {
             let array = py
                 .detach(|| options.open_foreign(&path, mode))
                 .map_err(mmap_error)?;
-            let meta = description!(&array);
+            let meta = described!(&array);
             (Backing::Foreign(array), meta)
         }
         (ForeignMode::ReadOnly, true) => {
             let array = py.detach(|| options.open(&path)).map_err(mmap_error)?;
-            let meta = description!(&array);
+            let meta = described!(&array);
             (Backing::Read(array), meta)
         }
         (ForeignMode::ReadWrite, true) => {
             let array = py.detach(|| options.open_rw(&path)).map_err(mmap_error)?;
-            let meta = description!(&array);
+            let meta = described!(&array);
             (Backing::Write(array), meta)
         }
         (ForeignMode::CopyOnWrite, true) => {
             let array = py.detach(|| options.open_cow(&path)).map_err(mmap_error)?;
-            let meta = description!(&array);
+            let meta = described!(&array);
             (Backing::Cow(array), meta)
         }
     };
-    handed_back(py, backing, meta, what)
+    let mapped = handed_back(py, backing, meta, what)?;
+    warn_if_python2(py, python2)?;
+    Ok(mapped)
 }
 
 /// Creates an `.npy` file sized for its data (numpy's `open_memmap` with
@@ -218,9 +242,26 @@ fn create(
     handed_back(py, Backing::Foreign(array), meta, what)
 }
 
+/// Saves `source` at `path` atomically (a temporary file renamed over it,
+/// never a truncation in place); `durable` also syncs the file and its
+/// folder (`npy_mmap::save`), else not (`save_unsynced`, numpy's speed).
+fn save_to(
+    path: &std::path::Path,
+    source: &(impl npy_core::NpySource + ?Sized),
+    durable: bool,
+) -> PyResult<()> {
+    if durable {
+        npy_mmap::save(path, source)
+    } else {
+        npy_mmap::save_unsynced(path, source)
+    }
+    .map_err(mmap_error)
+}
+
 /// Writes `data` (the array's bytes in the header's order) as an `.npy`
 /// file: a temporary file renamed over `path`, never a truncation in place.
 #[pyfunction]
+#[pyo3(signature = (path, descr, shape, fortran, data, durable=false))]
 fn save(
     py: Python<'_>,
     path: PathBuf,
@@ -228,28 +269,30 @@ fn save(
     shape: Vec<usize>,
     fortran: bool,
     data: &Bound<'_, PyAny>,
+    durable: bool,
 ) -> PyResult<()> {
     door_in::with_source(
         py,
         (descr, shape, fortran),
         data,
         door_in::Use::File,
-        |source| npy_mmap::save(&path, source).map_err(mmap_error),
+        |source| save_to(&path, source, durable),
     )
 }
 
 /// Writes an object array (numpy's pickle, byte for byte) as an `.npy` file.
 #[pyfunction]
+#[pyo3(signature = (path, shape, fortran, values, durable=false))]
 fn save_objects(
     py: Python<'_>,
     path: PathBuf,
     shape: Vec<usize>,
     fortran: bool,
     values: &Bound<'_, PyAny>,
+    durable: bool,
 ) -> PyResult<()> {
     let array = object_array(shape, fortran, values)?;
-    py.detach(|| npy_mmap::save(&path, &array))
-        .map_err(mmap_error)
+    py.detach(|| save_to(&path, &array, durable))
 }
 
 /// The complete `.npy` file of an object array, as bytes (for file objects).
@@ -281,18 +324,25 @@ fn header_bytes<'py>(
 }
 
 /// Parses the header at the start of `data` (bytes of a file's beginning):
-/// the descr literal, shape, Fortran or not, and the data offset.
+/// the descr literal, shape, Fortran or not, and the data offset; `warn`
+/// gives numpy's warning for a header written by Python 2.
 #[pyfunction]
+#[pyo3(signature = (data, max_header_size, allow_pickle, warn=false))]
 fn parse_header(
+    py: Python<'_>,
     data: &[u8],
     max_header_size: usize,
     allow_pickle: bool,
+    warn: bool,
 ) -> PyResult<(String, Vec<usize>, bool, usize)> {
     let options = ParseOptions {
         max_header_size,
         allow_pickle,
     };
     let parsed = Header::parse(data, &options).map_err(core_error)?;
+    if warn {
+        warn_if_python2(py, parsed.layout.python2_header)?;
+    }
     Ok((
         parsed.header.dtype.header_repr(),
         parsed.header.shape,
@@ -529,5 +579,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     live::register(m)?;
     remote::register(m)?;
     files::register(m)?;
+    window_file::register(m)?;
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! the writer behind `savez` / `savez_compressed`.
 
 use std::fs::File;
-use std::io::{BufReader, Cursor};
+use std::io::{BufReader, BufWriter, Cursor, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -14,6 +14,7 @@ use pyo3::types::PyBytes;
 
 use crate::buffer::{Backing, Buffer};
 use crate::errors::{mmap_error, value_error};
+use crate::stream_out::{PyStream, Raised};
 use crate::{Parts, array_parts, open_options};
 
 /// A member as the Python side receives it: `("array", parts)` or
@@ -249,6 +250,19 @@ impl MappedArchive {
 enum Sink {
     File(NpzWriter<AtomicFile>),
     Memory(NpzWriter<Cursor<Vec<u8>>>),
+    /// A seekable Python file object, written as the members are made.
+    Stream(NpzWriter<BufWriter<PyStream>>),
+}
+
+/// Runs the same call on whichever writer a [`Sink`] holds.
+macro_rules! on_sink {
+    ($sink:expr, $writer:ident => $call:expr) => {
+        match $sink {
+            Sink::File($writer) => $call,
+            Sink::Memory($writer) => $call,
+            Sink::Stream($writer) => $call,
+        }
+    };
 }
 
 /// The writer of `savez` / `savez_compressed`: members are added in order,
@@ -256,35 +270,63 @@ enum Sink {
 #[pyclass(module = "npy_mmap._native", frozen)]
 pub struct ArchiveWriter {
     sink: Mutex<Option<Sink>>,
+    /// What a Python stream raised, raised again as it was.
+    raised: Raised,
 }
 
 impl ArchiveWriter {
     fn with<T>(&self, f: impl FnOnce(&mut Sink) -> npy_mmap::Result<T>) -> PyResult<T> {
         let mut guard = self.sink.lock().unwrap_or_else(|e| e.into_inner());
         let sink = guard.as_mut().ok_or_else(closed)?;
-        f(sink).map_err(mmap_error)
+        f(sink).map_err(|error| self.error(error))
+    }
+
+    /// The exception for a failed write: the stream's own, if it raised.
+    fn error(&self, error: npy_mmap::Error) -> PyErr {
+        let raised = self.raised.lock().unwrap_or_else(|e| e.into_inner()).take();
+        raised.unwrap_or_else(|| mmap_error(error))
     }
 }
 
 #[pymethods]
 impl ArchiveWriter {
-    /// A writer to `path` (a temporary file renamed at `finish`), or to
-    /// memory when `path` is None; `compressed` deflates every member.
+    /// A writer to `path` (a temporary file renamed at `finish`), else to
+    /// `stream` (a seekable Python file object, written as members are
+    /// added), else to memory; `compressed` deflates every member.
     #[new]
-    #[pyo3(signature = (path, compressed))]
-    fn new(path: Option<PathBuf>, compressed: bool) -> PyResult<Self> {
+    #[pyo3(signature = (path, compressed, stream=None))]
+    fn new(
+        path: Option<PathBuf>,
+        compressed: bool,
+        stream: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let raised = Raised::default();
+        let stream = match stream {
+            Some(file) => PyStream::new(file, raised.clone())?,
+            None => None,
+        };
         let compression = if compressed {
             Compression::DEFLATED
         } else {
             Compression::Stored
         };
-        let sink = match path {
-            Some(path) => {
+        let sink = match (path, stream) {
+            (Some(path), _) => {
                 let mut writer = NpzWriter::create(&path).map_err(mmap_error)?;
                 writer.set_compression(compression).map_err(mmap_error)?;
                 Sink::File(writer)
             }
-            None => {
+            (None, Some(stream)) => {
+                let sink = BufWriter::with_capacity(1 << 20, stream);
+                let taken = |error| {
+                    let raised = raised.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    raised.unwrap_or_else(|| mmap_error(error))
+                };
+                let mut writer = NpzWriter::new(sink).map_err(taken)?;
+                writer.set_compression(compression).map_err(mmap_error)?;
+                Sink::Stream(writer)
+            }
+            (None, None) => {
                 let mut writer = NpzWriter::new(Cursor::new(Vec::new())).map_err(mmap_error)?;
                 writer.set_compression(compression).map_err(mmap_error)?;
                 Sink::Memory(writer)
@@ -292,6 +334,7 @@ impl ArchiveWriter {
         };
         Ok(ArchiveWriter {
             sink: Mutex::new(Some(sink)),
+            raised,
         })
     }
 
@@ -307,10 +350,7 @@ impl ArchiveWriter {
     ) -> PyResult<()> {
         let purpose = crate::door_in::Use::Checked;
         crate::door_in::with_source(py, (descr, shape, fortran), data, purpose, |source| {
-            self.with(|sink| match sink {
-                Sink::File(writer) => writer.add(key, source),
-                Sink::Memory(writer) => writer.add(key, source),
-            })
+            self.with(|sink| on_sink!(sink, writer => writer.add(key, source)))
         })
     }
 
@@ -318,10 +358,7 @@ impl ArchiveWriter {
     /// whose member name numpy's zipfile would not end with `.npy`).
     fn add_raw(&self, py: Python<'_>, name: &str, content: &[u8]) -> PyResult<()> {
         py.detach(|| {
-            self.with(|sink| match sink {
-                Sink::File(writer) => writer.add_raw_member(name, content),
-                Sink::Memory(writer) => writer.add_raw_member(name, content),
-            })
+            self.with(|sink| on_sink!(sink, writer => writer.add_raw_member(name, content)))
         })
     }
 
@@ -334,13 +371,11 @@ impl ArchiveWriter {
         values: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let array = crate::objects::object_array(shape, fortran, values)?;
-        self.with(|sink| match sink {
-            Sink::File(writer) => writer.add(key, &array),
-            Sink::Memory(writer) => writer.add(key, &array),
-        })
+        self.with(|sink| on_sink!(sink, writer => writer.add(key, &array)))
     }
 
-    /// Finishes the archive: renames it into place, or returns its bytes.
+    /// Finishes the archive: renames it into place (without syncing it),
+    /// or returns its bytes.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let sink = self
             .sink
@@ -350,12 +385,30 @@ impl ArchiveWriter {
             .ok_or_else(closed)?;
         match sink {
             Sink::File(writer) => {
-                py.detach(|| writer.finish()).map_err(mmap_error)?;
+                // Atomic, not synced: numpy's speed (docs/PYTHON.md, "Saving").
+                py.detach(|| writer.into_inner()?.commit_unsynced())
+                    .map_err(mmap_error)?;
                 Ok(None)
             }
             Sink::Memory(writer) => {
                 let cursor = writer.into_inner().map_err(mmap_error)?;
                 Ok(Some(PyBytes::new(py, &cursor.into_inner())))
+            }
+            Sink::Stream(writer) => {
+                let done = py.detach(|| -> npy_mmap::Result<()> {
+                    let io = |source| {
+                        npy_mmap::Error::from(ErrorKind::Io {
+                            operation: "write",
+                            source,
+                        })
+                    };
+                    let sink = writer.into_inner()?;
+                    // As zipfile ends: the object flushed too.
+                    let mut stream = sink.into_inner().map_err(|e| io(e.into_error()))?;
+                    stream.flush().map_err(io)
+                });
+                done.map_err(|error| self.error(error))?;
+                Ok(None)
             }
         }
     }

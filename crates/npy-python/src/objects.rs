@@ -118,7 +118,11 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
             .collect()
     };
     // Exact types first: subclasses (a bool is an int, a numpy float64 is a
-    // float) keep their own pickling.
+    // float) keep their own pickling. `str` first: what object arrays hold
+    // most.
+    if value.is_exact_instance_of::<PyString>() {
+        return Ok(PyValue::Str(value.cast::<PyString>()?.to_str()?.to_owned()));
+    }
     if value.is_none() {
         return Ok(PyValue::None);
     }
@@ -156,9 +160,6 @@ pub(crate) fn from_py(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValu
     if value.is_exact_instance_of::<PyComplex>() {
         let c = value.cast::<PyComplex>()?;
         return Ok(PyValue::Complex(c.real(), c.imag()));
-    }
-    if value.is_exact_instance_of::<PyString>() {
-        return Ok(PyValue::Str(value.extract()?));
     }
     if value.is_exact_instance_of::<PyBytes>() {
         return Ok(PyValue::Bytes(value.extract()?));
@@ -289,10 +290,20 @@ pub(crate) fn object_array(
     fortran: bool,
     values: &Bound<'_, PyAny>,
 ) -> PyResult<NpyArray> {
-    let values = values
-        .try_iter()?
-        .map(|item| from_py(&item?, 0))
-        .collect::<PyResult<Vec<_>>>()?;
+    let values = match values.cast::<PyList>() {
+        // The list `save` makes: walked by index, into a vector of its size.
+        Ok(list) => {
+            let mut out = Vec::with_capacity(list.len());
+            for item in list.iter() {
+                out.push(from_py(&item, 0)?);
+            }
+            out
+        }
+        Err(_) => values
+            .try_iter()?
+            .map(|item| from_py(&item?, 0))
+            .collect::<PyResult<Vec<_>>>()?,
+    };
     let order = if fortran { Order::Fortran } else { Order::C };
     NpyArray::from_objects(Header::new(DType::Object, order, shape), values).map_err(core_error)
 }

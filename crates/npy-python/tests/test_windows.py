@@ -146,6 +146,15 @@ def test_random_batches_are_seeded_and_read_ahead(token_npy, monkeypatch) -> Non
             return real(a, starts, length)
 
         monkeypatch.setattr(npy_mmap._windows, name, recording)
+    # A local batch is read from the file (pread) when its pages are given
+    # back: that read is the batch's read too.
+    real_read = npy_mmap.data._Source.read_windows
+
+    def recording_read(source, starts, length):
+        calls.append(("windows", tuple(np.asarray(starts).tolist())))
+        return real_read(source, starts, length)
+
+    monkeypatch.setattr(npy_mmap.data._Source, "read_windows", recording_read)
     stream = iter(RandomBatches(path, 256, 8, seed=3, batches=4))
     for k in range(4):
         next(stream)

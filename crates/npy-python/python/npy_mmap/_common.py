@@ -3,7 +3,6 @@ options, file kinds, paths and URLs, and numpy's warnings."""
 
 from __future__ import annotations
 
-import ast
 import errno
 import os
 import sys
@@ -71,8 +70,8 @@ def _open_mapped(path: str, mode: str, *args: Any) -> tuple:
         raise
 
 
-# How much of a file's beginning is read to sniff it (magic, and a Python 2
-# header for the warning): one page, as cheap as reading six bytes.
+# How much of a file's beginning is read to sniff it (its magic): one page,
+# as cheap as reading six bytes.
 _HEAD_READ = 4096
 
 # numpy.memmap's modes and their long names.
@@ -110,22 +109,11 @@ _PYTHON2_HEADER = (
 )
 
 
-def _warn_if_python2(head: bytes) -> None:
+def _warn_python2() -> None:
     """numpy's UserWarning for a header written by Python 2 (a ``2L`` long in
-    the shape), which npy-core reads as numpy does."""
-    if len(head) < 10 or not head.startswith(_MAGIC) or head[6] not in (1, 2):
-        return
-    width = 2 if head[6] == 1 else 4
-    length = int.from_bytes(head[8 : 8 + width], "little")
-    text = head[8 + width : 8 + width + length]
-    if b"L" not in text:
-        return
-    try:
-        ast.literal_eval(text.decode("latin1"))
-    except SyntaxError:
-        warnings.warn(_PYTHON2_HEADER, UserWarning, stacklevel=3)
-    except (ValueError, TypeError, MemoryError, RecursionError):
-        pass
+    the shape), which npy-core reads as numpy does. The Rust half calls it
+    when npy-core's parse says so (the header is read once)."""
+    warnings.warn(_PYTHON2_HEADER, UserWarning, stacklevel=4)
 
 
 _FORMAT_WARNINGS = {

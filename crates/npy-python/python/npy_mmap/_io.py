@@ -30,7 +30,6 @@ from ._common import (
     _path,
     _strict,
     _warn_format,
-    _warn_if_python2,
 )
 from ._mapping import _memmap, memmap
 from ._npz import NpzFile
@@ -163,21 +162,19 @@ def load(
             )
         # numpy ignores mmap_mode for an npz read from a file object.
         return _load_stream(file, allow_pickle, encoding, max_header_size, fix_imports)
-    if mode is not None:
-        # The common case first: an .npy mapped in one native call (its
-        # magic is checked there); other files are sniffed only on failure.
-        try:
-            result = _memmap(_open_mapped(path, mode, limit, None, locking, None, _strict(sharing)), mode, path)
-        except ValueError:
-            with open(path, "rb") as fid:
-                if fid.read(len(_MAGIC)) == _MAGIC:
-                    raise
-        else:
-            with open(path, "rb") as fid:
-                _warn_if_python2(fid.read(_HEAD_READ))
-            return result
+    # The common case first: an .npy read or mapped in one native call (its
+    # magic is checked there, the file opened once); other files are
+    # sniffed only on failure.
+    try:
+        if mode is not None:
+            return _memmap(_open_mapped(path, mode, limit, None, locking, None, _strict(sharing)), mode, path)
+        return _convert.from_parts(*_native.load(path, limit, allow_pickle, encoding, locking))
+    except (ValueError, EOFError, OSError) as error:
+        failure = error
     with open(path, "rb") as fid:
         head = fid.read(_HEAD_READ)
+    if head.startswith(_MAGIC):
+        raise failure
     if not head:
         raise EOFError("No data left in file")
     magic = head[: len(_MAGIC)]
@@ -190,13 +187,6 @@ def load(
             max_header_size=max_header_size,
             fix_imports=fix_imports,
         )
-    if magic == _MAGIC:
-        if mode is None:
-            result = _convert.from_parts(*_native.load(path, limit, allow_pickle, encoding, locking))
-        else:
-            result = _memmap(_open_mapped(path, mode, limit, None, locking, None, _strict(sharing)), mode, path)
-        _warn_if_python2(head)
-        return result
     return _refuse_pickle(allow_pickle, path)
 
 
@@ -332,8 +322,11 @@ def _load_stream(fid: Any, allow_pickle: bool, encoding: str, max_header_size: i
         length = int.from_bytes(head[len(_MAGIC) + 2 :], "little")
         if length <= limit * 4 + 64:
             head += _read_exactly(fid, length)
-    descr, shape, _fortran, _offset = _native.parse_header(head, limit, allow_pickle)
-    _warn_if_python2(head)
+    descr, shape, fortran, _offset = _native.parse_header(head, limit, allow_pickle, True)
+    if descr != "'|O'":
+        dtype = _convert.dtype_of(descr)
+        if not dtype.hasobject and dtype.subdtype is None:
+            return _read_array(fid, dtype, shape, fortran)
     start = _position(fid) if descr == "'|O'" else None
     if descr != "'|O'":
         data = head + _read_exactly(fid, _convert.dtype_of(descr).itemsize * math.prod(shape))
@@ -347,6 +340,48 @@ def _load_stream(fid: Any, allow_pickle: bool, encoding: str, max_header_size: i
     if start is not None:
         fid.seek(start + used - len(head))
     return _convert.from_parts(*parts)
+
+
+def _read_array(fid: Any, dtype: np.dtype, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
+    """The data of an array of ``dtype`` and ``shape`` read from a stream
+    straight into the new array's memory (``readinto``, as ``numpy.fromfile``
+    reads a file): no chunk goes through Python, nothing past the array's end
+    is read (a pipe stays just after it), and a load peaks at one array."""
+    flat = np.empty(math.prod(shape), dtype=dtype)
+    size = flat.nbytes
+    got = _fill(fid, flat.view(np.uint8)) if size else 0
+    if got < size:
+        if isinstance(fid, (io.FileIO, io.BufferedReader, io.BufferedWriter)):
+            # numpy's words: its fromfile reads a real file.
+            count = flat.size
+            raise ValueError(
+                f"Failed to read all data for array. Expected {tuple(shape)} = {count} elements, "
+                f"could only read {got // dtype.itemsize} elements. (file seems not fully written?)"
+            )
+        raise ValueError(f"EOF: reading array data, expected {size} bytes got {got}")
+    return flat.reshape(shape, order="F" if fortran else "C")
+
+
+def _fill(fid: Any, out: np.ndarray) -> int:
+    """Reads into ``out`` (bytes) until it is full or the stream ends; how
+    many bytes were read. ``readinto`` where the stream has it (a file, a
+    pipe, ``BytesIO``: one copy, into ``out``), else ``read`` a bounded
+    chunk at a time."""
+    view = memoryview(out)
+    size = len(view)
+    got = 0
+    readinto = getattr(fid, "readinto", None)
+    while got < size:
+        if readinto is not None:
+            count = readinto(view[got:])
+        else:
+            chunk = fid.read(min(size - got, 1 << 24))
+            count = len(chunk)
+            view[got : got + count] = chunk
+        if not count:
+            break
+        got += count
+    return got
 
 
 def _position(fid: Any) -> int | None:
@@ -422,7 +457,7 @@ def _header_args(array: np.ndarray) -> tuple[str, tuple[int, ...], bool]:
     return _convert.descr_of(array.dtype), tuple(array.shape), fortran
 
 
-def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None) -> None:
+def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None, *, durable: bool = False) -> None:
     """Save an array to a ``.npy`` file, byte for byte as ``numpy.save`` does.
 
     Parameters
@@ -430,8 +465,10 @@ def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None
     file : str, path-like, URL or file object
         Where to write. ``.npy`` is appended to a path that lacks it. A path
         is written to a temporary file renamed over it (a reader that mapped
-        the old file keeps it; nothing is truncated in place). A URL uploads
-        to object storage (no object appears if the upload fails).
+        the old file keeps it; nothing is truncated in place, and a crash of
+        the program leaves the old file or the whole new one, never a
+        partial file under the name). A URL uploads to object storage (no
+        object appears if the upload fails).
     arr : array_like
         The array.
     allow_pickle : bool, optional
@@ -439,6 +476,13 @@ def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None
         pickles them; only values its unpickler reads back are accepted).
     fix_imports : optional
         Accepted for compatibility; unused.
+    durable : bool, optional
+        Also sync the file and its folder to the disk before returning, so
+        the new array survives a power loss or a crash of the system
+        (``fsync``; a path only). Off by default, as ``numpy.save`` never
+        syncs: syncing writes every byte to the disk before returning, which
+        costs the disk's write time (on an SSD about 2-4x ``numpy.save``'s
+        time for a large array, and a few milliseconds even for a tiny one).
 
     Raises
     ------
@@ -460,7 +504,7 @@ def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None
         if path is None:
             file.write(_native.object_npy_bytes(shape, fortran, values))
             return
-        _native.save_objects(_npy_name(path), shape, fortran, values)
+        _native.save_objects(_npy_name(path), shape, fortran, values, durable)
         return
     data = _convert.data_bytes(array, fortran)
     if _is_url(file):
@@ -471,7 +515,7 @@ def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None
         file.write(_native.header_bytes(descr, shape, fortran))
         file.write(data.data)
         return
-    _native.save(_npy_name(path), descr, shape, fortran, data)
+    _native.save(_npy_name(path), descr, shape, fortran, data, durable)
 
 
 def _object_values(array: np.ndarray, fortran: bool, allow_pickle: bool) -> list | None:
@@ -507,7 +551,9 @@ def _savez(file: Any, args: tuple, kwds: dict, compressed: bool, allow_pickle: b
         if values is None:
             _warn_format(descr, shape, fortran)
         members.append((_member_name(key), array, descr, shape, fortran, values))
-    writer = _native.ArchiveWriter(path, compressed)
+    # A seekable file object is written as the members are made (no copy
+    # of the whole archive); a pipe gets the archive's bytes at the end.
+    writer = _native.ArchiveWriter(path, compressed, None if path is not None else file)
     for (key, name), array, descr, shape, fortran, values in members:
         if name is not None:
             # A NUL in the key: zipfile (so numpy) names the member by what
@@ -522,7 +568,7 @@ def _savez(file: Any, args: tuple, kwds: dict, compressed: bool, allow_pickle: b
         else:
             writer.add(key, descr, shape, fortran, _convert.data_bytes(array, fortran))
     data = writer.finish()
-    if path is None:
+    if data is not None:
         file.write(data)
 
 
