@@ -62,7 +62,40 @@ pub fn save_unsynced<S: NpySource + ?Sized>(path: impl AsRef<Path>, source: &S) 
 fn written<S: NpySource + ?Sized>(path: &Path, source: &S) -> Result<AtomicFile> {
     let mut file =
         AtomicFile::create(path).map_err(io_error("create a temporary file for", path))?;
+    let header = source.npy_header();
+    if !header.dtype.has_object()
+        && let Ok(layout) = header.layout(None)
+    {
+        let len = layout.data_offset as u64 + layout.data_len as u64;
+        let file = file.file().map_err(io_error("write", path))?;
+        allocate(file, len).map_err(io_error("reserve disk space for", path))?;
+    }
     // A write that failed (a full disk, say) is about this file.
     write_npy(&mut file, source).map_err(format_error("write", path))?;
     Ok(file)
+}
+
+/// Files from this size on get their blocks allocated before the write.
+const ALLOCATE_FROM: u64 = 4 << 20;
+
+/// Allocates the blocks of a file about to be written with `len` bytes
+/// (`fallocate`, its size kept), as numpy's `tofile` does: the write then
+/// fills blocks that exist (ext4's delayed allocation made the write of a
+/// new 256 MiB file 52 ms instead of 35), and a full disk fails now rather
+/// than halfway. Not for small files: allocating and later freeing their
+/// blocks costs more than the write saves (a 1 KiB save, saved again 2,000
+/// times: 2-4x slower). Where the filesystem cannot, nothing.
+fn allocate(file: &std::fs::File, len: u64) -> std::io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if len >= ALLOCATE_FROM {
+        use rustix::fs::{FallocateFlags, fallocate};
+        match fallocate(file, FallocateFlags::KEEP_SIZE, 0, len) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::NOSPC) => return Err(rustix::io::Errno::NOSPC.into()),
+            // Not supported there: the write allocates as it goes.
+            Err(_) => {}
+        }
+    }
+    let _ = (file, len);
+    Ok(())
 }

