@@ -293,3 +293,36 @@ def test_savez_into_a_pipe_still_works() -> None:
         reader.join()
     with np.load(io.BytesIO(got[0])) as archive:
         assert archive["x"].tolist() == list(range(5))
+
+
+_CLAIM = """
+import io, sys, numpy as np, npy_mmap
+def peak():
+    for line in open('/proc/self/status'):
+        if line.startswith('VmPeak:'):
+            return int(line.split()[1]) * 1024
+stream = io.BytesIO()
+header = {"descr": "<f8", "fortran_order": False, "shape": (8589934592,)}  # 64 GiB claimed
+np.lib.format.write_array_header_1_0(stream, header)
+data = stream.getvalue() + bytes(32)  # 32 bytes there
+f = open(sys.argv[1], 'wb'); f.write(data); f.close()
+before = peak()
+for source in (io.BytesIO(data), open(sys.argv[1], 'rb')):
+    try:
+        npy_mmap.load(source)
+    except ValueError as error:
+        print(type(source).__name__, error)
+print(peak() - before)
+"""
+
+
+def test_a_stream_shorter_than_its_header_claims_allocates_nothing(tmp_path: pathlib.Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _CLAIM, str(tmp_path / "claim.npy")], capture_output=True, text=True, check=True
+    )
+    lines = out.stdout.splitlines()
+    assert lines[0] == "BytesIO EOF: reading array data, expected 68719476736 bytes got 32", out.stdout
+    assert lines[1].startswith("BufferedReader Failed to read all data for array. Expected (8589934592,)")
+    assert "could only read 4 elements" in lines[1]
+    # Not the claimed 64 GiB, even as untouched virtual memory.
+    assert int(lines[2]) < 1 << 30, f"virtual peak grew {int(lines[2]) >> 20} MiB"

@@ -346,20 +346,51 @@ def _read_array(fid: Any, dtype: np.dtype, shape: tuple[int, ...], fortran: bool
     """The data of an array of ``dtype`` and ``shape`` read from a stream
     straight into the new array's memory (``readinto``, as ``numpy.fromfile``
     reads a file): no chunk goes through Python, nothing past the array's end
-    is read (a pipe stays just after it), and a load peaks at one array."""
-    flat = np.empty(math.prod(shape), dtype=dtype)
-    size = flat.nbytes
+    is read (a pipe stays just after it), and a load peaks at one array.
+    A stream whose length is known (a ``BytesIO``, a regular file) and
+    holds less than the header claims is refused before anything is
+    allocated (numpy allocates the claimed size first)."""
+    count = math.prod(shape)
+    size = count * dtype.itemsize
+    remaining = _remaining(fid)
+    if remaining is not None and remaining < size:
+        _truncated(fid, dtype, shape, remaining)
+    flat = np.empty(count, dtype=dtype)
     got = _fill(fid, flat.view(np.uint8)) if size else 0
     if got < size:
-        if isinstance(fid, (io.FileIO, io.BufferedReader, io.BufferedWriter)):
-            # numpy's words: its fromfile reads a real file.
-            count = flat.size
-            raise ValueError(
-                f"Failed to read all data for array. Expected {tuple(shape)} = {count} elements, "
-                f"could only read {got // dtype.itemsize} elements. (file seems not fully written?)"
-            )
-        raise ValueError(f"EOF: reading array data, expected {size} bytes got {got}")
+        _truncated(fid, dtype, shape, got)
     return flat.reshape(shape, order="F" if fortran else "C")
+
+
+def _truncated(fid: Any, dtype: np.dtype, shape: tuple[int, ...], got: int) -> None:
+    """numpy's ValueError for a stream that ends inside the array's data."""
+    if isinstance(fid, (io.FileIO, io.BufferedReader, io.BufferedWriter)):
+        # numpy's words: its fromfile reads a real file.
+        raise ValueError(
+            f"Failed to read all data for array. Expected {tuple(shape)} = {math.prod(shape)} elements, "
+            f"could only read {got // dtype.itemsize} elements. (file seems not fully written?)"
+        )
+    raise ValueError(f"EOF: reading array data, expected {math.prod(shape) * dtype.itemsize} bytes got {got}")
+
+
+def _remaining(fid: Any) -> int | None:
+    """Bytes left in a ``BytesIO`` or a regular file from its position;
+    None when that is not known (a pipe, any other stream)."""
+    try:
+        if isinstance(fid, io.BytesIO):
+            # Seeks, not getbuffer(): an export would copy the bytes a
+            # BytesIO(b) still shares with b.
+            here = fid.tell()
+            end = fid.seek(0, io.SEEK_END)
+            fid.seek(here)
+            return max(end - here, 0)
+        if isinstance(fid, (io.FileIO, io.BufferedReader, io.BufferedRandom)):
+            info = os.fstat(fid.fileno())
+            if stat.S_ISREG(info.st_mode):
+                return max(info.st_size - fid.tell(), 0)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
 
 
 def _fill(fid: Any, out: np.ndarray) -> int:
