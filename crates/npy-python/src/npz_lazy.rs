@@ -250,6 +250,16 @@ impl LazyMember {
         self.compressed
     }
 
+    /// The version (ETag) of the archive in a store that every read is
+    /// pinned to; `None` for a local archive (or a store without ETags).
+    #[getter]
+    fn e_tag(&self) -> PyResult<Option<String>> {
+        self.with(|backend| match backend {
+            Backend::Remote(_, archive) => Ok(archive.e_tag().map(str::to_owned)),
+            Backend::File(_) | Backend::Memory(_) => Ok(None),
+        })
+    }
+
     /// The rows where the member's blocks start, for chunks that follow
     /// them (empty when no block index is at hand without a pass).
     fn block_rows(&self, py: Python<'_>) -> PyResult<Vec<usize>> {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import fcntl
+import itertools
 import os
 import pathlib
 import pickle
@@ -315,6 +316,56 @@ def test_tasks_refuse_an_object_replaced_after_the_graph(client: Client, s3_buck
     npy_mmap.save(url, np.ones((1000, 4), dtype="<f4"))
     with pytest.raises(SourceChanged):
         array.compute()
+
+
+def _s3fs():
+    import s3fs
+
+    return s3fs.S3FileSystem(
+        key=os.environ["AWS_ACCESS_KEY_ID"],
+        secret=os.environ["AWS_SECRET_ACCESS_KEY"],
+        client_kwargs={"endpoint_url": os.environ["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
+    )
+
+
+def _put(s3_bucket: str, path: pathlib.Path) -> str:
+    """`path` uploaded as it is (bytes numpy or we wrote), by s3fs: its URL."""
+    key = f"{s3_bucket}/members-{uuid.uuid4().hex}/{path.name}"
+    _s3fs().put(str(path), key)
+    return f"s3://{key}"
+
+
+def test_members_of_an_archive_in_s3_on_the_cluster(client: Client, s3_bucket: str, tmp_path: pathlib.Path) -> None:
+    data = (np.arange(1_500_000, dtype="<i8") % 1009).reshape(-1, 6)  # 11.4 MiB: 12 of our blocks
+    fortran = np.asfortranarray(data[:, :5])
+    np.savez(tmp_path / "stored.npz", x=data, f=fortran, s=np.float64(2.5))
+    np.savez_compressed(tmp_path / "numpy.npz", x=data, f=fortran)
+    npy_mmap.savez_compressed(tmp_path / "ours.npz", x=data)
+    urls = {name: _put(s3_bucket, tmp_path / f"{name}.npz") for name in ("stored", "numpy", "ours")}
+    for name, url in urls.items():
+        for chunks in ((40_000, 6), (60_000, 4), "auto"):
+            member = from_npy(url, member="x", chunks=chunks)
+            assert member.shape == data.shape and member.dtype == data.dtype
+            assert (member.compute() == data).all(), (name, chunks)
+        assert (from_npy(url, member="x")[123_456:123_460].compute() == data[123_456:123_460]).all()
+    for name in ("stored", "numpy"):
+        assert (from_npy(urls[name], member="f", chunks=(250_000, 2)).compute() == fortran).all(), name
+    assert from_npy(urls["stored"], member="s").compute() == 2.5
+    # Our writer's blocks: automatic chunks start where blocks start.
+    with dask.config.set({"array.chunk-size": "3MiB"}):
+        ours = from_npy(urls["ours"], member="x")
+    block_rows = set(npy_mmap._native.LazyMember.open_url(urls["ours"], "x").block_rows())
+    starts = set(itertools.accumulate((0,) + ours.chunks[0][:-1]))
+    assert len(starts) > 2 and starts <= block_rows
+    assert (ours.compute() == data).all()
+    with pytest.raises(KeyError, match="nope"):
+        from_npy(urls["ours"], member="nope")
+    # The archive replaced after the graph: another ETag, refused.
+    member = from_npy(urls["numpy"], member="x", chunks=(100_000, 6))
+    npy_mmap.savez_compressed(tmp_path / "again.npz", x=data + 1)
+    _s3fs().put(str(tmp_path / "again.npz"), urls["numpy"].removeprefix("s3://"))
+    with pytest.raises(SourceChanged, match="ETag"):
+        member.compute()
 
 
 def test_empty_arrays_get_one_empty_chunk(client: Client, tmp_path: pathlib.Path) -> None:

@@ -44,7 +44,7 @@ class Source:
     location : str
         Path or URL.
     member : str or None
-        The npz member, for kind 'npz'.
+        The npz member, for kind 'npz' (a local archive or a URL's).
     descr : str
         The dtype as numpy writes it in a header.
     shape : tuple of int
@@ -58,8 +58,9 @@ class Source:
         ``(device, inode, size)`` of the local file (or archive) the graph
         was built from: every task checks it, with the header.
     e_tag : str or None
-        For a URL, the object's version (ETag) the graph was built from:
-        every task checks it, and its reads are pinned to it.
+        For a URL (an ``.npy`` or an archive), the object's version (ETag)
+        the graph was built from: every task checks it, and its reads are
+        pinned to it.
     compressed : bool
         Whether the npz member is deflated (each task inflates up to its
         chunk and keeps only the chunk).
@@ -111,19 +112,37 @@ def _chunk_shape(source: Source, index: tuple[slice, ...]) -> tuple[int, ...]:
     return tuple(s.stop - s.start for s in index)
 
 
-def _read_deflated(source: Source, rows: slice, local: tuple[slice, ...]) -> np.ndarray:
-    """A chunk of a deflated npz member, read in Rust with the GIL released:
-    only the blocks holding its rows are inflated (the block index our
-    writer records, or checkpoints saved in ``<archive>.idx`` by ``npy
-    index`` / ``NpzFile.save_index``); a member with neither inflates from
-    its start up to the chunk's rows (never the whole member per task).
-    Memory: the chunk and its blocks."""
-    member = _native.LazyMember.open_path(source.location, source.member, 1 << 24, False, "ASCII", build=False)
+def _lazy_member(source: Source) -> Any:
+    """The member, opened again by a task (or by the driver, for its
+    blocks): refused unless it is the version and header the graph was
+    built from."""
+    if source.kind == "url":
+        member = _native.LazyMember.open_url(source.location, source.member)
+        found = member.e_tag
+        if source.e_tag is not None and found != source.e_tag:
+            member.close()
+            raise _changed(source, f"ETag {source.e_tag} then, {found} now")
+    else:
+        member = _native.LazyMember.open_path(source.location, source.member, 1 << 24, False, "ASCII", build=False)
+    found = (member.descr, tuple(member.shape), member.fortran, member.data_offset)
+    pinned = (source.descr, source.shape, source.fortran, source.offset)
+    if found != pinned:
+        member.close()
+        raise _changed(source, f"header {pinned[:3]} then, {found[:3]} now")
+    return member
+
+
+def _read_member_rows(source: Source, rows: slice, local: tuple[slice, ...]) -> np.ndarray:
+    """A chunk of an npz member read by rows in Rust, the GIL released: a
+    deflated member inflates only the blocks holding its rows (the block
+    index our writer records, or checkpoints saved in ``<archive>.idx`` by
+    ``npy index`` / ``NpzFile.save_index``); a local member with neither
+    inflates from its start up to the chunk's rows (never the whole member
+    per task). In object storage only the chunk's bytes (stored) or blocks
+    (deflated) are fetched, pinned to the archive's ETag. Memory: the chunk
+    and its blocks."""
+    member = _lazy_member(source)
     try:
-        found = (member.descr, tuple(member.shape), member.fortran, member.data_offset)
-        pinned = (source.descr, source.shape, source.fortran, source.offset)
-        if found != pinned:
-            raise _changed(source, f"header {pinned[:3]} then, {found[:3]} now")
         block = _convert.from_parts(*member.read_rows(rows.start, rows.stop))
     finally:
         member.close()
@@ -134,7 +153,7 @@ def _block_aligned(source: Source, rows: tuple[int, ...]) -> tuple[int, ...]:
     """Row chunks of about the sizes ``rows`` gives, cut where the deflated
     member's blocks start (so a task inflates whole blocks), when it has a
     block index at hand; else ``rows``."""
-    member = _native.LazyMember.open_path(source.location, source.member, 1 << 24, False, "ASCII", build=False)
+    member = _lazy_member(source)
     try:
         starts = sorted(set(member.block_rows()))
     finally:
@@ -159,6 +178,12 @@ def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
     if source.kind != "url":
         _check_local(source)
     if not source.shape:  # 0-d: one element, read whole
+        if source.member is not None:
+            member = _lazy_member(source)
+            try:
+                return np.array(_convert.from_parts(*member.read_all()))
+            finally:
+                member.close()
         if source.kind == "url":
             remote = _remote(source)
             return np.array(_convert.from_parts(*remote.read_all()))
@@ -184,14 +209,14 @@ def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
         # The file mapped is the one checked (not replaced meanwhile).
         _check_local(source)
         return chunk
+    if source.member is not None and (source.kind == "url" or source.compressed):
+        return _read_member_rows(source, rows, local)
     if source.kind == "url":
         # One stream per task: the tasks are the parallelism. Rows are
         # along the row axis, the last one in Fortran order (columns are
         # contiguous there): one ranged GET of exactly the chunk's bytes.
         remote = _remote(source)
         return np.array(_convert.from_parts(*remote.read_rows(rows.start, rows.stop))[local])
-    if source.compressed:
-        return _read_deflated(source, rows, local)
     archive = _api.NpzFile(source.location, mmap_mode="r")
     try:
         array = archive[source.member]
@@ -240,7 +265,21 @@ def _source(path_or_url: Any, member: str | None, max_header_size: int) -> Sourc
     location = os.fspath(path_or_url) if not isinstance(path_or_url, str) else path_or_url
     if _native.is_url(location):
         if member is not None:
-            raise ValueError(f"{location}: from_npy reads members of local archives only")
+            lazy = _native.LazyMember.open_url(location, member)
+            try:
+                return Source(
+                    "url",
+                    location,
+                    member,
+                    lazy.descr,
+                    tuple(lazy.shape),
+                    lazy.fortran,
+                    lazy.data_offset,
+                    e_tag=lazy.e_tag,
+                    compressed=lazy.compressed,
+                )
+            finally:
+                lazy.close()
         remote = _native.Remote(location, max_header_size)
         return Source(
             "url",
@@ -349,7 +388,9 @@ def from_npy(
         ``array.chunk-size``, at most an eighth of a worker's memory per
         thread). An array with no elements is one chunk.
     member : str, optional
-        The member of an ``.npz`` (stored members are mapped, not copied).
+        The member of an ``.npz``, local or behind a URL (local stored
+        members are mapped, not copied; in object storage each task fetches
+        only its chunk's bytes, or a deflated member's blocks).
     max_header_size : int, optional
 
     Returns
@@ -378,7 +419,7 @@ def from_npy(
     )
     limit = default_chunk_bytes() if automatic else None
     normalized = normalize_chunks(chunks, shape, dtype=dtype, limit=limit)
-    if automatic and source.kind == "npz" and source.compressed and shape and math.prod(shape):
+    if automatic and source.member is not None and source.compressed and shape and math.prod(shape):
         axis = source.row_axis
         aligned = _block_aligned(source, normalized[axis])
         normalized = normalized[:axis] + (aligned,) + normalized[axis + 1 :]
