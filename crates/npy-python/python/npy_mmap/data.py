@@ -119,15 +119,6 @@ class _Source:
             return None  # numpy's errors, from the mapping's path
         data = self._file.read((array.offset, row_bytes, rows), picked.tolist(), length)
         return _convert.array_over(data, array.dtype, (len(picked), length, *array.shape[1:]), False)
-        view = memoryview(out.reshape(-1).view(np.uint8))
-        for i, start in enumerate(picked):
-            done, at = 0, array.offset + start * row_bytes
-            while done < size:
-                got = os.preadv(fd, [view[i * size + done : (i + 1) * size]], at + done)
-                if not got:
-                    raise self._changed("the file ended before its last window (truncated?)")
-                done += got
-        return out
 
     def _open(self) -> Any:
         if self.dtype is not None:
