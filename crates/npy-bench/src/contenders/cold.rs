@@ -2,7 +2,10 @@
 //! before every timed run (`posix_fadvise(DONTNEED)`, while nothing maps
 //! it) and checked with `mincore`; a run that finds more than 1% of the
 //! file resident is discarded and says so. The file is the big one on the
-//! disk (`--dir`, never tmpfs: a tmpfs cannot be evicted).
+//! disk (`--dir`, never tmpfs: a tmpfs cannot be evicted). Every
+//! contender is at its best: the crates' mappings and numpy's with
+//! `madvise(MADV_RANDOM)`, the one line their users add for scattered reads
+//! (ours takes its default: the planner).
 //!
 //! Rows: `cold random gather` (random float64 elements, per element),
 //! `cold random rows` (random rows of 4 KiB, per row) and `cold 4 KiB reads
@@ -25,7 +28,7 @@ use crate::Harness;
 use crate::data::BigFiles;
 
 use super::random::read_loop;
-use super::{map_file, path_str, timed};
+use super::{map_file_random, path_str, timed};
 use Contender::{NdarrayNpy, Npyz, Ours};
 
 /// Elements per gather and rows per row read (the workloads).
@@ -121,7 +124,7 @@ pub fn cold(h: &mut Harness, files: &BigFiles) -> Result<()> {
     let mut gather = Row::new(
         "cold.gather",
         format!(
-            "cold random gather ({ELEMENTS} float64 of a {} GiB file, per element)",
+            "cold random gather ({ELEMENTS} float64 of a {} GiB file, per element; theirs with MADV_RANDOM)",
             (len * 8) >> 30
         ),
     );
@@ -141,7 +144,7 @@ pub fn cold(h: &mut Harness, files: &BigFiles) -> Result<()> {
     })?;
     gather.set(Ours, ours);
     let theirs = cold_runs(path, runs, ELEMENTS, "ndarray-npy", &mut notes, || {
-        let map = map_file(path)?;
+        let map = map_file_random(path)?;
         let view = ArrayView1::<f64>::view_npy(&map)?;
         let seconds = read_loop(&elements, &mut out, |i| Ok(view[i]))?;
         check(&out)?;
@@ -149,7 +152,7 @@ pub fn cold(h: &mut Harness, files: &BigFiles) -> Result<()> {
     })?;
     gather.set(NdarrayNpy, theirs);
     let npyz = cold_runs(path, runs, ELEMENTS, "npyz", &mut notes, || {
-        let map = map_file(path)?;
+        let map = map_file_random(path)?;
         let mut reader = npyz::NpyFile::new(std::io::Cursor::new(&map[..]))?.data::<f64>()?;
         let seconds = read_loop(&elements, &mut out, |i| Ok(reader.read_at(i as u64)?))?;
         check(&out)?;
@@ -160,7 +163,7 @@ pub fn cold(h: &mut Harness, files: &BigFiles) -> Result<()> {
 
     let mut row_reads = Row::new(
         "cold.rows",
-        format!("cold random rows ({ROWS} rows of 4 KiB, per row)"),
+        format!("cold random rows ({ROWS} rows of 4 KiB, per row; theirs with MADV_RANDOM)"),
     );
     let offsets: Vec<usize> = rows.iter().map(|&r| r * ROW_BYTES).collect();
     let mut out = vec![0u8; ROWS * ROW_BYTES];
@@ -172,7 +175,7 @@ pub fn cold(h: &mut Harness, files: &BigFiles) -> Result<()> {
     let per_row = ROW_BYTES / 8;
     let mut out_f64 = vec![0.0f64; ROWS * per_row];
     let theirs = cold_runs(path, runs, ROWS, "ndarray-npy", &mut notes, || {
-        let map = map_file(path)?;
+        let map = map_file_random(path)?;
         let view = ArrayView1::<f64>::view_npy(&map)?;
         let data = view.as_slice().context("contiguous")?;
         timed(|| {
@@ -184,7 +187,7 @@ pub fn cold(h: &mut Harness, files: &BigFiles) -> Result<()> {
     })?;
     row_reads.set(NdarrayNpy, theirs);
     let npyz = cold_runs(path, runs, ROWS, "npyz", &mut notes, || {
-        let map = map_file(path)?;
+        let map = map_file_random(path)?;
         let mut reader = npyz::NpyFile::new(std::io::Cursor::new(&map[..]))?.data::<f64>()?;
         timed(|| {
             for (slot, &r) in out_f64.chunks_exact_mut(per_row).zip(&rows) {
