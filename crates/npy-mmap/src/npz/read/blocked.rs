@@ -12,9 +12,9 @@ use npy_core::{ByteOrder, Header, Layout, NpyArray, ParsedHeader};
 
 use super::NpzArchive;
 use crate::error::{Error, ErrorKind, Result};
+use crate::load::DataMemory;
 use crate::npz::blocks::BlockIndex;
 use crate::npz::checkpoint::{self, BuildError};
-use crate::sys::AnonymousMemory;
 
 impl<R: Read + Seek> NpzArchive<R> {
     /// The block index of a deflated member, `None` for a stored one (read
@@ -302,7 +302,7 @@ impl<R: Read + Seek> NpzArchive<R> {
             .read_exact_at(start + all.start, &mut compressed)
             .map_err(|source| self.io(index, source))?;
         let mut memory =
-            AnonymousMemory::new(layout.data_len).map_err(|source| self.io(index, source))?;
+            DataMemory::new(layout.data_len).map_err(|source| self.io(index, source))?;
         let data_range = layout.data_offset as u64..data_end;
         let inflated = blocks
             .inflate_range(data_range.clone(), &compressed, all.start, memory.as_mut())
@@ -326,8 +326,7 @@ impl<R: Read + Seek> NpzArchive<R> {
             }
             return Err(self.member_error(index, ErrorKind::Archive(kind)));
         }
-        let data = AlignedBytes::from_owner(memory)
-            .unwrap_or_else(|memory| AlignedBytes::copy_from(memory.as_ref()));
+        let data = memory.into_bytes();
         let format = |error| {
             self.located(
                 crate::error::format_error_kind("read", error).in_member(&self.names[index]),
