@@ -12,10 +12,11 @@ use npy_mmap::{AtomicFile, ErrorKind};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::arguments::open_options;
 use crate::buffer::{Backing, Buffer};
 use crate::errors::{mmap_error, value_error};
+use crate::objects::{Parts, array_parts};
 use crate::stream_out::{PyStream, Raised};
-use crate::{Parts, array_parts, open_options};
 
 /// A member as the Python side receives it: `("array", parts)` or
 /// `("raw", bytes)` for a member that is not `.npy` data.

@@ -7,10 +7,10 @@
 
 use pyo3::prelude::*;
 
+use crate::arguments::open_options;
 use crate::door_in::Incoming;
 use crate::errors::mmap_error;
 use crate::npz::{MemberResult, member_result};
-use crate::open_options;
 
 /// numpy's keys and the member names of the archive in `data`.
 #[pyfunction]

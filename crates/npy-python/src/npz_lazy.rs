@@ -15,8 +15,9 @@ use npy_mmap::npz::NpzArchive;
 use npy_remote::npz::RemoteNpz;
 use pyo3::prelude::*;
 
+use crate::arguments::open_options;
 use crate::errors::{mmap_error, remote_error, value_error};
-use crate::{Parts, array_parts, open_options};
+use crate::objects::{Parts, array_parts};
 
 /// Where the member is read from.
 enum Backend {
