@@ -3,10 +3,11 @@
 use std::borrow::Cow;
 use std::io::Read;
 
+use crate::dtype::DType;
+use crate::error::{Error, Result};
 use crate::literal::{self, Literal, Value};
 use crate::pyrepr::{push_shape_repr, str_repr};
 use crate::stream::read_full;
-use crate::{DType, Error, Result};
 
 /// The six bytes every `.npy` file starts with.
 pub const MAGIC: [u8; 6] = *b"\x93NUMPY";
