@@ -6,10 +6,10 @@
 
 use std::ops::{Index, IndexMut};
 
+use crate::error::{Error, Result};
 use crate::geometry::Geometry;
 use crate::index::{NdIndex, PREFETCH_DISTANCE, index_error};
 use crate::view::{ArrayView, ArrayViewMut};
-use crate::{Error, Result};
 
 /// Checks `indices` for a gather of `data` into `out`: the output length,
 /// then every index, before anything is written. The check is a

@@ -8,12 +8,14 @@
 //! the unpickler (`pickle/value.rs`).
 
 use crate::aligned::AlignedBytes;
+use crate::dtype::{ByteOrder, DType};
 use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::header::{Header, Layout, Order, Version};
 use crate::raw::RawView;
 use crate::swap::convert_byte_order;
 use crate::value::Value;
 use crate::view::{ArrayView, ArrayViewMut};
-use crate::{ByteOrder, DType, Error, Header, Layout, Order, Result, Version};
 
 /// An array read from a stream: header, file layout and the data in an
 /// aligned, owned buffer; or, for an object array ([`DType::Object`]), its
@@ -221,7 +223,7 @@ pub(crate) fn check_count(header: &Header, count: usize) -> Result<()> {
     let expected = header.element_count()?;
     if expected != count {
         return Err(Error::ObjectCount {
-            shape: crate::shape_repr(&header.shape),
+            shape: crate::pyrepr::shape_repr(&header.shape),
             expected,
             actual: count,
         });

@@ -54,7 +54,7 @@
 use zerocopy::byteorder::{BigEndian, LittleEndian};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, TryFromBytes, Unaligned};
 
-use crate::{ByteOrder, DType, Scalar, ScalarKind};
+use crate::dtype::{ByteOrder, DType, Scalar, ScalarKind};
 
 /// A Rust type whose bytes are exactly one element of some dtype.
 ///

@@ -271,9 +271,9 @@ pub enum Error {
     )]
     TypeMismatch {
         /// The dtype of the data.
-        found: Box<crate::DType>,
+        found: Box<crate::dtype::DType>,
         /// The dtype the requested Rust type is written as.
-        requested: Box<crate::DType>,
+        requested: Box<crate::dtype::DType>,
         /// The requested Rust type.
         rust_type: &'static str,
     },
@@ -394,9 +394,9 @@ pub enum Error {
 impl Error {
     /// NumPy's "Failed to read all data" error for an array of `header`
     /// when only `bytes_available` bytes of its data exist.
-    pub fn truncated_data(header: &crate::Header, bytes_available: usize) -> Error {
+    pub fn truncated_data(header: &crate::header::Header, bytes_available: usize) -> Error {
         Error::TruncatedData {
-            shape: crate::shape_repr(&header.shape),
+            shape: crate::pyrepr::shape_repr(&header.shape),
             count: header.element_count().unwrap_or(0),
             read: bytes_available
                 .checked_div(header.dtype.itemsize())
@@ -408,8 +408,8 @@ impl Error {
 /// What to do when data differs from the requested type only in byte order:
 /// name the `zerocopy::byteorder` element type that reads it in place, or
 /// (for types without one) the conversion.
-fn byte_order_hint(found: &crate::DType, requested: &crate::DType) -> String {
-    use crate::{ByteOrder, DType, ScalarKind};
+fn byte_order_hint(found: &crate::dtype::DType, requested: &crate::dtype::DType) -> String {
+    use crate::dtype::{ByteOrder, DType, ScalarKind};
     let (DType::Scalar(found), DType::Scalar(requested)) = (found, requested) else {
         return String::new();
     };

@@ -4,9 +4,11 @@
 
 use std::ops::{Bound, RangeBounds};
 
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::header::{Header, Order};
 use crate::index::{NdIndex, check_range};
 use crate::pyrepr::push_shape_repr;
-use crate::{DType, Error, Header, Order, Result};
 
 /// Shape and strides of a view, and how many elements of memory it spans.
 ///
@@ -63,7 +65,7 @@ impl<'d> ElementLocator<'d> {
 
     /// Byte offset in the data of the element at a logical index (any
     /// [`NdIndex`](crate::NdIndex)), or `None` when the index is out of bounds.
-    pub fn byte_offset<I: crate::NdIndex>(&self, index: I) -> Option<usize> {
+    pub fn byte_offset<I: crate::index::NdIndex>(&self, index: I) -> Option<usize> {
         // In bounds, offset × itemsize < the data length, which fits.
         self.geometry
             .offset_of(&index)
@@ -72,7 +74,7 @@ impl<'d> ElementLocator<'d> {
 
     /// [`byte_offset`](Self::byte_offset), with numpy's error for a bad
     /// index ("index 3 is out of bounds for axis 0 with size 3").
-    pub fn try_byte_offset<I: crate::NdIndex>(&self, index: I) -> Result<usize> {
+    pub fn try_byte_offset<I: crate::index::NdIndex>(&self, index: I) -> Result<usize> {
         match self.geometry.offset_of(&index) {
             Some(offset) => Ok(offset * self.element.itemsize()),
             None => Err(crate::index::index_error(index.entries(), self.shape())),

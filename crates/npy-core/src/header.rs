@@ -2,11 +2,13 @@
 
 use std::borrow::Cow;
 use std::io::Read;
+use std::ops::Range;
 
+use crate::dtype::DType;
+use crate::error::{Error, Result};
 use crate::literal::{self, Literal, Value};
 use crate::pyrepr::{push_shape_repr, str_repr};
 use crate::stream::read_full;
-use crate::{DType, Error, Result};
 
 /// The six bytes every `.npy` file starts with.
 pub const MAGIC: [u8; 6] = *b"\x93NUMPY";
@@ -259,6 +261,49 @@ impl Layout {
     /// smallest file length that holds the whole array.
     pub fn data_end(&self) -> usize {
         self.data_offset.saturating_add(self.data_len)
+    }
+}
+
+impl ParsedHeader {
+    /// Rows `rows` of this file's array (along its
+    /// [`row_axis`](Header::row_axis)) as an array of their own: its header
+    /// and layout (the rows' shape and data length; the file's version and
+    /// data offset), and the bytes of the file its data occupies. The rows
+    /// are checked first ([`Header::check_rows`]). What a ranged read of a
+    /// file or an archive member turns into an array.
+    ///
+    /// ```
+    /// use npy_core::{DType, Header, Order};
+    ///
+    /// let header = Header::new(DType::parse("<f8").unwrap(), Order::C, vec![100, 3]);
+    /// let parsed = Header::parse(&header.to_bytes(None).unwrap(), &Default::default()).unwrap();
+    /// let (part, bytes) = parsed.rows_part(10..12).unwrap();
+    /// assert_eq!(part.header.shape, [2, 3]);
+    /// assert_eq!(bytes, 128 + 10 * 24..128 + 12 * 24);
+    /// assert!(parsed.rows_part(99..101).is_err());
+    /// ```
+    pub fn rows_part(&self, rows: std::ops::Range<usize>) -> Result<(ParsedHeader, Range<u64>)> {
+        let ParsedHeader { header, layout } = self;
+        header.check_rows(rows.clone())?;
+        let row_bytes = header.row_bytes().unwrap_or(0);
+        let mut shape = header.shape.clone();
+        if let Some(axis) = header.row_axis() {
+            shape[axis] = rows.end - rows.start;
+        }
+        let header = Header {
+            shape,
+            ..header.clone()
+        };
+        let data_len = header.data_len()?;
+        let from = (layout.data_offset + rows.start * row_bytes) as u64;
+        let layout = Layout {
+            data_len,
+            ..*layout
+        };
+        Ok((
+            ParsedHeader { header, layout },
+            from..from + data_len as u64,
+        ))
     }
 }
 

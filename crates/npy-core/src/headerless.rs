@@ -21,7 +21,9 @@
 //! # Ok::<(), npy_core::Error>(())
 //! ```
 
-use crate::{DType, Error, Header, Layout, Order, ParsedHeader, Result, Version};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::header::{Header, Layout, Order, ParsedHeader, Version};
 
 /// A binary file of array data after `offset` bytes, with no header.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -44,7 +44,7 @@
 //! # Ok::<(), npy_core::Error>(())
 //! ```
 
-use crate::Error;
+use crate::error::Error;
 
 /// How many reads ahead [`ArrayView::gather_prefetched`](crate::ArrayView::gather_prefetched) hands an element
 /// to its prefetch hook: far enough that a miss to memory (about 100 ns)
@@ -248,7 +248,7 @@ pub(crate) fn check_range(
     range: std::ops::Range<usize>,
     axis: usize,
     len: usize,
-) -> crate::Result<()> {
+) -> crate::error::Result<()> {
     if range.start > range.end {
         return Err(Error::ReversedRange {
             start: range.start,

@@ -32,12 +32,14 @@ use zerocopy::IntoBytes;
 pub use crate::aligned::{AlignedBytes, ByteOwner};
 pub use crate::array::NpyArray;
 use crate::array::PyValue;
+use crate::dtype::{ByteOrder, DType};
 use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::header::{Header, Layout, ParseOptions, Version};
 use crate::pickle::PickleOptions;
 use crate::source::NpySource;
 pub use crate::stream::read_full;
 use crate::swap::ByteOrderConverter;
-use crate::{ByteOrder, DType, Error, Header, Layout, ParseOptions, Result, Version};
 
 /// How [`read_npy`] reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -99,7 +101,7 @@ fn converter(dtype: &DType, to: Option<ByteOrder>) -> (Option<ByteOrderConverter
 /// Errors: header errors from [`Header::read_from`], read errors, and
 /// [`Error::TruncatedData`] when the stream ends early.
 pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArray> {
-    let crate::ParsedHeader { mut header, layout } =
+    let crate::header::ParsedHeader { mut header, layout } =
         Header::read_from(&mut reader, &options.parse)?;
     options.check_data_len(&layout)?;
     if header.dtype == DType::Object {
@@ -182,7 +184,7 @@ pub fn read_objects<R: Read>(
         position: 0,
         reason: format!(
             "the pickle holds {found}, but the header describes an object array of shape {}",
-            crate::shape_repr(&header.shape)
+            crate::pyrepr::shape_repr(&header.shape)
         ),
     };
     let array = match value {
@@ -194,7 +196,7 @@ pub fn read_objects<R: Read>(
         return Err(mismatch(format!(
             "an array of {} with shape {}",
             found.dtype.descr(),
-            crate::shape_repr(&found.shape)
+            crate::pyrepr::shape_repr(&found.shape)
         )));
     }
     Ok(array.with_layout(Layout {

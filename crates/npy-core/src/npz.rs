@@ -207,6 +207,23 @@ pub struct MemberInfo {
     pub header_offset: u64,
 }
 
+impl MemberInfo {
+    /// Checks that `range` is a range of the member's content bytes (of
+    /// the `.npy` file it holds): [`ArchiveError::Corrupt`] when it is
+    /// reversed or ends past them.
+    pub fn check_content_range(&self, range: &std::ops::Range<u64>) -> Result<(), ArchiveError> {
+        if range.start > range.end || range.end > self.size {
+            return Err(ArchiveError::Corrupt {
+                detail: format!(
+                    "content bytes {range:?} asked for, it holds {} bytes",
+                    self.size
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// numpy's key for a member name (`NpzFile.files`): one trailing `.npy` removed.
 pub fn key_for(name: &str) -> &str {
     name.strip_suffix(".npy").unwrap_or(name)

@@ -115,15 +115,19 @@ pub struct Windows {
 impl Windows {
     /// The spans of `length` rows from each of `starts` of the array
     /// `header` describes; every window checked before any is planned.
-    pub fn of(header: &crate::Header, starts: &[usize], length: usize) -> crate::Result<Windows> {
+    pub fn of(
+        header: &crate::header::Header,
+        starts: &[usize],
+        length: usize,
+    ) -> crate::error::Result<Windows> {
         // A 0-d array has no rows to run along (numpy: too many indices).
         let axis = header
             .row_axis()
-            .ok_or(crate::Error::IndexRank { ndim: 0, given: 1 })?;
+            .ok_or(crate::error::Error::IndexRank { ndim: 0, given: 1 })?;
         let rows = header.row_count();
         // Rows are checked against the shape first: a window inside the
         // array has a size that fits (the data's length does).
-        let out_of_bounds = |index: usize| crate::Error::IndexOutOfBounds {
+        let out_of_bounds = |index: usize| crate::error::Error::IndexOutOfBounds {
             index,
             axis,
             len: rows,

@@ -33,11 +33,13 @@
 use std::fmt;
 use std::ops::RangeBounds;
 
+use crate::dtype::DType;
 use crate::element::Element;
+use crate::error::{Error, Result};
 use crate::geometry::{Geometry, Offsets, geometry_accessors};
+use crate::header::{Header, Order};
 use crate::value::Value;
 use crate::view::ArrayView;
-use crate::{DType, Error, Header, Order, Result};
 
 /// A read-only view of any array as raw elements (see the [module docs](self)).
 #[derive(Clone)]
@@ -102,7 +104,7 @@ impl<'a> RawView<'a> {
     }
 
     /// The element at a logical index, or `None` when out of bounds.
-    pub fn get<I: crate::NdIndex>(&self, index: I) -> Option<RawElement<'a>> {
+    pub fn get<I: crate::index::NdIndex>(&self, index: I) -> Option<RawElement<'a>> {
         self.geometry
             .offset_of(&index)
             .map(|offset| self.element(offset))
@@ -198,7 +200,7 @@ impl<'a> RawElement<'a> {
         self.field_at(field)
     }
 
-    fn field_at(&self, field: &'a crate::Field) -> Option<RawElement<'a>> {
+    fn field_at(&self, field: &'a crate::dtype::Field) -> Option<RawElement<'a>> {
         let end = field.offset.checked_add(field.dtype.itemsize())?;
         Some(RawElement {
             bytes: self.bytes.get(field.offset..end)?,

@@ -32,8 +32,9 @@ use zerocopy::IntoBytes;
 
 use crate::array::{NpyArray, check_bytes};
 use crate::element::Element;
+use crate::error::Result;
+use crate::header::{Header, Order};
 use crate::view::{ArrayView, ArrayViewMut};
-use crate::{Header, Order, Result};
 
 /// The data of an [`NpySource`]: byte chunks in the header's memory order
 /// (borrowed where the source is contiguous, copied a bounded piece at a

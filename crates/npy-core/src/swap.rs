@@ -19,7 +19,7 @@
 //! assert_eq!(converted, i4(ByteOrder::Little));
 //! ```
 
-use crate::{ByteOrder, DType, Scalar, ScalarKind};
+use crate::dtype::{ByteOrder, DType, Scalar, ScalarKind};
 
 /// The bytes-per-unit that a scalar swaps, or `None` if it has no byte order.
 fn swap_unit(scalar: &Scalar) -> Option<usize> {

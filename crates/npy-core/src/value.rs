@@ -19,8 +19,9 @@
 
 use std::fmt::{self, Write as _};
 
+use crate::dtype::{ByteOrder, DType, DateTimeUnit, Scalar, ScalarKind, TimeUnit};
+use crate::error::{Error, Result};
 use crate::pyrepr::{bytes_repr, str_repr};
-use crate::{ByteOrder, DType, DateTimeUnit, Error, Result, Scalar, ScalarKind, TimeUnit};
 
 /// One decoded element. `Display` follows NumPy's `str()` of the scalar
 /// closely (`True`, `1e-07`, `b'ab'`, `(1+2j)`, ISO datetimes, `5 seconds`,

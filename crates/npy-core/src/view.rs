@@ -30,10 +30,12 @@ use std::ops::RangeBounds;
 
 use zerocopy::IntoBytes;
 
+use crate::dtype::DType;
 use crate::element::Element;
+use crate::error::{Error, Result};
 use crate::geometry::{Geometry, Offsets, geometry_accessors};
+use crate::header::{Header, Order};
 use crate::index::NdIndex;
-use crate::{DType, Error, Header, Order, Result};
 
 /// Checks that `T` describes `dtype`'s elements and that `bytes` holds the
 /// whole array; returns the geometry and the number of data bytes used.
@@ -170,7 +172,7 @@ impl<'a, T> ArrayView<'a, T> {
     /// [`get`](Self::get), with numpy's error for a bad index ("index 3 is
     /// out of bounds for axis 0 with size 3", or a wrong rank).
     #[inline]
-    pub fn try_get<I: NdIndex>(&self, index: I) -> crate::Result<&'a T> {
+    pub fn try_get<I: NdIndex>(&self, index: I) -> crate::error::Result<&'a T> {
         match self
             .geometry
             .data_offset_of(&index)

@@ -11,6 +11,8 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+#[cfg(target_os = "linux")]
+use common::cached_pages;
 use common::{TempDir, npy_bytes, write_file};
 use npy_core::Order;
 use npy_mmap::Advice;
@@ -42,32 +44,6 @@ fn allocations(f: impl FnOnce()) -> usize {
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     f();
     ALLOCATIONS.load(Ordering::Relaxed) - before
-}
-
-/// How many of the pages of `file` are in the page cache (`mincore` over a
-/// fresh mapping that nothing touches).
-#[cfg(target_os = "linux")]
-fn cached_pages(file: &std::fs::File) -> usize {
-    use std::os::fd::AsRawFd;
-    let len = file.metadata().unwrap().len() as usize;
-    let mut vec = vec![0u8; len.div_ceil(4096)];
-    // SAFETY: a fresh read-only shared mapping of the whole file, never
-    // dereferenced, only passed to mincore (which writes one byte per page
-    // into `vec`, sized for it) and unmapped.
-    unsafe {
-        let base = libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            file.as_raw_fd(),
-            0,
-        );
-        assert_ne!(base, libc::MAP_FAILED);
-        assert_eq!(libc::mincore(base, len, vec.as_mut_ptr()), 0);
-        libc::munmap(base, len);
-    }
-    vec.iter().filter(|v| *v & 1 == 1).count()
 }
 
 #[cfg(target_os = "linux")]
@@ -113,7 +89,7 @@ fn a_file_evicted_between_small_batches_is_planned_again_by_the_second() {
     array.advise(Advice::DontNeed).unwrap();
     rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
     assert!(
-        cached_pages(&file) < 64,
+        cached_pages(&file).iter().filter(|&&cached| cached).count() < 64,
         "the file could not be evicted from the page cache here (tmpfs?): this test needs a disk"
     );
     let first = gather(&batches[2]);

@@ -4,6 +4,8 @@
 mod common;
 
 use common::TempDir;
+#[cfg(target_os = "linux")]
+use common::cached_pages;
 use npy_core::{ArrayView, Order};
 use npy_mmap::{ErrorKind, ForeignMode, OpenOptions};
 
@@ -130,33 +132,6 @@ fn windows_of_rows_of_a_matrix_and_of_a_fortran_array() {
         .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
         .collect();
     assert_eq!(got, (54..60).map(f64::from).collect::<Vec<_>>());
-}
-
-/// Which pages of `file` are in the page cache (`mincore` over a mapping
-/// of it that nothing touches: asking reads nothing).
-#[cfg(target_os = "linux")]
-fn cached_pages(file: &std::fs::File) -> Vec<bool> {
-    use std::os::fd::AsRawFd;
-    let len = file.metadata().unwrap().len() as usize;
-    let page = 4096;
-    let mut vec = vec![0u8; len.div_ceil(page)];
-    // SAFETY: a fresh read-only shared mapping of the whole file, never
-    // dereferenced, only passed to mincore (which writes one byte per page
-    // into `vec`, sized for it) and unmapped.
-    unsafe {
-        let base = libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            file.as_raw_fd(),
-            0,
-        );
-        assert_ne!(base, libc::MAP_FAILED);
-        assert_eq!(libc::mincore(base, len, vec.as_mut_ptr()), 0);
-        libc::munmap(base, len);
-    }
-    vec.iter().map(|v| v & 1 == 1).collect()
 }
 
 /// `prefetch_windows` asks the kernel to read the windows now: on a file

@@ -92,6 +92,16 @@ pub(crate) fn open_options(
     Ok(options)
 }
 
+/// The read options of an archive opened from Python (numpy's three
+/// reading arguments; the default locking).
+pub(crate) fn archive_options(
+    max_header_size: usize,
+    allow_pickle: bool,
+    encoding: &str,
+) -> PyResult<OpenOptions> {
+    open_options(max_header_size, allow_pickle, encoding, Locking::default())
+}
+
 /// A row range as Python passes it.
 pub(crate) fn rows(range: (usize, usize)) -> Range<usize> {
     range.0..range.1

@@ -1,4 +1,5 @@
-//! Rust errors as the Python exceptions numpy raises for the same failure,
+//! Rust errors as the Python exceptions numpy raises for the same failure
+//! (and numpy's warnings where it warns),
 //! with the Rust message (path, member, what to do) as their text.
 
 use std::io;
@@ -147,4 +148,15 @@ pub(crate) fn remote_error(error: npy_remote::Error) -> PyErr {
 /// `ValueError(message)`.
 pub(crate) fn value_error(message: impl Into<String>) -> PyErr {
     PyValueError::new_err(message.into())
+}
+
+/// numpy's `UserWarning` for a header written by Python 2 (a `2L` long),
+/// when the parse said so: the header is read once, by the parse.
+pub(crate) fn warn_if_python2(py: Python<'_>, python2_header: bool) -> PyResult<()> {
+    if python2_header {
+        py.import("npy_mmap._common")?
+            .getattr("_warn_python2")?
+            .call0()?;
+    }
+    Ok(())
 }

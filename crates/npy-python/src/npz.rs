@@ -12,10 +12,11 @@ use npy_mmap::{AtomicFile, ErrorKind};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::arguments::archive_options;
 use crate::buffer::{Backing, Buffer};
 use crate::errors::{mmap_error, value_error};
+use crate::objects::{Parts, array_parts};
 use crate::stream_out::{PyStream, Raised};
-use crate::{Parts, array_parts, open_options};
 
 /// A member as the Python side receives it: `("array", parts)` or
 /// `("raw", bytes)` for a member that is not `.npy` data.
@@ -32,20 +33,6 @@ pub(crate) fn member_result(py: Python<'_>, member: Member) -> PyResult<MemberRe
         ),
         Member::Raw(bytes) => ("raw".into(), PyBytes::new(py, &bytes).into_any().unbind()),
     })
-}
-
-/// The read options of an archive opened from Python.
-fn archive_options(
-    max_header_size: usize,
-    allow_pickle: bool,
-    encoding: &str,
-) -> PyResult<npy_mmap::OpenOptions> {
-    open_options(
-        max_header_size,
-        allow_pickle,
-        encoding,
-        npy_mmap::Locking::default(),
-    )
 }
 
 fn closed() -> PyErr {

@@ -5,12 +5,29 @@
 //! array's own memory (CRC-32 checked as it goes), and deflated members
 //! with a block index inflate on every core.
 
+use std::io::Cursor;
+
+use npy_mmap::npz::NpzArchive;
 use pyo3::prelude::*;
 
+use crate::arguments::archive_options;
 use crate::door_in::Incoming;
 use crate::errors::mmap_error;
 use crate::npz::{MemberResult, member_result};
-use crate::open_options;
+
+/// `f` of the archive in `data` (read through the one door in), with the
+/// GIL released: what each function here does with it.
+fn with_archive<T: Send>(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    (max_header_size, allow_pickle, encoding): (usize, bool, &str),
+    f: impl FnOnce(NpzArchive<Cursor<&[u8]>>) -> npy_mmap::Result<T> + Send,
+) -> PyResult<T> {
+    let options = archive_options(max_header_size, allow_pickle, encoding)?;
+    Incoming::new(data)?
+        .read_whole(py, |bytes| options.read_npz(Cursor::new(bytes)).and_then(f))
+        .map_err(mmap_error)
+}
 
 /// numpy's keys and the member names of the archive in `data`.
 #[pyfunction]
@@ -21,18 +38,12 @@ fn npz_buffer_keys(
     allow_pickle: bool,
     encoding: &str,
 ) -> PyResult<(Vec<String>, Vec<String>)> {
-    let options = open_options(
-        max_header_size,
-        allow_pickle,
-        encoding,
-        npy_mmap::Locking::default(),
-    )?;
-    Incoming::new(data)?
-        .read_whole(py, |bytes| {
-            let archive = options.read_npz(std::io::Cursor::new(bytes))?;
-            Ok((archive.keys().to_vec(), archive.member_names().to_vec()))
-        })
-        .map_err(mmap_error)
+    with_archive(
+        py,
+        data,
+        (max_header_size, allow_pickle, encoding),
+        |archive| Ok((archive.keys().to_vec(), archive.member_names().to_vec())),
+    )
 }
 
 /// Member `key` of the archive in `data`, as `NpzReader.get` gives it.
@@ -45,19 +56,12 @@ fn npz_buffer_get(
     allow_pickle: bool,
     encoding: &str,
 ) -> PyResult<MemberResult> {
-    let options = open_options(
-        max_header_size,
-        allow_pickle,
-        encoding,
-        npy_mmap::Locking::default(),
+    let member = with_archive(
+        py,
+        data,
+        (max_header_size, allow_pickle, encoding),
+        |mut archive| archive.get(key),
     )?;
-    let member = Incoming::new(data)?
-        .read_whole(py, |bytes| {
-            options
-                .read_npz(std::io::Cursor::new(bytes))
-                .and_then(|mut archive| archive.get(key))
-        })
-        .map_err(mmap_error)?;
     member_result(py, member)
 }
 

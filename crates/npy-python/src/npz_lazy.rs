@@ -15,8 +15,9 @@ use npy_mmap::npz::NpzArchive;
 use npy_remote::npz::RemoteNpz;
 use pyo3::prelude::*;
 
+use crate::arguments::archive_options;
 use crate::errors::{mmap_error, remote_error, value_error};
-use crate::{Parts, array_parts, open_options};
+use crate::objects::{Parts, array_parts};
 
 /// Where the member is read from.
 enum Backend {
@@ -113,25 +114,17 @@ fn local_rows<R: Read + Seek>(
     if build || indexed {
         return archive.read_rows(key, rows).map_err(mmap_error);
     }
-    let ParsedHeader { header, layout } = archive.header(key).map_err(mmap_error)?;
-    header
-        .check_rows(rows.clone())
+    let (part, bytes) = archive
+        .header(key)
+        .map_err(mmap_error)?
+        .rows_part(rows)
         .map_err(|e| value_error(e.to_string()))?;
-    let row_bytes = header.row_bytes().unwrap_or(0);
-    let mut shape = header.shape.clone();
-    if let Some(axis) = header.row_axis() {
-        shape[axis] = rows.end - rows.start;
-    }
-    let part = Header { shape, ..header };
-    let data_len = part.data_len().map_err(|e| value_error(e.to_string()))?;
-    let from = (layout.data_offset + rows.start * row_bytes) as u64;
     let mut reader = archive.reader(key).map_err(mmap_error)?;
     let failed = |e: std::io::Error| value_error(format!("member '{key}': {e}"));
-    std::io::copy(&mut (&mut reader).take(from), &mut std::io::sink()).map_err(failed)?;
-    let mut data = npy_core::io::AlignedBytes::zeroed(data_len);
+    std::io::copy(&mut (&mut reader).take(bytes.start), &mut std::io::sink()).map_err(failed)?;
+    let mut data = npy_core::io::AlignedBytes::zeroed(part.layout.data_len);
     reader.read_exact(&mut data).map_err(failed)?;
-    NpyArray::from_parts(part, Layout { data_len, ..layout }, data)
-        .map_err(|e| value_error(e.to_string()))
+    NpyArray::from_parts(part.header, part.layout, data).map_err(|e| value_error(e.to_string()))
 }
 
 /// Lists the archive at `url` (one suffix GET).
@@ -157,12 +150,7 @@ impl LazyMember {
         encoding: &str,
         build: bool,
     ) -> PyResult<Self> {
-        let options = open_options(
-            max_header_size,
-            allow_pickle,
-            encoding,
-            npy_mmap::Locking::default(),
-        )?;
+        let options = archive_options(max_header_size, allow_pickle, encoding)?;
         py.detach(|| {
             let archive = options.open_npz(&path)?;
             Self::local(archive, key, build, Backend::File)
@@ -180,12 +168,7 @@ impl LazyMember {
         allow_pickle: bool,
         encoding: &str,
     ) -> PyResult<Self> {
-        let options = open_options(
-            max_header_size,
-            allow_pickle,
-            encoding,
-            npy_mmap::Locking::default(),
-        )?;
+        let options = archive_options(max_header_size, allow_pickle, encoding)?;
         py.detach(|| {
             let archive = options.read_npz(Cursor::new(data))?;
             Self::local(archive, key, true, Backend::Memory)
@@ -390,7 +373,7 @@ impl LazyMember {
 /// index`); returns how many members it holds.
 #[pyfunction]
 fn save_npz_index(py: Python<'_>, archive: PathBuf, target: PathBuf) -> PyResult<usize> {
-    let options = open_options(1 << 20, false, "ASCII", npy_mmap::Locking::default())?;
+    let options = archive_options(1 << 20, false, "ASCII")?;
     py.detach(|| options.open_npz(&archive)?.save_index(&target))
         .map_err(mmap_error)
 }

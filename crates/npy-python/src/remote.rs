@@ -11,9 +11,10 @@ use pyo3::prelude::*;
 
 use npy_core::headerless::Headerless;
 
+use crate::arguments::header;
 use crate::door_in;
 use crate::errors::remote_error;
-use crate::{Parts, array_parts, header};
+use crate::objects::{Parts, array_parts};
 
 /// The tokio runtime of this process, with the process that made it.
 static RUNTIME: Mutex<Option<(u32, Runtime)>> = Mutex::new(None);

@@ -208,7 +208,7 @@ mod parse;
 mod structured;
 mod type_str;
 
-use crate::Error;
+use crate::error::Error;
 use crate::pyrepr::{push_decimal, push_shape_repr, push_str_repr};
 
 /// Largest itemsize NumPy can represent (it stores sizes in a C `int`).

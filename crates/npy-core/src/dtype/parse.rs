@@ -4,9 +4,9 @@
 
 use super::type_str::parse_type_str;
 use super::{DType, MAX_ITEMSIZE, too_big_itemsize};
+use crate::error::{Error, Result};
 use crate::literal;
 use crate::pyrepr::str_repr;
-use crate::{Error, Result};
 
 impl DType {
     /// Parses a descr.

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 
 use super::type_str::parse_type_str;
 use super::{DType, Field, MAX_ITEMSIZE, Scalar, ScalarKind, Structured, too_big_itemsize};
+use crate::error::{Error, Result};
 use crate::literal::{Literal, Value};
-use crate::{Error, Result};
 
 impl DType {
     /// The dtype a parsed header `descr` value describes (NumPy's

@@ -2,8 +2,8 @@
 //! `float64`, `datetime64[10s]`, one-character codes.
 
 use super::{ByteOrder, DType, DateTimeUnit, MAX_ITEMSIZE, Scalar, ScalarKind, TimeUnit};
+use crate::error::{Error, Result};
 use crate::pyrepr::str_repr;
-use crate::{Error, Result};
 
 impl TimeUnit {
     fn from_symbol(symbol: &str) -> Option<TimeUnit> {

@@ -91,9 +91,9 @@
 //! struct Padded { a: u8, b: u32 } // needs `#[npy(padding)] _pad: [u8; 3]` after `a`
 //! ```
 
+use crate::dtype::{DType, Field, Structured};
 use crate::element::Element;
 use crate::pyrepr::str_repr;
-use crate::{DType, Field, Structured};
 
 /// A struct whose layout is one record of a structured dtype: implemented
 /// by `#[derive(NpyRecord)]`, which also implements [`Element`] for it.

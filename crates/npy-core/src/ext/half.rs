@@ -48,8 +48,8 @@ use half::f16;
 use zerocopy::byteorder::{BigEndian, ByteOrder as ZcByteOrder, LittleEndian, U16};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
+use crate::dtype::{ByteOrder, DType, ScalarKind};
 use crate::element::{Element, check_free_cast, is_number, scalar_dtype};
-use crate::{ByteOrder, DType, ScalarKind};
 
 impl Element for f16 {
     fn matches(dtype: &DType) -> bool {

@@ -48,9 +48,10 @@ use ndarray::{ArrayBase, ArrayViewD, ArrayViewMutD, Data, Dimension, IxDyn, Shap
 use zerocopy::IntoBytes;
 
 use crate::element::Element;
+use crate::error::Result;
+use crate::header::{Header, Order};
 use crate::source::{DataChunks, NpySource, copied_chunks, saved_order};
 use crate::view::{ArrayView, ArrayViewMut};
-use crate::{Header, Order, Result};
 
 /// ndarray's description of a view's geometry. An empty array addresses no
 /// memory, and ndarray checks its strides against the (empty) slice, so it

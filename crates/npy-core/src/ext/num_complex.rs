@@ -44,8 +44,8 @@ use num_complex::Complex;
 use zerocopy::byteorder::{BigEndian, F32, F64, LittleEndian};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
+use crate::dtype::{ByteOrder, DType, ScalarKind};
 use crate::element::{Element, check_free_cast, is_number, scalar_dtype};
-use crate::{ByteOrder, DType, ScalarKind};
 
 /// One complex element as NumPy stores it: real part, then imaginary part.
 ///

@@ -6,7 +6,9 @@
 
 use super::globals::Global;
 use crate::array::PyValue;
-use crate::{DType, Error, Order, Result};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::header::Order;
 
 /// An object: an index into the unpickler's `nodes`, or, with [`LEAF`] set,
 /// into its `leaves` (values without parts, kept apart so that an object

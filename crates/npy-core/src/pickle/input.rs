@@ -4,8 +4,8 @@
 
 use std::io::Read;
 
+use crate::error::{Error, Result};
 use crate::stream::read_full;
-use crate::{Error, Result};
 
 /// The pickle's bytes: the current frame (protocol 4+) or the reader.
 pub(super) struct Input<R> {

@@ -72,8 +72,8 @@ use std::io::Read;
 pub use crate::array::{NumpyScalar, PyValue};
 pub use options::{Encoding, PickleOptions};
 
-use crate::Result;
 use crate::array::NpyArray;
+use crate::error::Result;
 
 /// Decodes one pickle from `reader`, reading exactly up to its `STOP`
 /// opcode (so several can follow each other); returns the value and the
@@ -89,7 +89,7 @@ pub fn unpickle<R: Read>(reader: R, options: &PickleOptions) -> Result<(PyValue,
 pub fn loads(bytes: &[u8], options: &PickleOptions) -> Result<PyValue> {
     let (value, used) = unpickle(bytes, options)?;
     if used != bytes.len() as u64 {
-        return Err(crate::Error::Unpickling {
+        return Err(crate::error::Error::Unpickling {
             position: used,
             reason: format!(
                 "{} bytes follow the pickle's STOP opcode",

@@ -7,7 +7,9 @@
 use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, Node, View, latin1_bytes};
 use super::globals::Global;
 use crate::array::{NumpyScalar, PyValue};
-use crate::{ByteOrder, DType, Error, Header, Order, Result};
+use crate::dtype::{ByteOrder, DType};
+use crate::error::{Error, Result};
+use crate::header::{Header, Order};
 
 /// REDUCE: a call, interpreted for the few callables allowed.
 pub(super) fn reduce(arena: &Arena, callable: Id, args: Id) -> Result<Node> {
@@ -169,7 +171,7 @@ fn array_state(arena: &Arena, state: Id) -> Result<ArrayNode> {
                 return Err(arena.error(format!(
                     "an array of {} with shape {} needs {expected} bytes of data, the pickle has {}",
                     dtype.descr(),
-                    crate::shape_repr(&shape),
+                    crate::pyrepr::shape_repr(&shape),
                     bytes.len()
                 )));
             }
@@ -315,7 +317,7 @@ fn record_state(arena: &Arena, names: &[Id], fields: Id, itemsize: i64) -> Resul
             return Err(arena.error("overlapping or out-of-order fields are not supported"));
         }
         end = offset.saturating_add(dtype.itemsize());
-        out.push(crate::Field {
+        out.push(crate::dtype::Field {
             name,
             title,
             dtype,
@@ -326,7 +328,7 @@ fn record_state(arena: &Arena, names: &[Id], fields: Id, itemsize: i64) -> Resul
         .ok()
         .filter(|&size| size >= end && size <= crate::dtype::MAX_ITEMSIZE)
         .ok_or_else(|| arena.error("a structured dtype's itemsize does not hold its fields"))?;
-    Ok(Elem::Data(DType::Structured(crate::Structured {
+    Ok(Elem::Data(DType::Structured(crate::dtype::Structured {
         fields: out,
         itemsize,
     })))

@@ -5,7 +5,9 @@
 use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, LEAF, Node};
 use super::options::PickleOptions;
 use crate::array::{NpyArray, PyValue, c_to_fortran};
-use crate::{DType, Error, Header, Order, Result};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::header::{Header, Order};
 
 /// The value of the object `top` (the pickle's result), copying shared
 /// objects within the budget: `max_expansion` times the `consumed` bytes of
@@ -302,7 +304,7 @@ impl<'o> Builder<'o> {
                 if ids.len() != count {
                     return Err(self.error(format!(
                         "an object array of shape {} holds {} items",
-                        crate::shape_repr(&header.shape),
+                        crate::pyrepr::shape_repr(&header.shape),
                         ids.len()
                     )));
                 }

@@ -5,9 +5,9 @@
 use std::fmt::{self, Write as _};
 
 use crate::array::{NpyArray, PyValue};
+use crate::error::{Error, Result};
 use crate::pyrepr::{push_bytes_repr, push_str_repr};
 use crate::value::Value;
-use crate::{Error, Result};
 
 impl PyValue {
     /// An `int` from the little-endian two's-complement bytes of pickle's

@@ -22,7 +22,7 @@ use super::options::{Encoding, PickleOptions};
 use super::reduce::{build, reduce};
 use super::tree::into_value;
 use crate::array::PyValue;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 pub(super) struct Unpickler<'o, R> {
     input: Input<R>,

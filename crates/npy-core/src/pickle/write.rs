@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use super::globals::Global;
 use super::opcodes::*;
 use crate::array::{NpyArray, PyValue, fortran_to_c};
-use crate::{ByteOrder, DType, Error, Order, Result, Scalar, ScalarKind};
+use crate::dtype::{ByteOrder, DType, Scalar, ScalarKind};
+use crate::error::{Error, Result};
+use crate::header::Order;
 
 /// Deepest nesting the writer follows (the reader's default limit).
 const MAX_DEPTH: usize = super::options::DEFAULT_MAX_DEPTH;

@@ -100,3 +100,30 @@ impl npy_core::NpySource for Lying {
         ))))
     }
 }
+
+/// Which pages of `file` are in the page cache (`mincore` over a mapping
+/// of it that nothing touches: asking reads nothing).
+#[cfg(target_os = "linux")]
+pub fn cached_pages(file: &std::fs::File) -> Vec<bool> {
+    use std::os::fd::AsRawFd;
+    let len = file.metadata().unwrap().len() as usize;
+    let page = 4096;
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: a fresh read-only shared mapping of the whole file, never
+    // dereferenced, only passed to mincore (which writes one byte per page
+    // into `vec`, sized for it) and unmapped.
+    unsafe {
+        let base = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(base, libc::MAP_FAILED);
+        assert_eq!(libc::mincore(base, len, vec.as_mut_ptr()), 0);
+        libc::munmap(base, len);
+    }
+    vec.iter().map(|v| v & 1 == 1).collect()
+}

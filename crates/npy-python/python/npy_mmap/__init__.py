@@ -15,25 +15,22 @@ same arrays, byte-identical files. What you gain:
   :func:`take` with the GIL released, and ``s3://`` (gs, az, http) URLs.
 """
 
-from ._api import (
-    LazyMember,
-    LiveArray,
-    MappedFile,
-    NpzFile,
-    RemoteArray,
-    append,
-    load,
-    mapped,
-    memmap,
-    open_live,
-    open_memmap,
-    open_remote,
-    read_header,
-    save,
-    savez,
-    savez_compressed,
-    take,
-)
+# The one re-export layer: each name comes from the module that defines it,
+# one concern per module, each importing only those below it:
+#   _common   numpy's mode names and options, paths and URLs, warnings
+#   _remote   arrays in object storage (RemoteArray, open_remote)
+#   _mapping  mapped files (memmap, open_memmap, mapped)
+#   _npz      archives (NpzFile)
+#   _io       whole arrays (load, save, savez, savez_compressed)
+#   _rows     read_header, append, take
+#   _windows  sampled windows of rows (windows, prefetch/release_windows)
+#   _live     live arrays (open_live)
+from ._io import load, save, savez, savez_compressed
+from ._live import LiveArray, open_live
+from ._mapping import MappedFile, mapped, memmap, open_memmap
+from ._npz import LazyMember, NpzFile
+from ._remote import RemoteArray, open_remote
+from ._rows import append, read_header, take
 from .virtual import virtualize
 from ._windows import prefetch_windows, release_windows, windows
 from . import data  # npy_mmap.data without importing it by name

@@ -28,7 +28,7 @@ import dask.array as da
 import numpy as np
 from dask.array.core import normalize_chunks
 
-from . import _api, _convert, _native, _pin
+from . import _convert, _io, _mapping, _native, _npz, _pin
 from ._pin import SourceChanged
 
 __all__ = ["Source", "SourceChanged", "NpyTarget", "default_chunk_bytes", "from_npy", "to_npy"]
@@ -187,7 +187,7 @@ def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
         if source.kind == "url":
             remote = _remote(source)
             return np.array(_convert.from_parts(*remote.read_all()))
-        whole = _api.load(source.location)
+        whole = _io.load(source.location)
         return np.array(whole[source.member] if source.kind == "npz" else whole)
     if 0 in _chunk_shape(source, index) or 0 in source.shape:
         # Nothing to read (a (5, 0) array has no bytes).
@@ -201,7 +201,7 @@ def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
         # No close(): the window (and its lock) goes with its last view,
         # which may outlive this frame for a moment (distributed's sampling
         # profiler holds frames), and close() would refuse then.
-        window = _api.mapped(source.location, "r", rows=(rows.start, rows.stop)).array
+        window = _mapping.mapped(source.location, "r", rows=(rows.start, rows.stop)).array
         if window.dtype != source.dtype:
             raise _changed(source, f"dtype {source.dtype} then, {window.dtype} now")
         chunk = np.array(window[local])
@@ -217,7 +217,7 @@ def _read_chunk(source: Source, index: tuple[slice, ...]) -> np.ndarray:
         # contiguous there): one ranged GET of exactly the chunk's bytes.
         remote = _remote(source)
         return np.array(_convert.from_parts(*remote.read_rows(rows.start, rows.stop))[local])
-    archive = _api.NpzFile(source.location, mmap_mode="r")
+    archive = _npz.NpzFile(source.location, mmap_mode="r")
     try:
         array = archive[source.member]
         if (array.dtype, array.shape) != (source.dtype, source.shape):
@@ -254,7 +254,7 @@ def _read_file(source: Source, index: tuple[slice, ...]) -> np.ndarray:
     """One task of a directory: one whole ``.npy`` file (mapped, then
     copied), checked to be the file the graph was built from."""
     _check_local(source)
-    whole = _api.mapped(source.location, "r").array
+    whole = _mapping.mapped(source.location, "r").array
     chunk = np.array(whole[index])
     del whole
     _check_local(source)
@@ -473,14 +473,14 @@ class NpyTarget:
             region = (region,)
         # No close() (see _read_chunk): the window goes with its last view.
         if not self.shape:
-            whole = _api.mapped(self.partial, "r+").array
+            whole = _mapping.mapped(self.partial, "r+").array
             whole[...] = block
             del whole
             return
         rows = region[0] if region else slice(None)
         start, stop, _ = rows.indices(self.shape[0])
         local = (slice(0, stop - start),) + tuple(region[1:])
-        window = _api.mapped(self.partial, "r+", rows=(start, stop)).array
+        window = _mapping.mapped(self.partial, "r+", rows=(start, stop)).array
         window[local] = block
         del window
 

@@ -42,7 +42,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import _api, _convert, _native, _pin, _windows
+from . import _convert, _io, _mapping, _native, _pin, _remote, _windows
 from ._common import _is_url
 
 __all__ = ["WindowDataset", "RandomBatches"]
@@ -122,10 +122,10 @@ class _Source:
 
     def _open(self) -> Any:
         if self.dtype is not None:
-            return _api.memmap(self.location, dtype=self.dtype, mode="r", offset=self.offset, shape=self.shape)
+            return _mapping.memmap(self.location, dtype=self.dtype, mode="r", offset=self.offset, shape=self.shape)
         if _is_url(self.location):
-            return _api.RemoteArray(self.location)
-        return _api.load(self.location, mmap_mode="r")
+            return _remote.RemoteArray(self.location)
+        return _io.load(self.location, mmap_mode="r")
 
     def _check(self) -> None:
         differs = _pin.check_identity(self.location, self.identity)
@@ -139,7 +139,7 @@ class _Source:
         return _pin.changed(self.location, self.location, what, "the dataset", "it was first opened; make it again")
 
     def remote(self) -> bool:
-        return isinstance(self.array(), _api.RemoteArray)
+        return isinstance(self.array(), _remote.RemoteArray)
 
     def __getstate__(self) -> dict:
         # Workers get the arguments and the pin, and open their own mapping.

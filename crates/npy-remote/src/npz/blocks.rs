@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use npy_core::npz::{ArchiveError, MemberCompression, MemberInfo};
-use npy_core::{Header, Layout, NpyArray, ParsedHeader};
+use npy_core::npz::{MemberCompression, MemberInfo};
+use npy_core::{NpyArray, ParsedHeader};
 use npy_mmap::npz::BlockIndex;
 
 use super::{Opened, RemoteNpz};
@@ -101,17 +101,9 @@ impl RemoteNpz {
     pub async fn read_range(&self, key: &str, range: Range<u64>) -> Result<Vec<u8>> {
         let position = self.position(key)?;
         let member = self.members[position].clone();
-        if range.start > range.end || range.end > member.size {
-            return Err(self.member_error(
-                &member,
-                ErrorKind::Archive(ArchiveError::Corrupt {
-                    detail: format!(
-                        "content bytes {range:?} asked for, it holds {} bytes",
-                        member.size
-                    ),
-                }),
-            ));
-        }
+        member
+            .check_content_range(&range)
+            .map_err(|kind| self.member_error(&member, ErrorKind::Archive(kind)))?;
         let index = self.block_index(key)?;
         if member.compression == MemberCompression::Deflated && index.is_none() {
             return self.read_range_streamed(&member, range).await;
@@ -192,24 +184,14 @@ impl RemoteNpz {
         let position = self.position(key)?;
         let member = self.members[position].clone();
         let opened = self.opened(position).await?;
-        let ParsedHeader { header, layout } = opened.parsed.clone();
         let format = |e| self.member_error(&member, ErrorKind::Format(e));
-        if header.dtype.has_object() {
+        if opened.parsed.header.dtype.has_object() {
             return Err(format(npy_core::Error::ObjectData));
         }
-        header.check_rows(rows.clone()).map_err(format)?;
-        let row_bytes = header.row_bytes().unwrap_or(0);
-        let mut shape = header.shape.clone();
-        if let Some(axis) = header.row_axis() {
-            shape[axis] = rows.end - rows.start;
-        }
-        let part = Header { shape, ..header };
-        let data_len = part.data_len().map_err(format)?;
-        let from = (layout.data_offset + rows.start * row_bytes) as u64;
-        let data = self.read_range(key, from..from + data_len as u64).await?;
-        let layout = Layout { data_len, ..layout };
+        let (part, bytes) = opened.parsed.rows_part(rows).map_err(format)?;
+        let data = self.read_range(key, bytes).await?;
         let data = npy_core::io::AlignedBytes::copy_from(&data);
-        let mut array = NpyArray::from_parts(part, layout, data).map_err(format)?;
+        let mut array = NpyArray::from_parts(part.header, part.layout, data).map_err(format)?;
         if self.options.read.to_native {
             array.convert_byte_order(npy_core::ByteOrder::NATIVE);
         }

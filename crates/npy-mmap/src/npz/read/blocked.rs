@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use npy_core::io::AlignedBytes;
 use npy_core::npz::{ArchiveError, MemberCompression};
-use npy_core::{ByteOrder, Header, Layout, NpyArray, ParsedHeader};
+use npy_core::{ByteOrder, NpyArray, ParsedHeader};
 
 use super::NpzArchive;
 use crate::error::{Error, ErrorKind, Result};
@@ -186,17 +186,8 @@ impl<R: Read + Seek> NpzArchive<R> {
         out: &mut [u8],
     ) -> Result<()> {
         let (start, info) = self.data_start(index)?;
-        if range.start > range.end || range.end > info.size {
-            return Err(self.member_error(
-                index,
-                ErrorKind::Archive(ArchiveError::Corrupt {
-                    detail: format!(
-                        "content bytes {range:?} asked for, it holds {} bytes",
-                        info.size
-                    ),
-                }),
-            ));
-        }
+        info.check_content_range(&range)
+            .map_err(|kind| self.member_error(index, ErrorKind::Archive(kind)))?;
         let Some(blocks) = self.index_of_member(index)? else {
             // Stored: the content is the data.
             return self
@@ -242,29 +233,20 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// the blocks holding them are inflated (see [`read_range`](Self::read_range)).
     pub fn read_rows(&mut self, key: &str, rows: Range<usize>) -> Result<NpyArray> {
         let index = self.resolve(key)?;
-        let ParsedHeader { header, layout } = self.header(key)?;
+        let parsed = self.header(key)?;
         let (path, name) = (self.path.clone(), self.names[index].clone());
         let format = |error| {
             crate::error::format_error_kind("read", error)
                 .in_member(&name)
                 .located(path.as_deref())
         };
-        if header.dtype.has_object() {
+        if parsed.header.dtype.has_object() {
             return Err(format(npy_core::Error::ObjectData));
         }
-        header.check_rows(rows.clone()).map_err(format)?;
-        let row_bytes = header.row_bytes().unwrap_or(0);
-        let mut shape = header.shape.clone();
-        if let Some(axis) = header.row_axis() {
-            shape[axis] = rows.end - rows.start;
-        }
-        let part = Header { shape, ..header };
-        let data_len = part.data_len().map_err(format)?;
-        let from = (layout.data_offset + rows.start * row_bytes) as u64;
-        let mut data = AlignedBytes::zeroed(data_len);
-        self.read_range_into(index, from..from + data_len as u64, &mut data)?;
-        let layout = Layout { data_len, ..layout };
-        let mut array = NpyArray::from_parts(part, layout, data).map_err(format)?;
+        let (part, bytes) = parsed.rows_part(rows).map_err(format)?;
+        let mut data = AlignedBytes::zeroed(part.layout.data_len);
+        self.read_range_into(index, bytes, &mut data)?;
+        let mut array = NpyArray::from_parts(part.header, part.layout, data).map_err(format)?;
         if self.options.to_native {
             array.convert_byte_order(ByteOrder::NATIVE);
         }
