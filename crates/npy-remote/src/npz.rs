@@ -70,6 +70,9 @@ pub struct RemoteNpz {
     index_fields: Vec<Option<Vec<u8>>>,
     /// Members whose local header was read: data start and `.npy` header.
     opened: Arc<Mutex<std::collections::HashMap<usize, Arc<Opened>>>>,
+    /// Checkpoints built for other writers' deflated members
+    /// ([`build_index`](Self::build_index)), by position.
+    built: Arc<Mutex<std::collections::HashMap<usize, Arc<npy_mmap::npz::BlockIndex>>>>,
     options: NpzOptions,
 }
 
@@ -129,6 +132,7 @@ impl RemoteNpz {
                         members,
                         index_fields,
                         opened: Default::default(),
+                        built: Default::default(),
                         options,
                     });
                 }

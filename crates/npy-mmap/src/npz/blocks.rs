@@ -259,6 +259,35 @@ impl BlockIndex {
         })
     }
 
+    /// Checkpoints of a deflated member another writer made (zran-style:
+    /// about every [`CHECKPOINT_SPAN`] bytes of content, the bit position
+    /// and the 32 KiB window there), from one sequential pass over its
+    /// `info.compressed_size` compressed bytes read from `input` (from the
+    /// member's first data byte). The content is checked against `info`'s
+    /// size and CRC-32: bytes that are not the member's build nothing.
+    ///
+    /// Errors: an [`std::io::Error`] from `input`, or one of kind
+    /// `InvalidData` carrying the [`ArchiveError`] when the bytes are not
+    /// the member the directory describes.
+    pub fn build_checkpoints(
+        input: &mut dyn std::io::Read,
+        info: &npy_core::npz::MemberInfo,
+    ) -> std::io::Result<BlockIndex> {
+        super::checkpoint::build(
+            input,
+            info.compressed_size,
+            info.size,
+            info.crc32,
+            CHECKPOINT_SPAN,
+        )
+        .map_err(|error| match error {
+            super::checkpoint::BuildError::Io(source) => source,
+            super::checkpoint::BuildError::Data(kind) => {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, kind)
+            }
+        })
+    }
+
     /// Whether the archive's writer recorded this index (independent blocks)
     /// rather than a pass over the member building it.
     pub fn is_written(&self) -> bool {

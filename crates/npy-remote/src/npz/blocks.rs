@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use npy_core::npz::{MemberCompression, MemberInfo};
+use npy_core::npz::{ArchiveError, MemberCompression, MemberInfo};
 use npy_core::{NpyArray, ParsedHeader};
 use npy_mmap::npz::BlockIndex;
 
@@ -26,6 +26,10 @@ impl RemoteNpz {
     /// against the directory (sizes, CRC-32; from the tail fetched at
     /// open: no request). `None` for a stored member, or a deflated one
     /// without an index (another writer's) or with one that does not match.
+    ///
+    /// For another writer's member, the checkpoints
+    /// [`build_index`](Self::build_index) built for this archive, if it
+    /// did.
     pub fn block_index(&self, key: &str) -> Result<Option<Arc<BlockIndex>>> {
         let position = self.position(key)?;
         let member = &self.members[position];
@@ -33,7 +37,7 @@ impl RemoteNpz {
             return Ok(None);
         }
         let Some(payload) = self.index_fields[position].as_deref() else {
-            return Ok(None);
+            return Ok(self.lock_built().get(&position).cloned());
         };
         let parsed = BlockIndex::from_extra_field(
             payload,
@@ -42,6 +46,97 @@ impl RemoteNpz {
             member.crc32,
         );
         Ok(parsed.ok().map(Arc::new))
+    }
+
+    /// The block index of a deflated member: our writer's, or for another
+    /// writer's member (numpy's) checkpoints built now by one sequential
+    /// pass over its compressed bytes (ranged GETs in
+    /// [`Transfer::part_size`](crate::Transfer) parts, a few in flight,
+    /// pinned to the archive's ETag; memory: those parts and the
+    /// checkpoints' 32 KiB windows), checked against the directory's size
+    /// and CRC-32 and kept for this archive's life: later reads of its
+    /// rows fetch and inflate only the blocks holding them. `None` for a
+    /// stored member.
+    pub async fn build_index(&self, key: &str) -> Result<Option<Arc<BlockIndex>>> {
+        if let Some(found) = self.block_index(key)? {
+            return Ok(Some(found));
+        }
+        let position = self.position(key)?;
+        let member = self.members[position].clone();
+        if member.compression != MemberCompression::Deflated {
+            return Ok(None);
+        }
+        let (data_start, _) = self.locate(&member, 0).await?;
+        let end = data_start + member.compressed_size;
+        let part = (self.options.transfer.part_size as u64).max(1);
+        let ranges: Vec<Range<u64>> = (data_start..end)
+            .step_by(part as usize)
+            .map(|from| from..(from + part).min(end))
+            .collect();
+        let in_flight = self.options.transfer.concurrency.max(1);
+        // The pass runs on a blocking thread, fed the parts in order
+        // through a bounded channel (at most `in_flight` parts waiting).
+        let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(in_flight);
+        let info = member.clone();
+        let pass = tokio::task::spawn_blocking(move || {
+            let mut input = PartsReader {
+                receiver,
+                current: Bytes::new(),
+            };
+            BlockIndex::build_checkpoints(&mut input, &info)
+        });
+        let mut parts = futures::stream::iter(ranges)
+            .map(|range| fetch(&self.store, &self.path, range, self.e_tag.as_deref()))
+            .buffered(in_flight);
+        let mut fetched = Ok(());
+        while let Some(bytes) = parts.next().await {
+            match bytes {
+                Ok(bytes) => {
+                    if sender.send(bytes).await.is_err() {
+                        // The pass stopped early (it found the stream
+                        // bad): its error says why.
+                        break;
+                    }
+                }
+                Err(error) => {
+                    fetched = Err(error);
+                    break;
+                }
+            }
+        }
+        drop(sender);
+        let built = pass.await.map_err(|e| {
+            self.member_error(
+                &member,
+                ErrorKind::Io {
+                    operation: "index",
+                    source: std::io::Error::other(e.to_string()),
+                },
+            )
+        })?;
+        fetched?;
+        let built = built.map_err(|source| {
+            let kind = match source
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<ArchiveError>())
+            {
+                Some(archive) => ErrorKind::Archive(archive.clone()),
+                None => ErrorKind::Io {
+                    operation: "index",
+                    source,
+                },
+            };
+            self.member_error(&member, kind)
+        })?;
+        let built = Arc::new(built);
+        self.lock_built().insert(position, built.clone());
+        Ok(Some(built))
+    }
+
+    fn lock_built(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<usize, Arc<BlockIndex>>> {
+        self.built.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Where `key` is among the members.
@@ -202,6 +297,27 @@ impl RemoteNpz {
     pub async fn member_header(&self, key: &str) -> Result<ParsedHeader> {
         let position = self.position(key)?;
         Ok(self.opened(position).await?.parsed.clone())
+    }
+}
+
+/// The compressed bytes of a member, from the parts fetched in order
+/// (the end of the channel is the end of the input).
+struct PartsReader {
+    receiver: tokio::sync::mpsc::Receiver<Bytes>,
+    current: Bytes,
+}
+
+impl std::io::Read for PartsReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.current.is_empty() {
+            match self.receiver.blocking_recv() {
+                Some(bytes) => self.current = bytes,
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current.split_to(n));
+        Ok(n)
     }
 }
 
