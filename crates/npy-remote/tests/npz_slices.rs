@@ -28,6 +28,15 @@ fn deflated(data: &[f64]) -> Vec<u8> {
     writer.into_inner().unwrap().into_inner()
 }
 
+/// The compressed size of the index's largest block.
+fn largest_block(index: &npy_mmap::npz::BlockIndex) -> u64 {
+    (0..index.len())
+        .map(|i| index.input_range(i..i + 1))
+        .map(|r| r.end - r.start)
+        .max()
+        .unwrap()
+}
+
 async fn put(bytes: Vec<u8>) -> (Arc<Counting<InMemory>>, Path) {
     let store = Counting::new(InMemory::new());
     let path = Path::from("archive.npz");
@@ -51,11 +60,7 @@ async fn a_1_mib_slice_fetches_at_most_two_blocks_and_the_header() {
         .expect("our writer's index");
     assert_eq!(index.len(), 12);
     let member = archive.member("x").unwrap().clone();
-    let largest_block = (0..index.len())
-        .map(|i| index.input_range(i..i + 1))
-        .map(|r| r.end - r.start)
-        .max()
-        .unwrap();
+    let largest_block = largest_block(&index);
     store.reset();
     // 131,072 rows = 1 MiB, across a block boundary.
     let rows = archive.read_rows("x", 700_000..831_072).await.unwrap();
@@ -131,11 +136,7 @@ async fn another_writers_member_gets_checkpoints_in_one_pass_then_slices_fetch_t
     assert!(archive.block_index("x").unwrap().is_some());
     assert_eq!(store.gets().0, 0);
     // A 1 MiB slice now fetches about its blocks, not the member up to it.
-    let largest = (0..index.len())
-        .map(|i| index.input_range(i..i + 1))
-        .map(|r| r.end - r.start)
-        .max()
-        .unwrap();
+    let largest = largest_block(&index);
     store.reset();
     let rows = archive.read_rows("x", 1_300_000..1_431_072).await.unwrap();
     assert!(rows.view::<f64>().unwrap().to_vec() == data[1_300_000..1_431_072]);
