@@ -92,9 +92,19 @@ impl LazyMember {
         self.with(|backend| match backend {
             Backend::File(archive) => local_rows(archive, key, start..stop, build || !compressed),
             Backend::Memory(archive) => local_rows(archive, key, start..stop, build || !compressed),
-            Backend::Remote(_, archive) => crate::remote::runtime()?
-                .block_on(archive.read_rows(key, start..stop))
-                .map_err(remote_error),
+            Backend::Remote(_, archive) => {
+                let runtime = crate::remote::runtime()?;
+                if build && compressed {
+                    // Another writer's member: its checkpoints on first
+                    // use (one pass), then only the blocks holding rows.
+                    runtime
+                        .block_on(archive.build_index(key))
+                        .map_err(remote_error)?;
+                }
+                runtime
+                    .block_on(archive.read_rows(key, start..stop))
+                    .map_err(remote_error)
+            }
         })
     }
 }
@@ -177,9 +187,12 @@ impl LazyMember {
     }
 
     /// Member `key` of the archive a URL names (one GET lists it, one more
-    /// reads the member's header).
+    /// reads the member's header). With `build`, a deflated member another
+    /// writer made gets its checkpoints on the first read of rows (one pass
+    /// over it); without, rows without an index inflate from its start.
     #[staticmethod]
-    fn open_url(py: Python<'_>, url: &str, key: &str) -> PyResult<Self> {
+    #[pyo3(signature = (url, key, build=true))]
+    fn open_url(py: Python<'_>, url: &str, key: &str, build: bool) -> PyResult<Self> {
         py.detach(|| {
             let backend = open_remote(url)?;
             let Backend::Remote(_, archive) = &backend else {
@@ -198,7 +211,7 @@ impl LazyMember {
                 header,
                 layout,
                 compressed,
-                build: true,
+                build,
             })
         })
     }

@@ -71,8 +71,22 @@ impl WindowFile {
             if size == 0 {
                 return Ok(());
             }
-            for (slot, &start) in out.chunks_exact_mut(size).zip(&starts) {
-                read_exact_at(&self.file, slot, offset + start * row_bytes as u64)?;
+            let at = |start: u64| offset + start * row_bytes as u64;
+            // The windows in the page cache are copied now; the others are
+            // asked for together, so the disk has them all in its queue
+            // instead of one read after another.
+            let mut missing = Vec::new();
+            for (k, (slot, &start)) in out.chunks_exact_mut(size).zip(&starts).enumerate() {
+                if !read_cached_at(&self.file, slot, at(start))? {
+                    missing.push(k);
+                }
+            }
+            for &k in &missing {
+                will_need(&self.file, at(starts[k]), size as u64);
+            }
+            for &k in &missing {
+                let slot = &mut out[k * size..(k + 1) * size];
+                read_exact_at(&self.file, slot, at(starts[k]))?;
             }
             Ok(())
         })?;
@@ -95,6 +109,40 @@ fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
         let _ = meta;
         (0, 0)
     }
+}
+
+/// Fills `out` from byte `at` of `file` if the page cache holds all of it
+/// (`preadv2` with `RWF_NOWAIT`: never waits for the disk); `false` when it
+/// does not (nothing or part of it read) or the system cannot tell.
+fn read_cached_at(file: &File, out: &mut [u8], at: u64) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::io::{Errno, ReadWriteFlags, preadv2};
+        let mut slices = [std::io::IoSliceMut::new(out)];
+        let wanted = slices[0].len();
+        match preadv2(file, &mut slices, at, ReadWriteFlags::NOWAIT) {
+            Ok(read) => Ok(read == wanted),
+            Err(Errno::AGAIN | Errno::NOSYS | Errno::OPNOTSUPP | Errno::INVAL) => Ok(false),
+            Err(errno) => Err(errno.into()),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, out, at);
+        Ok(false)
+    }
+}
+
+/// Asks the kernel to start reading `len` bytes at `at` into the page
+/// cache and returns at once (only a hint).
+fn will_need(file: &File, at: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        let len = std::num::NonZeroU64::new(len);
+        let _ = rustix::fs::fadvise(file, at, len, rustix::fs::Advice::WillNeed);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, at, len);
 }
 
 /// Fills `out` from byte `at` of `file` (a short file is an error).

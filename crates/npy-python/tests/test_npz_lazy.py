@@ -144,3 +144,31 @@ def test_archives_from_memory_and_file_objects_read_like_numpys(tmp_path: pathli
         # The BytesIO is not held: it can still be written.
         buffer.seek(0, 2)
         buffer.write(b"more")
+
+
+def test_numpys_deflated_member_in_s3_gets_checkpoints_on_the_first_slice(s3_bucket: str, tmp_path: pathlib.Path) -> None:
+    import os
+
+    import s3fs
+
+    x = _signal(1_500_000)
+    np.savez_compressed(tmp_path / "numpy.npz", x=x)
+    key = f"{s3_bucket}/lazy-numpy-{uuid.uuid4().hex}.npz"
+    fs = s3fs.S3FileSystem(
+        key=os.environ["AWS_ACCESS_KEY_ID"],
+        secret=os.environ["AWS_SECRET_ACCESS_KEY"],
+        client_kwargs={"endpoint_url": os.environ["AWS_ENDPOINT_URL"], "region_name": "us-east-1"},
+    )
+    fs.put(str(tmp_path / "numpy.npz"), key)
+    native = npy_mmap._native.LazyMember.open_url(f"s3://{key}", "x")
+    assert native.block_rows() == []  # numpy's member: no index of its own
+    lazy = npy_mmap.LazyMember(native, "x")
+    np.testing.assert_array_equal(lazy[1_400_000:1_400_100], x[1_400_000:1_400_100])
+    starts = native.block_rows()
+    assert len(starts) > 5 and starts == sorted(starts)  # checkpoints, kept
+    np.testing.assert_array_equal(lazy[10:20], x[10:20])
+    np.testing.assert_array_equal(lazy.read(), x)
+    # Without build (what Dask's tasks use), rows still read right, from the start.
+    plain = npy_mmap._native.LazyMember.open_url(f"s3://{key}", "x", build=False)
+    np.testing.assert_array_equal(npy_mmap.LazyMember(plain, "x")[700_000:700_010], x[700_000:700_010])
+    assert plain.block_rows() == []

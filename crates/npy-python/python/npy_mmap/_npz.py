@@ -248,7 +248,9 @@ class LazyMember(RemoteArray):
         """Member ``key`` of the ``.npz`` a URL names (``s3://``, ``gs://``,
         ``https://``...): one GET lists the archive, one more reads the
         member's header; a slice then fetches only the compressed blocks
-        holding it, pinned to the version listed."""
+        holding it, pinned to the version listed. A member another writer
+        deflated (numpy's) gets its checkpoints on the first slice, by one
+        pass over it; later slices fetch only their blocks."""
         return cls(_native.LazyMember.open_url(url, key), f"{url}[{key!r}]")
 
     def __repr__(self) -> str:

@@ -117,7 +117,9 @@ def _lazy_member(source: Source) -> Any:
     blocks): refused unless it is the version and header the graph was
     built from."""
     if source.kind == "url":
-        member = _native.LazyMember.open_url(source.location, source.member)
+        # build=False: one pass per task over a member without an index
+        # would cost more than reading up to the chunk.
+        member = _native.LazyMember.open_url(source.location, source.member, build=False)
         found = member.e_tag
         if source.e_tag is not None and found != source.e_tag:
             member.close()
