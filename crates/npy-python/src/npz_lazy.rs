@@ -9,6 +9,7 @@ use std::io::{BufReader, Cursor, Read, Seek};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use npy_core::io::AlignedBytes;
 use npy_core::npz::MemberCompression;
 use npy_core::{Header, Layout, NpyArray, Order, ParsedHeader};
 use npy_mmap::npz::NpzArchive;
@@ -106,6 +107,62 @@ impl LazyMember {
                     .map_err(remote_error)
             }
         })
+    }
+}
+
+impl LazyMember {
+    /// The `length` rows from each of `starts` of a C-ordered member, one
+    /// run after another (numpy's `IndexError` for a run past the end,
+    /// before anything is read). Runs closer than 1 MiB share one read.
+    fn runs(&self, starts: &[usize], length: usize) -> PyResult<AlignedBytes> {
+        let row_bytes = self.header.row_bytes().unwrap_or(0);
+        let count = self.header.row_count();
+        if let Some(&bad) = starts
+            .iter()
+            .find(|&&start| start.checked_add(length).is_none_or(|end| end > count))
+        {
+            let missing = if bad >= count && length > 0 {
+                bad
+            } else {
+                count
+            };
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "index {missing} is out of bounds for axis 0 with size {count}"
+            )));
+        }
+        let size = length
+            .checked_mul(row_bytes)
+            .and_then(|size| size.checked_mul(starts.len()).map(|total| (size, total)));
+        let Some((size, total)) = size else {
+            return Err(value_error("windows too large"));
+        };
+        let mut out = AlignedBytes::zeroed(total);
+        if size == 0 {
+            return Ok(out);
+        }
+        let mut order: Vec<usize> = (0..starts.len()).collect();
+        order.sort_unstable_by_key(|&i| starts[i]);
+        let gap = ((1usize << 20) / row_bytes.max(1)).max(1);
+        let mut rest = &order[..];
+        while let Some(&first) = rest.first() {
+            let start = starts[first];
+            let mut end = start + length;
+            let mut taken = 1;
+            while let Some(&next) = rest.get(taken) {
+                if starts[next] > end + gap {
+                    break;
+                }
+                end = end.max(starts[next] + length);
+                taken += 1;
+            }
+            let block = self.rows(start, end)?;
+            for &i in &rest[..taken] {
+                let at = (starts[i] - start) * row_bytes;
+                out[i * size..(i + 1) * size].copy_from_slice(&block.bytes()[at..at + size]);
+            }
+            rest = &rest[taken..];
+        }
+        Ok(out)
     }
 }
 
@@ -294,37 +351,7 @@ impl LazyMember {
     fn read_rows_at(&self, py: Python<'_>, rows: Vec<usize>) -> PyResult<Parts> {
         let header = self.header.clone();
         let array = py.detach(|| -> PyResult<NpyArray> {
-            let row_bytes = header.row_bytes().unwrap_or(0);
-            let count = header.row_count();
-            if let Some(&bad) = rows.iter().find(|&&r| r >= count) {
-                return Err(pyo3::exceptions::PyIndexError::new_err(format!(
-                    "index {bad} is out of bounds for axis 0 with size {count}"
-                )));
-            }
-            let mut order: Vec<usize> = (0..rows.len()).collect();
-            order.sort_unstable_by_key(|&i| rows[i]);
-            let gap = ((1usize << 20) / row_bytes.max(1)).max(1);
-            let mut out = npy_core::io::AlignedBytes::zeroed(rows.len() * row_bytes);
-            let mut rest = &order[..];
-            while let Some(&first) = rest.first() {
-                let start = rows[first];
-                let mut end = start + 1;
-                let mut taken = 1;
-                while let Some(&next) = rest.get(taken) {
-                    if rows[next] > end + gap {
-                        break;
-                    }
-                    end = end.max(rows[next] + 1);
-                    taken += 1;
-                }
-                let block = self.rows(start, end)?;
-                for &i in &rest[..taken] {
-                    let at = (rows[i] - start) * row_bytes;
-                    out[i * row_bytes..(i + 1) * row_bytes]
-                        .copy_from_slice(&block.bytes()[at..at + row_bytes]);
-                }
-                rest = &rest[taken..];
-            }
+            let out = self.runs(&rows, 1)?;
             let mut shape = header.shape.clone();
             if let Some(first) = shape.first_mut() {
                 *first = rows.len();
@@ -340,6 +367,25 @@ impl LazyMember {
             NpyArray::from_parts(part, layout, out).map_err(|e| value_error(e.to_string()))
         })?;
         array_parts(py, array)
+    }
+
+    /// `length` rows from each of `starts` (windows) of a C-ordered member,
+    /// one after another, as bytes; nearby windows share one read (of
+    /// their blocks only, for a deflated member with an index).
+    fn read_windows(
+        &self,
+        py: Python<'_>,
+        starts: Vec<usize>,
+        length: usize,
+    ) -> PyResult<Py<crate::buffer::Buffer>> {
+        let bytes = py.detach(|| self.runs(&starts, length))?;
+        Py::new(
+            py,
+            crate::buffer::Buffer::new(
+                crate::buffer::Backing::Owned(bytes),
+                format!("windows of member '{}'", self.key),
+            ),
+        )
     }
 
     /// The whole array: every block inflated on every core, each checked

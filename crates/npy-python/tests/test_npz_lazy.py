@@ -172,3 +172,19 @@ def test_numpys_deflated_member_in_s3_gets_checkpoints_on_the_first_slice(s3_buc
     plain = npy_mmap._native.LazyMember.open_url(f"s3://{key}", "x", build=False)
     np.testing.assert_array_equal(npy_mmap.LazyMember(plain, "x")[700_000:700_010], x[700_000:700_010])
     assert plain.block_rows() == []
+
+
+def test_take_and_windows_work_on_a_lazy_member(tmp_path: pathlib.Path) -> None:
+    x = (np.arange(3_000_000) % 1009).astype("<i8").reshape(-1, 3)
+    npy_mmap.savez_compressed(tmp_path / "ours.npz", x=x)
+    np.savez_compressed(tmp_path / "numpy.npz", x=x)
+    for name in ("ours", "numpy"):
+        lazy = npy_mmap.load(tmp_path / f"{name}.npz").lazy("x")
+        rows = np.array([5, 999_999, 12, 500_000, 5])
+        np.testing.assert_array_equal(npy_mmap.take(lazy, rows), np.take(x, rows))
+        starts = [0, 10, 999_000, 12, 400_000]
+        got = npy_mmap.windows(lazy, starts, 5)
+        np.testing.assert_array_equal(got, np.stack([x[s : s + 5] for s in starts]))
+        assert npy_mmap.windows(lazy, [], 5).shape == (0, 5, 3)
+        with pytest.raises(IndexError, match="out of bounds for axis 0 with size 1000000"):
+            npy_mmap.windows(lazy, [999_998], 5)
