@@ -1,17 +1,68 @@
 //! The unpickler's objects: an arena of [`Node`]s (containers, arrays,
-//! globals) and leaf values, referred to by [`Id`], so the memo shares
-//! objects the way Python's does. The typed reads here (`tuple`, `int_of`,
+//! globals) and [`Leaf`] values, referred to by [`Id`], so the memo shares
+//! objects the way Python's does. The text of every `str` is kept in one
+//! buffer and every `bytes` in another ([`Span`]s into them), so decoding
+//! allocates nothing per value: a [`Build`](super::Build) makes the values
+//! from the slices at the end. The typed reads here (`tuple`, `int_of`,
 //! `shape_of`, ...) are what the opcode machine and numpy's patterns use to
 //! look at the objects on the stack.
 
 use super::globals::Global;
-use crate::array::PyValue;
+use crate::array::NumpyScalar;
 use crate::{DType, Error, Order, Result};
 
 /// An object: an index into the unpickler's `nodes`, or, with [`LEAF`] set,
-/// into its `leaves` (values without parts, kept apart so that an object
-/// array's items can become its values without a copy).
+/// into its `leaves` (values without parts).
 pub(super) type Id = u32;
+
+/// Where a leaf's payload lies in the arena's `text` or `bytes`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    pub(super) fn len(self) -> usize {
+        self.end - self.start
+    }
+}
+
+/// A value without parts: None, numbers, str, bytes, bytearray, a numpy
+/// scalar. Payloads are [`Span`]s into the arena's buffers.
+#[derive(Clone, Debug)]
+pub(super) enum Leaf {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// Little-endian two's complement, without redundant sign bytes, in `bytes`.
+    BigInt(Span),
+    Float(f64),
+    Complex(f64, f64),
+    /// UTF-8, in `text`.
+    Str(Span),
+    Bytes(Span),
+    ByteArray(Span),
+    Scalar(Box<NumpyScalar>),
+}
+
+impl Leaf {
+    /// What it is, for messages (Python's type names, as
+    /// [`PyValue::type_name`](crate::pickle::PyValue::type_name)).
+    pub(super) fn kind(&self) -> &'static str {
+        match self {
+            Leaf::None => "NoneType",
+            Leaf::Bool(_) => "bool",
+            Leaf::Int(_) | Leaf::BigInt(_) => "int",
+            Leaf::Float(_) => "float",
+            Leaf::Complex(..) => "complex",
+            Leaf::Str(_) => "str",
+            Leaf::Bytes(_) => "bytes",
+            Leaf::ByteArray(_) => "bytearray",
+            Leaf::Scalar(_) => "numpy scalar",
+        }
+    }
+}
 
 /// Marks an [`Id`] of a leaf.
 pub(super) const LEAF: Id = 1 << 31;
@@ -43,10 +94,9 @@ pub(super) enum ArrayData {
 /// An object with parts (or one that is not a value yet), in the arena.
 #[derive(Clone, Debug)]
 pub(super) enum Node {
-    /// A value with no parts to share: None, numbers, str, bytes,
-    /// bytearray, a numpy scalar. Made by opcodes, stored in `leaves`
+    /// A value with no parts to share. Made by opcodes, stored in `leaves`
     /// (never in `nodes`).
-    Leaf(PyValue),
+    Leaf(Leaf),
     Tuple(Vec<Id>),
     List(Vec<Id>),
     Dict(Vec<(Id, Id)>),
@@ -59,15 +109,15 @@ pub(super) enum Node {
     /// `dtype(type, align, copy)` before its BUILD: the type string.
     NewDType(String),
     DType(Elem),
-    /// Taken by the tree builder (its one use): seen again only through a cycle.
-    Moved,
+    /// Taken out by the builder's walk (its one use).
+    Taken,
 }
 
 impl Node {
     /// What it is, for messages.
     pub(super) fn kind(&self) -> &'static str {
         match self {
-            Node::Leaf(value) => value.type_name(),
+            Node::Leaf(leaf) => leaf.kind(),
             Node::Tuple(_) => "tuple",
             Node::List(_) => "list",
             Node::Dict(_) => "dict",
@@ -77,7 +127,7 @@ impl Node {
             Node::NewArray => "array under construction",
             Node::Array(_) => "numpy array",
             Node::NewDType(_) | Node::DType(_) => "numpy dtype",
-            Node::Moved => "container that holds itself",
+            Node::Taken => "container that holds itself",
         }
     }
 }
@@ -85,7 +135,7 @@ impl Node {
 /// An object seen through its id: a leaf value or a node.
 #[derive(Clone, Copy)]
 pub(super) enum View<'a> {
-    Leaf(&'a PyValue),
+    Leaf(&'a Leaf),
     Node(&'a Node),
 }
 
@@ -93,7 +143,7 @@ impl View<'_> {
     /// What it is, for messages.
     pub(super) fn kind(&self) -> &'static str {
         match self {
-            View::Leaf(value) => value.type_name(),
+            View::Leaf(leaf) => leaf.kind(),
             View::Node(node) => node.kind(),
         }
     }
@@ -104,10 +154,14 @@ const MAX_DIMS: usize = crate::header::MAX_DIMS;
 
 /// Every object made so far, and where the current opcode starts (for
 /// messages). It grows by at most one object per opcode.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(super) struct Arena {
     pub(super) nodes: Vec<Node>,
-    pub(super) leaves: Vec<PyValue>,
+    pub(super) leaves: Vec<Leaf>,
+    /// The text of every `str` leaf, one after another.
+    pub(super) text: String,
+    /// The payloads of `bytes`, `bytearray` and big `int` leaves.
+    pub(super) bytes: Vec<u8>,
     /// Where the current opcode starts, for messages.
     pub(super) position: u64,
 }
@@ -140,6 +194,78 @@ impl Arena {
         })
     }
 
+    /// Keeps `bytes` (which must be UTF-8) as a `str`'s text.
+    #[inline]
+    pub(super) fn add_str(&mut self, bytes: &[u8]) -> Result<Span> {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            self.error(format!(
+                "invalid UTF-8 in a str at byte {}",
+                e.valid_up_to()
+            ))
+        })?;
+        Ok(self.add_text(text))
+    }
+
+    /// Keeps `text` as a `str`'s text.
+    #[inline]
+    pub(super) fn add_text(&mut self, text: &str) -> Span {
+        let start = self.text.len();
+        self.text.push_str(text);
+        Span {
+            start,
+            end: self.text.len(),
+        }
+    }
+
+    /// Keeps `bytes`, read as latin-1, as a `str`'s text.
+    pub(super) fn add_latin1(&mut self, bytes: &[u8]) -> Span {
+        let start = self.text.len();
+        self.text.extend(bytes.iter().map(|&b| char::from(b)));
+        Span {
+            start,
+            end: self.text.len(),
+        }
+    }
+
+    /// Keeps `bytes` as a payload of bytes.
+    #[inline]
+    pub(super) fn add_bytes(&mut self, bytes: &[u8]) -> Span {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(bytes);
+        Span {
+            start,
+            end: self.bytes.len(),
+        }
+    }
+
+    /// The text a `str` leaf's span points at.
+    #[inline]
+    pub(super) fn str_at(&self, span: Span) -> &str {
+        &self.text[span.start..span.end]
+    }
+
+    /// The bytes a bytes-like leaf's span points at.
+    #[inline]
+    pub(super) fn bytes_at(&self, span: Span) -> &[u8] {
+        &self.bytes[span.start..span.end]
+    }
+
+    /// The leaf for an `int` of little-endian two's-complement bytes.
+    pub(super) fn int_leaf(&mut self, bytes: &[u8]) -> Leaf {
+        match crate::array::PyValue::int_from_le_parts(bytes) {
+            Ok(n) => Leaf::Int(n),
+            Err(trimmed) => Leaf::BigInt(self.add_bytes(trimmed)),
+        }
+    }
+
+    /// The `str` leaf `id`'s text, if it is one.
+    pub(super) fn str_of(&self, id: Id) -> Option<&str> {
+        match self.node(id) {
+            View::Leaf(Leaf::Str(span)) => Some(self.str_at(*span)),
+            _ => None,
+        }
+    }
+
     /// The node `id` for changing it; `None` for a leaf.
     #[inline]
     pub(super) fn node_mut(&mut self, id: Id) -> Option<&mut Node> {
@@ -166,8 +292,12 @@ impl Arena {
     /// 2 `bytes`) as bytes, read as latin-1.
     pub(super) fn text_of(&self, id: Id, what: &str) -> Result<String> {
         match self.node(id) {
-            View::Leaf(PyValue::Str(s)) => Ok(s.clone()),
-            View::Leaf(PyValue::Bytes(b)) => Ok(b.iter().map(|&b| char::from(b)).collect()),
+            View::Leaf(Leaf::Str(span)) => Ok(self.str_at(*span).to_owned()),
+            View::Leaf(Leaf::Bytes(span)) => Ok(self
+                .bytes_at(*span)
+                .iter()
+                .map(|&b| char::from(b))
+                .collect()),
             other => Err(self.error(format!("{what} must be a str, not a {}", other.kind()))),
         }
     }
@@ -176,8 +306,10 @@ impl Arena {
     /// `str` of code points below 256 (Python 2 data read with latin1).
     pub(super) fn bytes_of(&self, id: Id, what: &str) -> Result<Vec<u8>> {
         match self.node(id) {
-            View::Leaf(PyValue::Bytes(b) | PyValue::ByteArray(b)) => Ok(b.clone()),
-            View::Leaf(PyValue::Str(s)) => latin1_bytes(s)
+            View::Leaf(Leaf::Bytes(span) | Leaf::ByteArray(span)) => {
+                Ok(self.bytes_at(*span).to_vec())
+            }
+            View::Leaf(Leaf::Str(span)) => latin1_bytes(self.str_at(*span))
                 .ok_or_else(|| self.error(format!("{what} holds characters above U+00FF"))),
             other => Err(self.error(format!("{what} must be bytes, not a {}", other.kind()))),
         }
@@ -185,17 +317,17 @@ impl Arena {
 
     pub(super) fn int_of(&self, id: Id, what: &str) -> Result<i64> {
         match self.node(id) {
-            View::Leaf(PyValue::Int(n)) => Ok(*n),
-            View::Leaf(PyValue::Bool(b)) => Ok(i64::from(*b)),
+            View::Leaf(Leaf::Int(n)) => Ok(*n),
+            View::Leaf(Leaf::Bool(b)) => Ok(i64::from(*b)),
             other => Err(self.error(format!("{what} must be an int, not a {}", other.kind()))),
         }
     }
 
     pub(super) fn float_of(&self, id: Id, what: &str) -> Result<f64> {
         match self.node(id) {
-            View::Leaf(PyValue::Float(x)) => Ok(*x),
-            View::Leaf(PyValue::Int(n)) => Ok(*n as f64),
-            View::Leaf(PyValue::Bool(b)) => Ok(f64::from(u8::from(*b))),
+            View::Leaf(Leaf::Float(x)) => Ok(*x),
+            View::Leaf(Leaf::Int(n)) => Ok(*n as f64),
+            View::Leaf(Leaf::Bool(b)) => Ok(f64::from(u8::from(*b))),
             other => Err(self.error(format!("{what} must be a float, not a {}", other.kind()))),
         }
     }

@@ -14,14 +14,13 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use super::arena::{Arena, Id, Node, View};
+use super::arena::{Arena, Id, Leaf, Node};
+use super::build::Decoded;
 use super::globals::Global;
 use super::input::Input;
 use super::opcodes::*;
 use super::options::{Encoding, PickleOptions};
 use super::reduce::{build, reduce};
-use super::tree::into_value;
-use crate::array::PyValue;
 use crate::{Error, Result};
 
 pub(super) struct Unpickler<'o, R> {
@@ -55,8 +54,8 @@ impl<'o, R: Read> Unpickler<'o, R> {
         Ok(())
     }
 
-    fn push_value(&mut self, value: PyValue) -> Result<()> {
-        self.push(Node::Leaf(value))
+    fn push_leaf(&mut self, leaf: Leaf) -> Result<()> {
+        self.push(Node::Leaf(leaf))
     }
 
     fn pop(&mut self) -> Result<Id> {
@@ -113,37 +112,25 @@ impl<'o, R: Read> Unpickler<'o, R> {
         Ok(())
     }
 
-    fn text(&mut self, bytes: Vec<u8>) -> Result<Node> {
-        String::from_utf8(bytes)
-            .map(|s| Node::Leaf(PyValue::Str(s)))
-            .map_err(|e| {
-                self.arena.error(format!(
-                    "invalid UTF-8 in a str at byte {}",
-                    e.utf8_error().valid_up_to()
-                ))
-            })
-    }
-
     /// A Python 2 `str` (BINSTRING), decoded as `encoding` says (np.load's `encoding`).
-    fn py2_str(&mut self, bytes: Vec<u8>) -> Result<Node> {
-        match self.options.encoding {
-            Encoding::Bytes => Ok(Node::Leaf(PyValue::Bytes(bytes))),
-            Encoding::Latin1 => Ok(Node::Leaf(PyValue::Str(
-                bytes.iter().map(|&b| char::from(b)).collect(),
-            ))),
+    fn py2_str(encoding: Encoding, arena: &mut Arena, bytes: &[u8]) -> Result<Leaf> {
+        match encoding {
+            Encoding::Bytes => Ok(Leaf::Bytes(arena.add_bytes(bytes))),
+            Encoding::Latin1 => Ok(Leaf::Str(arena.add_latin1(bytes))),
             Encoding::Ascii => match bytes.iter().position(|b| !b.is_ascii()) {
                 Some(index) => Err(Error::Python2Str {
-                    position: self.arena.position,
+                    position: arena.position,
                     byte: bytes[index],
                     index,
                 }),
-                None => self.text(bytes),
+                None => arena.add_str(bytes).map(Leaf::Str),
             },
         }
     }
 
-    /// Runs the pickle to its STOP; returns the result and the bytes read.
-    pub(super) fn run(mut self) -> Result<(PyValue, u64)> {
+    /// Runs the pickle to its STOP; returns the objects it made, whose
+    /// result a [`Build`](super::Build) turns into values.
+    pub(super) fn run(mut self) -> Result<Decoded> {
         loop {
             self.arena.position = self.input.position;
             let op = self.input.byte()?;
@@ -160,46 +147,49 @@ impl<'o, R: Read> Unpickler<'o, R> {
                     self.input.start_frame(len)?;
                 }
                 STOP => {
-                    let top = self.pop()?;
+                    let root = self.pop()?;
                     let consumed = self.input.position;
-                    let value = into_value(self.arena, top, self.options, consumed)?;
-                    return Ok((value, consumed));
+                    return Ok(Decoded::new(self.arena, root, self.options, consumed));
                 }
-                NONE => self.push_value(PyValue::None)?,
-                NEWTRUE | NEWFALSE => self.push_value(PyValue::Bool(op == NEWTRUE))?,
+                NONE => self.push_leaf(Leaf::None)?,
+                NEWTRUE | NEWFALSE => self.push_leaf(Leaf::Bool(op == NEWTRUE))?,
                 BININT1 | BININT2 => {
                     let n = self.argument(op)?;
-                    self.push_value(PyValue::Int(n as i64))?;
+                    self.push_leaf(Leaf::Int(n as i64))?;
                 }
                 BININT => {
                     let n = self.argument(op)? as u32 as i32;
-                    self.push_value(PyValue::Int(i64::from(n)))?;
+                    self.push_leaf(Leaf::Int(i64::from(n)))?;
                 }
                 BINFLOAT => {
                     let x = f64::from_be_bytes(self.input.array()?);
-                    self.push_value(PyValue::Float(x))?;
+                    self.push_leaf(Leaf::Float(x))?;
                 }
                 LONG1 | LONG4 => {
-                    let bytes = self.payload(op)?;
-                    self.push_value(PyValue::int_from_le_bytes(&bytes))?;
+                    let leaf = self.payload(op, |arena, bytes| Ok(arena.int_leaf(bytes)))?;
+                    self.push_leaf(leaf)?;
                 }
                 SHORT_BINUNICODE | BINUNICODE | BINUNICODE8 => {
-                    let bytes = self.payload(op)?;
-                    let node = self.text(bytes)?;
-                    self.push(node)?;
+                    let leaf =
+                        self.payload(op, |arena, bytes| arena.add_str(bytes).map(Leaf::Str))?;
+                    self.push_leaf(leaf)?;
                 }
                 SHORT_BINSTRING | BINSTRING => {
-                    let bytes = self.payload(op)?;
-                    let node = self.py2_str(bytes)?;
-                    self.push(node)?;
+                    let encoding = self.options.encoding;
+                    let leaf =
+                        self.payload(op, |arena, bytes| Self::py2_str(encoding, arena, bytes))?;
+                    self.push_leaf(leaf)?;
                 }
                 SHORT_BINBYTES | BINBYTES | BINBYTES8 => {
-                    let bytes = self.payload(op)?;
-                    self.push_value(PyValue::Bytes(bytes))?;
+                    let leaf =
+                        self.payload(op, |arena, bytes| Ok(Leaf::Bytes(arena.add_bytes(bytes))))?;
+                    self.push_leaf(leaf)?;
                 }
                 BYTEARRAY8 => {
-                    let bytes = self.payload(op)?;
-                    self.push_value(PyValue::ByteArray(bytes))?;
+                    let leaf = self.payload(op, |arena, bytes| {
+                        Ok(Leaf::ByteArray(arena.add_bytes(bytes)))
+                    })?;
+                    self.push_leaf(leaf)?;
                 }
                 MARK | POP | POP_MARK | DUP => self.stack_op(op)?,
                 EMPTY_TUPLE | TUPLE1 | TUPLE2 | TUPLE3 | TUPLE | EMPTY_LIST | LIST | APPEND
@@ -221,7 +211,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 REDUCE => {
                     let args = self.pop()?;
                     let callable = self.pop()?;
-                    let node = reduce(&self.arena, callable, args)?;
+                    let node = reduce(&mut self.arena, callable, args)?;
                     self.push(node)?;
                 }
                 BUILD => {
@@ -239,9 +229,28 @@ impl<'o, R: Read> Unpickler<'o, R> {
         self.input.number(argument_width(op))
     }
 
-    /// The payload that follows `op`: its length, in the width `op` writes
-    /// it in, then that many bytes.
-    fn payload(&mut self, op: u8) -> Result<Vec<u8>> {
+    /// The payload that follows `op` (its length, in the width `op` writes
+    /// it in, then that many bytes), handed to `keep` with the arena:
+    /// borrowed from the frame, or read (outside frames).
+    #[inline]
+    fn payload<T>(
+        &mut self,
+        op: u8,
+        keep: impl FnOnce(&mut Arena, &[u8]) -> Result<T>,
+    ) -> Result<T> {
+        let len = self.payload_len(op)?;
+        match self.input.frame_slice(len)? {
+            Some(bytes) => keep(&mut self.arena, bytes),
+            None => {
+                let bytes = self.input.vec(len)?;
+                keep(&mut self.arena, &bytes)
+            }
+        }
+    }
+
+    /// The length of the payload that follows `op`, in the width `op`
+    /// writes it in.
+    fn payload_len(&mut self, op: u8) -> Result<u64> {
         let len = self.argument(op)?;
         // LONG4 and BINSTRING write their length as a signed 4-byte number.
         if matches!(op, LONG4 | BINSTRING) && len > i32::MAX as u64 {
@@ -250,7 +259,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 .arena
                 .error(format!("{name} pickle has negative byte count")));
         }
-        self.input.vec(len)
+        Ok(len)
     }
 
     /// MARK, POP, POP_MARK, DUP: the stack itself.
@@ -353,12 +362,11 @@ impl<'o, R: Read> Unpickler<'o, R> {
         } else {
             let name = self.pop()?;
             let module = self.pop()?;
-            let (View::Leaf(PyValue::Str(module)), View::Leaf(PyValue::Str(name))) =
-                (self.arena.node(module), self.arena.node(name))
+            let (Some(module), Some(name)) = (self.arena.str_of(module), self.arena.str_of(name))
             else {
                 return Err(self.arena.error("STACK_GLOBAL requires str"));
             };
-            (module.clone(), name.clone())
+            (module.to_owned(), name.to_owned())
         };
         match Global::lookup(&module, &name) {
             Some(global) => self.push(Node::Global(global)),
