@@ -39,7 +39,8 @@ pub(super) enum Leaf {
     BigInt(Span),
     Float(f64),
     Complex(f64, f64),
-    /// UTF-8, in `text`.
+    /// UTF-8, in `text`; stored by its end in `str_ends` (never among
+    /// the leaves).
     Str(Span),
     Bytes(Span),
     ByteArray(Span),
@@ -66,6 +67,11 @@ impl Leaf {
 
 /// Marks an [`Id`] of a leaf.
 pub(super) const LEAF: Id = 1 << 31;
+
+/// Marks (with [`LEAF`]) an [`Id`] of a `str`: an index into the arena's
+/// `str_ends` (8 bytes a string, where a [`Leaf`] takes 24: object arrays
+/// are mostly strings).
+pub(super) const STR: Id = 1 << 30;
 
 /// An array's element type while decoding: a dtype, or Python objects.
 #[derive(Clone, Debug)]
@@ -132,10 +138,11 @@ impl Node {
     }
 }
 
-/// An object seen through its id: a leaf value or a node.
+/// An object seen through its id: a leaf value, a `str`, or a node.
 #[derive(Clone, Copy)]
 pub(super) enum View<'a> {
     Leaf(&'a Leaf),
+    Str(Span),
     Node(&'a Node),
 }
 
@@ -144,6 +151,7 @@ impl View<'_> {
     pub(super) fn kind(&self) -> &'static str {
         match self {
             View::Leaf(leaf) => leaf.kind(),
+            View::Str(_) => "str",
             View::Node(node) => node.kind(),
         }
     }
@@ -157,8 +165,12 @@ const MAX_DIMS: usize = crate::header::MAX_DIMS;
 #[derive(Debug, Default)]
 pub(super) struct Arena {
     pub(super) nodes: Vec<Node>,
+    /// Leaves other than `str`s.
     pub(super) leaves: Vec<Leaf>,
-    /// The text of every `str` leaf, one after another.
+    /// Where each `str`'s text ends in `text` (it starts where the one
+    /// before ends).
+    pub(super) str_ends: Vec<usize>,
+    /// The text of every `str`, one after another.
     pub(super) text: String,
     /// The payloads of `bytes`, `bytearray` and big `int` leaves.
     pub(super) bytes: Vec<u8>,
@@ -179,8 +191,16 @@ impl Arena {
     pub(super) fn add(&mut self, node: Node) -> Result<Id> {
         let too_many = || self.error("too many objects");
         Ok(match node {
+            Node::Leaf(Leaf::Str(span)) => {
+                // `str`s are added in the order of their text.
+                let index = Id::try_from(self.str_ends.len()).ok().filter(|&i| i < STR);
+                let index = index.ok_or_else(too_many)?;
+                debug_assert_eq!(span.start, self.str_ends.last().copied().unwrap_or(0));
+                self.str_ends.push(span.end);
+                LEAF | STR | index
+            }
             Node::Leaf(value) => {
-                let index = Id::try_from(self.leaves.len()).ok().filter(|&i| i < LEAF);
+                let index = Id::try_from(self.leaves.len()).ok().filter(|&i| i < STR);
                 let index = index.ok_or_else(too_many)?;
                 self.leaves.push(value);
                 LEAF | index
@@ -192,6 +212,17 @@ impl Arena {
                 index
             }
         })
+    }
+
+    /// The span of the `str` with index `index` (its id without the marks).
+    #[inline]
+    pub(super) fn str_span(&self, index: usize) -> Span {
+        Span {
+            start: index
+                .checked_sub(1)
+                .map_or(0, |before| self.str_ends[before]),
+            end: self.str_ends[index],
+        }
     }
 
     /// Keeps `bytes` (which must be UTF-8) as a `str`'s text.
@@ -261,7 +292,7 @@ impl Arena {
     /// The `str` leaf `id`'s text, if it is one.
     pub(super) fn str_of(&self, id: Id) -> Option<&str> {
         match self.node(id) {
-            View::Leaf(Leaf::Str(span)) => Some(self.str_at(*span)),
+            View::Str(span) => Some(self.str_at(span)),
             _ => None,
         }
     }
@@ -275,9 +306,12 @@ impl Arena {
     /// The object `id`, to look at.
     #[inline]
     pub(super) fn node(&self, id: Id) -> View<'_> {
-        match id & LEAF {
-            0 => View::Node(&self.nodes[id as usize]),
-            _ => View::Leaf(&self.leaves[(id & !LEAF) as usize]),
+        if id & LEAF == 0 {
+            View::Node(&self.nodes[id as usize])
+        } else if id & STR == 0 {
+            View::Leaf(&self.leaves[(id & !LEAF) as usize])
+        } else {
+            View::Str(self.str_span((id & !(LEAF | STR)) as usize))
         }
     }
 
@@ -292,7 +326,7 @@ impl Arena {
     /// 2 `bytes`) as bytes, read as latin-1.
     pub(super) fn text_of(&self, id: Id, what: &str) -> Result<String> {
         match self.node(id) {
-            View::Leaf(Leaf::Str(span)) => Ok(self.str_at(*span).to_owned()),
+            View::Str(span) => Ok(self.str_at(span).to_owned()),
             View::Leaf(Leaf::Bytes(span)) => Ok(self
                 .bytes_at(*span)
                 .iter()
@@ -309,7 +343,7 @@ impl Arena {
             View::Leaf(Leaf::Bytes(span) | Leaf::ByteArray(span)) => {
                 Ok(self.bytes_at(*span).to_vec())
             }
-            View::Leaf(Leaf::Str(span)) => latin1_bytes(self.str_at(*span))
+            View::Str(span) => latin1_bytes(self.str_at(span))
                 .ok_or_else(|| self.error(format!("{what} holds characters above U+00FF"))),
             other => Err(self.error(format!("{what} must be bytes, not a {}", other.kind()))),
         }

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, LEAF, Leaf, Node};
+use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, LEAF, Leaf, Node, STR};
 use super::options::PickleOptions;
 use crate::array::{NpyArray, NumpyScalar, PyValue, c_to_fortran};
 use crate::{DType, Error, Header, Order, Result};
@@ -306,8 +306,8 @@ struct Walk<'b, B: Build> {
     /// How many places each node is used in (children of containers, the
     /// array items, the root).
     uses: Vec<u32>,
-    /// The same for leaves, saturating at 255 (a value used that often is
-    /// cloned at every use).
+    /// The same for leaves (the `str`s after the others), saturating at
+    /// 255 (a value used that often is cloned at every use).
     leaf_uses: Vec<u8>,
     /// Values of objects used more than once, made at their first use.
     shared: HashMap<Id, Shared<B::Value>>,
@@ -331,7 +331,7 @@ impl<'b, B: Build> Walk<'b, B> {
         } = decoded;
         let mut walk = Walk {
             uses: vec![0u32; arena.nodes.len()],
-            leaf_uses: vec![0u8; arena.leaves.len()],
+            leaf_uses: vec![0u8; arena.leaves.len() + arena.str_ends.len()],
             building: vec![false; arena.nodes.len()],
             arena,
             builder,
@@ -351,20 +351,31 @@ impl<'b, B: Build> Walk<'b, B> {
         walk
     }
 
+    /// Where a leaf's count is in `leaf_uses`.
+    #[inline]
+    fn leaf_slot(&self, id: Id) -> usize {
+        match id & STR {
+            0 => (id & !LEAF) as usize,
+            _ => self.arena.leaves.len() + (id & !(LEAF | STR)) as usize,
+        }
+    }
+
     fn count_use(&mut self, id: Id) {
         match id & LEAF {
             0 => self.uses[id as usize] = self.uses[id as usize].saturating_add(1),
             _ => {
-                let count = &mut self.leaf_uses[(id & !LEAF) as usize];
+                let slot = self.leaf_slot(id);
+                let count = &mut self.leaf_uses[slot];
                 *count = count.saturating_add(1);
             }
         }
     }
 
+    #[inline]
     fn uses(&self, id: Id) -> u32 {
         match id & LEAF {
             0 => self.uses[id as usize],
-            _ => u32::from(self.leaf_uses[(id & !LEAF) as usize]),
+            _ => u32::from(self.leaf_uses[self.leaf_slot(id)]),
         }
     }
 
@@ -450,7 +461,10 @@ impl<'b, B: Build> Walk<'b, B> {
     /// A use of the object `id`: its shared value, or a new one (a leaf's)
     /// or a container to fill.
     fn open(&mut self, id: Id) -> Result<Opened<B::Value>> {
-        if let Some(shared) = self.shared.get_mut(&id) {
+        // Only objects used more than once are looked up (most are used once).
+        if self.uses(id) > 1
+            && let Some(shared) = self.shared.get_mut(&id)
+        {
             let cost = shared.cost;
             shared.uses_left = shared.uses_left.saturating_sub(1);
             let value = match shared.uses_left {
@@ -530,6 +544,7 @@ impl<'b, B: Build> Walk<'b, B> {
 
     /// Keeps the value of `id` for its other uses, if it has any; `budget`
     /// is what was left before it was made.
+    #[inline]
     fn keep_shared(&mut self, id: Id, value: &B::Value, budget: usize) {
         let uses = self.uses(id);
         if uses > 1 {
@@ -549,6 +564,11 @@ impl<'b, B: Build> Walk<'b, B> {
     /// The value of the leaf `id`.
     #[inline]
     fn leaf(&mut self, id: Id) -> Result<B::Value> {
+        if id & STR != 0 {
+            let span = self.arena.str_span((id & !(LEAF | STR)) as usize);
+            self.spend(1, span.len())?;
+            return self.builder.str(self.arena.str_at(span));
+        }
         let leaf = &self.arena.leaves[(id & !LEAF) as usize];
         let payload = match leaf {
             Leaf::BigInt(span) | Leaf::Str(span) | Leaf::Bytes(span) | Leaf::ByteArray(span) => {
