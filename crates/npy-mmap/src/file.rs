@@ -3,6 +3,7 @@
 //! all import it and none of which it knows.
 
 use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
 use npy_core::{Header, Layout, ParseOptions};
@@ -87,9 +88,23 @@ pub(crate) fn read_header(
     path: &Path,
     options: &ParseOptions,
 ) -> Result<(Header, Layout)> {
-    // npy-core's stream reader: a few small reads, and a buffer that grows
-    // with the bytes that arrive, never with what the length field claims.
-    Header::read_from(&mut &*file, options)
+    // One read of the first page holds almost every header (npy-core's
+    // stream reader would make three: preamble, length, header); a longer
+    // one continues from the file, and the buffer grows with the bytes that
+    // arrive, never with what the length field claims. The file's position
+    // is left past what was read: every caller seeks before its next use.
+    let mut head = [0u8; HEAD_READ];
+    let got = loop {
+        match (&mut &*file).read(&mut head) {
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            got => break got,
+        }
+    }
+    .map_err(io_error("read the header of", path))?;
+    Header::read_from(&mut (&head[..got]).chain(file), options)
         .map(|parsed| (parsed.header, parsed.layout))
         .map_err(format_error("read the header of", path))
 }
+
+/// How much of a file [`read_header`] reads at once: one page.
+const HEAD_READ: usize = 4096;
