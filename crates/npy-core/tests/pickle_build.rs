@@ -207,7 +207,7 @@ fn every_kind_builds_as_the_tree_says() {
 
 #[test]
 fn bad_pickles_are_refused_whatever_builds_them() {
-    let cases: [(&[u8], &str); 4] = [
+    let cases: [(&[u8], &str); 5] = [
         // A list that holds itself.
         (b"\x80\x04]\x94h\x00a.", "holds itself"),
         // os.system
@@ -217,6 +217,8 @@ fn bad_pickles_are_refused_whatever_builds_them() {
         ),
         // Invalid UTF-8.
         (b"\x80\x04\x8c\x01\xff.", "invalid UTF-8"),
+        // Two strs that are one character split in two: each invalid alone.
+        (b"\x80\x04](\x8c\x01\xc3\x8c\x01\xa9e.", "invalid UTF-8"),
         // A memo bomb: each list holds the one before twice.
         (&memo_bomb(40), "times the pickle's size"),
     ];

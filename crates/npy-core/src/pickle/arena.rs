@@ -170,8 +170,13 @@ pub(super) struct Arena {
     /// Where each `str`'s text ends in `text` (it starts where the one
     /// before ends).
     pub(super) str_ends: Vec<usize>,
-    /// The text of every `str`, one after another.
-    pub(super) text: String,
+    /// The text of every `str`, one after another, as the pickle gives it
+    /// while decoding: validated as UTF-8 in one pass at the end
+    /// ([`finish_text`](Self::finish_text)), which is many times cheaper
+    /// than a validation per string (object arrays hold millions).
+    pub(super) text: Vec<u8>,
+    /// `text`, validated (after `finish_text`).
+    pub(super) checked: String,
     /// The payloads of `bytes`, `bytearray` and big `int` leaves.
     pub(super) bytes: Vec<u8>,
     /// Where the current opcode starts, for messages.
@@ -225,23 +230,12 @@ impl Arena {
         }
     }
 
-    /// Keeps `bytes` (which must be UTF-8) as a `str`'s text.
+    /// Keeps `bytes` as a `str`'s text (checked to be UTF-8 by
+    /// [`finish_text`](Self::finish_text), or when it is read before).
     #[inline]
-    pub(super) fn add_str(&mut self, bytes: &[u8]) -> Result<Span> {
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            self.error(format!(
-                "invalid UTF-8 in a str at byte {}",
-                e.valid_up_to()
-            ))
-        })?;
-        Ok(self.add_text(text))
-    }
-
-    /// Keeps `text` as a `str`'s text.
-    #[inline]
-    pub(super) fn add_text(&mut self, text: &str) -> Span {
+    pub(super) fn add_str(&mut self, bytes: &[u8]) -> Span {
         let start = self.text.len();
-        self.text.push_str(text);
+        self.text.extend_from_slice(bytes);
         Span {
             start,
             end: self.text.len(),
@@ -251,11 +245,60 @@ impl Arena {
     /// Keeps `bytes`, read as latin-1, as a `str`'s text.
     pub(super) fn add_latin1(&mut self, bytes: &[u8]) -> Span {
         let start = self.text.len();
-        self.text.extend(bytes.iter().map(|&b| char::from(b)));
+        let mut utf8 = [0u8; 4];
+        for &b in bytes {
+            self.text
+                .extend_from_slice(char::from(b).encode_utf8(&mut utf8).as_bytes());
+        }
         Span {
             start,
             end: self.text.len(),
         }
+    }
+
+    /// Checks that every `str`'s text is UTF-8: the text as a whole, and
+    /// each string's ends on a character's boundary (so each string is
+    /// UTF-8 by itself). After it, [`checked_str`](Self::checked_str)
+    /// gives the strings.
+    pub(super) fn finish_text(&mut self) -> Result<()> {
+        let text = std::mem::take(&mut self.text);
+        let checked = match String::from_utf8(text) {
+            Ok(checked) => checked,
+            Err(error) => {
+                let at = error.utf8_error().valid_up_to();
+                return Err(self.utf8_error(at));
+            }
+        };
+        if let Some(&end) = self
+            .str_ends
+            .iter()
+            .find(|&&end| !checked.is_char_boundary(end))
+        {
+            // A string that ends inside a character (which the next begins).
+            let at = (0..end).rev().find(|&i| checked.is_char_boundary(i));
+            return Err(self.utf8_error(at.unwrap_or(0)));
+        }
+        self.checked = checked;
+        Ok(())
+    }
+
+    /// The error for invalid UTF-8 at byte `at` of the text.
+    fn utf8_error(&self, at: usize) -> Error {
+        let index = self.str_ends.partition_point(|&end| end <= at);
+        let start = index
+            .checked_sub(1)
+            .map_or(0, |before| self.str_ends[before]);
+        self.error(format!(
+            "invalid UTF-8 in a str at byte {} (the pickle's str number {})",
+            at - start,
+            index + 1
+        ))
+    }
+
+    /// A string's text after [`finish_text`](Self::finish_text).
+    #[inline]
+    pub(super) fn checked_str(&self, span: Span) -> &str {
+        &self.checked[span.start..span.end]
     }
 
     /// Keeps `bytes` as a payload of bytes.
@@ -269,10 +312,15 @@ impl Arena {
         }
     }
 
-    /// The text a `str` leaf's span points at.
-    #[inline]
-    pub(super) fn str_at(&self, span: Span) -> &str {
-        &self.text[span.start..span.end]
+    /// The text a `str` leaf's span points at, while decoding (checked
+    /// here: [`finish_text`](Self::finish_text) has not run yet).
+    pub(super) fn str_at(&self, span: Span) -> Result<&str> {
+        std::str::from_utf8(&self.text[span.start..span.end]).map_err(|e| {
+            self.error(format!(
+                "invalid UTF-8 in a str at byte {}",
+                e.valid_up_to()
+            ))
+        })
     }
 
     /// The bytes a bytes-like leaf's span points at.
@@ -290,10 +338,10 @@ impl Arena {
     }
 
     /// The `str` leaf `id`'s text, if it is one.
-    pub(super) fn str_of(&self, id: Id) -> Option<&str> {
+    pub(super) fn str_of(&self, id: Id) -> Result<Option<&str>> {
         match self.node(id) {
-            View::Str(span) => Some(self.str_at(span)),
-            _ => None,
+            View::Str(span) => self.str_at(span).map(Some),
+            _ => Ok(None),
         }
     }
 
@@ -326,7 +374,7 @@ impl Arena {
     /// 2 `bytes`) as bytes, read as latin-1.
     pub(super) fn text_of(&self, id: Id, what: &str) -> Result<String> {
         match self.node(id) {
-            View::Str(span) => Ok(self.str_at(span).to_owned()),
+            View::Str(span) => Ok(self.str_at(span)?.to_owned()),
             View::Leaf(Leaf::Bytes(span)) => Ok(self
                 .bytes_at(*span)
                 .iter()
@@ -343,7 +391,7 @@ impl Arena {
             View::Leaf(Leaf::Bytes(span) | Leaf::ByteArray(span)) => {
                 Ok(self.bytes_at(*span).to_vec())
             }
-            View::Str(span) => latin1_bytes(self.str_at(span))
+            View::Str(span) => latin1_bytes(self.str_at(span)?)
                 .ok_or_else(|| self.error(format!("{what} holds characters above U+00FF"))),
             other => Err(self.error(format!("{what} must be bytes, not a {}", other.kind()))),
         }

@@ -548,17 +548,23 @@ impl<'b, B: Build> Walk<'b, B> {
     fn keep_shared(&mut self, id: Id, value: &B::Value, budget: usize) {
         let uses = self.uses(id);
         if uses > 1 {
-            let shared = Shared {
-                value: value.clone(),
-                cost: budget - self.budget,
-                uses_left: if uses >= u32::from(u8::MAX) && id & LEAF != 0 {
-                    u32::MAX
-                } else {
-                    uses - 1
-                },
-            };
-            self.shared.insert(id, shared);
+            self.keep(id, uses, value, budget);
         }
+    }
+
+    /// [`keep_shared`](Self::keep_shared) of an object used `uses` times.
+    #[cold]
+    fn keep(&mut self, id: Id, uses: u32, value: &B::Value, budget: usize) {
+        let shared = Shared {
+            value: value.clone(),
+            cost: budget - self.budget,
+            uses_left: if uses >= u32::from(u8::MAX) && id & LEAF != 0 {
+                u32::MAX
+            } else {
+                uses - 1
+            },
+        };
+        self.shared.insert(id, shared);
     }
 
     /// The value of the leaf `id`.
@@ -567,7 +573,7 @@ impl<'b, B: Build> Walk<'b, B> {
         if id & STR != 0 {
             let span = self.arena.str_span((id & !(LEAF | STR)) as usize);
             self.spend(1, span.len())?;
-            return self.builder.str(self.arena.str_at(span));
+            return self.builder.str(self.arena.checked_str(span));
         }
         let leaf = &self.arena.leaves[(id & !LEAF) as usize];
         let payload = match leaf {
@@ -587,7 +593,7 @@ impl<'b, B: Build> Walk<'b, B> {
             Leaf::BigInt(span) => builder.big_int(arena.bytes_at(*span)),
             Leaf::Float(x) => builder.float(*x),
             Leaf::Complex(re, im) => builder.complex(*re, *im),
-            Leaf::Str(span) => builder.str(arena.str_at(*span)),
+            Leaf::Str(span) => builder.str(arena.checked_str(*span)),
             Leaf::Bytes(span) => builder.bytes(arena.bytes_at(*span)),
             Leaf::ByteArray(span) => builder.byte_array(arena.bytes_at(*span)),
             Leaf::Scalar(scalar) => builder.scalar(scalar),

@@ -95,7 +95,7 @@ pub(super) fn reduce(arena: &mut Arena, callable: Id, args: Id) -> Result<Node> 
             if !matches!(encoding.as_str(), "latin1" | "latin-1") {
                 return Err(arena.error(format!("unsupported encoding {encoding:?}")));
             }
-            let Some(text) = arena.str_of(*text) else {
+            let Some(text) = arena.str_of(*text)? else {
                 return Err(bad_args(arena));
             };
             let bytes = latin1_bytes(text)

@@ -48,12 +48,14 @@ impl<'o, R: Read> Unpickler<'o, R> {
         }
     }
 
+    #[inline]
     fn push(&mut self, node: Node) -> Result<()> {
         let id = self.arena.add(node)?;
         self.stack.push(id);
         Ok(())
     }
 
+    #[inline]
     fn push_leaf(&mut self, leaf: Leaf) -> Result<()> {
         self.push(Node::Leaf(leaf))
     }
@@ -66,6 +68,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
         Ok(self.stack.pop().unwrap_or_default())
     }
 
+    #[inline]
     fn top(&self) -> Result<Id> {
         let floor = self.marks.last().copied().unwrap_or(0);
         match self.stack.last() {
@@ -83,6 +86,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
         Ok(self.stack.split_off(mark))
     }
 
+    #[inline]
     fn memo_put(&mut self, index: u64) -> Result<()> {
         let id = self.top()?;
         let index = u32::try_from(index).map_err(|_| self.arena.error("memo index too large"))?;
@@ -123,7 +127,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                     byte: bytes[index],
                     index,
                 }),
-                None => arena.add_str(bytes).map(Leaf::Str),
+                None => Ok(Leaf::Str(arena.add_str(bytes))),
             },
         }
     }
@@ -148,6 +152,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 }
                 STOP => {
                     let root = self.pop()?;
+                    self.arena.finish_text()?;
                     let consumed = self.input.position;
                     return Ok(Decoded::new(self.arena, root, self.options, consumed));
                 }
@@ -171,7 +176,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 }
                 SHORT_BINUNICODE | BINUNICODE | BINUNICODE8 => {
                     let leaf =
-                        self.payload(op, |arena, bytes| arena.add_str(bytes).map(Leaf::Str))?;
+                        self.payload(op, |arena, bytes| Ok(Leaf::Str(arena.add_str(bytes))))?;
                     self.push_leaf(leaf)?;
                 }
                 SHORT_BINSTRING | BINSTRING => {
@@ -225,6 +230,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
     }
 
     /// The number that follows `op`, in the width `op` writes it in.
+    #[inline]
     fn argument(&mut self, op: u8) -> Result<u64> {
         self.input.number(argument_width(op))
     }
@@ -250,6 +256,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
 
     /// The length of the payload that follows `op`, in the width `op`
     /// writes it in.
+    #[inline]
     fn payload_len(&mut self, op: u8) -> Result<u64> {
         let len = self.argument(op)?;
         // LONG4 and BINSTRING write their length as a signed 4-byte number.
@@ -362,7 +369,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
         } else {
             let name = self.pop()?;
             let module = self.pop()?;
-            let (Some(module), Some(name)) = (self.arena.str_of(module), self.arena.str_of(name))
+            let (Some(module), Some(name)) = (self.arena.str_of(module)?, self.arena.str_of(name)?)
             else {
                 return Err(self.arena.error("STACK_GLOBAL requires str"));
             };
