@@ -19,14 +19,22 @@ use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 /// checked before anything else. (For a regular file the flag changes
 /// nothing: reads and writes of regular files never return `EAGAIN`.)
 pub fn open_regular(path: &Path, write: bool) -> Result<File> {
+    open_regular_meta(path, write).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the metadata its check read (one `stat`, which
+/// the caller may use for what does not change while the file is open:
+/// its device and inode).
+pub(crate) fn open_regular_meta(path: &Path, write: bool) -> Result<(File, std::fs::Metadata)> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(write);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
     let file = options.open(path).map_err(io_error("open", path))?;
-    let file_type = file.metadata().map_err(io_error("stat", path))?.file_type();
+    let meta = file.metadata().map_err(io_error("stat", path))?;
+    let file_type = meta.file_type();
     if file_type.is_file() {
-        return Ok(file);
+        return Ok((file, meta));
     }
     let kind = if file_type.is_dir() {
         "a directory"

@@ -9,7 +9,7 @@ use npy_core::{ByteOrder, DType, Header, Layout};
 
 use crate::error::{Result, format_error, io_error};
 use crate::file::read_header;
-use crate::lock::{Locks, lock_shared};
+use crate::lock::{Locks, lock_shared_meta};
 use crate::sys::AnonymousMemory;
 
 /// A file read into memory, an object array's items not made yet (from
@@ -54,10 +54,10 @@ pub(crate) fn load_file(path: &Path, options: &ReadOptions, locks: Locks) -> Res
 /// [`load_file`], an object array's items not made yet.
 pub(crate) fn load_decoded(path: &Path, options: &ReadOptions, locks: Locks) -> Result<Loaded> {
     let file_error = |source| format_error("read", path)(source);
-    let mut file = crate::file::open_regular(path, false)?;
+    let (mut file, meta) = crate::file::open_regular_meta(path, false)?;
     // Held while reading: no process following the locking rule changes
     // the file's structure under the read.
-    lock_shared(&file, path, locks)?;
+    lock_shared_meta(&file, path, Some(&meta), locks)?;
     let (header, layout) = read_header(&file, path, &options.parse)?;
     if header.dtype == DType::Object {
         return load_objects(file, path, &header, layout, options).map(Loaded::Objects);

@@ -16,11 +16,11 @@ use crate::advice::Advice;
 use crate::array::MapRequest;
 use crate::array::MappedArray;
 use crate::error::{Error, ErrorKind, Result};
-use crate::file::{open_regular, read_header};
+use crate::file::{open_regular_meta, read_header};
 use crate::foreign::{ForeignArray, ForeignMode};
 use crate::grow::Appender;
 use crate::live::LiveArray;
-use crate::lock::{Locking, Locks, TrackedFile, lock_shared};
+use crate::lock::{Locking, Locks, TrackedFile, lock_shared_meta};
 use crate::mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite};
 #[cfg(feature = "npz")]
 use crate::npz::{MappedNpz, NpzArchive};
@@ -291,9 +291,14 @@ impl OpenOptions {
     fn open_locked(&self, path: &Path, write: bool) -> Result<(TrackedFile, Header, Layout)> {
         // Tracked from the start: a child forked while this opens does not
         // keep the descriptor (see `lock::registry`).
-        let tracked = TrackedFile::open(|| open_regular(path, write))?;
+        let mut meta = None;
+        let tracked = TrackedFile::open(|| {
+            let (file, opened) = open_regular_meta(path, write)?;
+            meta = Some(opened);
+            Ok(file)
+        })?;
         let file = tracked.file();
-        lock_shared(file, path, self.locks)?;
+        lock_shared_meta(file, path, meta.as_ref(), self.locks)?;
         let read = match &self.headerless {
             Some(headerless) => file
                 .metadata()

@@ -440,6 +440,15 @@ impl<'b, B: Build> Walk<'b, B> {
                 if let Some(value) = value.take() {
                     top.values.push(value);
                 }
+                // Leaves (most items) are made here, without descending.
+                while let Some(&child) = top.children.get(top.next) {
+                    if child & LEAF == 0 {
+                        break;
+                    }
+                    top.next += 1;
+                    let value = self.leaf_use(child)?;
+                    top.values.push(value);
+                }
                 if let Some(&child) = top.children.get(top.next) {
                     top.next += 1;
                     pending = Some(child);
@@ -461,29 +470,11 @@ impl<'b, B: Build> Walk<'b, B> {
     /// A use of the object `id`: its shared value, or a new one (a leaf's)
     /// or a container to fill.
     fn open(&mut self, id: Id) -> Result<Opened<B::Value>> {
-        // Only objects used more than once are looked up (most are used once).
-        if self.uses(id) > 1
-            && let Some(shared) = self.shared.get_mut(&id)
-        {
-            let cost = shared.cost;
-            shared.uses_left = shared.uses_left.saturating_sub(1);
-            let value = match shared.uses_left {
-                // A saturated count never frees its value: cloned every time.
-                0 => self
-                    .shared
-                    .remove(&id)
-                    .map(|shared| shared.value)
-                    .ok_or_else(internal)?,
-                _ => shared.value.clone(),
-            };
-            self.spend(0, cost)?;
+        if let Some(value) = self.reuse(id)? {
             return Ok(Opened::Value(value));
         }
         if id & LEAF != 0 {
-            let budget = self.budget;
-            let value = self.leaf(id)?;
-            self.keep_shared(id, &value, budget);
-            return Ok(Opened::Value(value));
+            return self.new_leaf(id).map(Opened::Value);
         }
         if self.building[id as usize] {
             // Found again while its items are made: it holds itself.
@@ -540,6 +531,55 @@ impl<'b, B: Build> Walk<'b, B> {
                 )));
             }
         })
+    }
+
+    /// The value of a use of the leaf `id` (the walk makes most values here,
+    /// without descending).
+    #[inline]
+    fn leaf_use(&mut self, id: Id) -> Result<B::Value> {
+        match self.reuse(id)? {
+            Some(value) => Ok(value),
+            None => self.new_leaf(id),
+        }
+    }
+
+    /// A leaf's value made now (its first use), kept if it has others.
+    #[inline]
+    fn new_leaf(&mut self, id: Id) -> Result<B::Value> {
+        let budget = self.budget;
+        let value = self.leaf(id)?;
+        self.keep_shared(id, &value, budget);
+        Ok(value)
+    }
+
+    /// The kept value of an object used more than once, if it was made.
+    #[inline]
+    fn reuse(&mut self, id: Id) -> Result<Option<B::Value>> {
+        // Only objects used more than once are looked up (most are used once).
+        if self.uses(id) <= 1 {
+            return Ok(None);
+        }
+        self.reuse_shared(id)
+    }
+
+    #[cold]
+    fn reuse_shared(&mut self, id: Id) -> Result<Option<B::Value>> {
+        let Some(shared) = self.shared.get_mut(&id) else {
+            return Ok(None);
+        };
+        let cost = shared.cost;
+        shared.uses_left = shared.uses_left.saturating_sub(1);
+        let value = match shared.uses_left {
+            // A saturated count never frees its value: cloned every time.
+            0 => self
+                .shared
+                .remove(&id)
+                .map(|shared| shared.value)
+                .ok_or_else(internal)?,
+            _ => shared.value.clone(),
+        };
+        self.spend(0, cost)?;
+        Ok(Some(value))
     }
 
     /// Keeps the value of `id` for its other uses, if it has any; `budget`
