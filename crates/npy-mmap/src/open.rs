@@ -247,7 +247,7 @@ impl OpenOptions {
     }
 
     /// [`load`](Self::load), an object array decoded but its items not made
-    /// yet: [`Loaded::Objects`], whose items a caller makes with its own
+    /// yet: [`Loaded::Objects`](crate::Loaded::Objects), whose items a caller makes with its own
     /// [`Build`](npy_core::pickle::Build) (the Python package makes Python
     /// objects straight from the pickle's text). The decode needs nothing
     /// of the caller's; the build, whatever the builder needs (Python's GIL).
