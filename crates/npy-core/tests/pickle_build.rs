@@ -278,3 +278,40 @@ fn object_data_builds_the_items_of_an_object_array() {
     let error = decode_objects(stream, &wrong, parsed.layout, &options).unwrap_err();
     assert!(error.to_string().contains("shape (10, 100)"), "{error}");
 }
+
+/// `body` in one protocol-4 frame.
+fn framed(body: &[u8]) -> Vec<u8> {
+    let mut out = b"\x80\x04\x95".to_vec();
+    out.extend((body.len() as u64).to_le_bytes());
+    out.extend(body);
+    out
+}
+
+#[test]
+fn runs_of_short_strings_decode_as_the_opcodes_say() {
+    let list = |items: &[&str]| PyValue::List(items.iter().map(|&s| s.into()).collect());
+    let options = PickleOptions::default();
+    // Memoized and not, fetched back from the memo; framed and not.
+    let body = b"](\x8c\x01a\x94\x8c\x02bc\x94\x8c\x01d\x8c\x00h\x01e.";
+    let expected = list(&["a", "bc", "d", "", "bc"]);
+    assert_eq!(pickle::loads(&framed(body), &options).unwrap(), expected);
+    let plain = [&b"\x80\x04"[..], body].concat();
+    assert_eq!(pickle::loads(&plain, &options).unwrap(), expected);
+    // A frame that ends after a string's opcode: its length and text follow
+    // outside the frame, from the stream.
+    let mut split = framed(b"](\x8c\x01a\x94\x8c");
+    split.extend(b"\x01b\x94e.");
+    assert_eq!(pickle::loads(&split, &options).unwrap(), list(&["a", "b"]));
+    // A frame that ends inside a string's text is refused.
+    let mut cut = framed(b"](\x8c\x01a\x94\x8c\x03b");
+    cut.extend(b"cde.");
+    let error = pickle::loads(&cut, &options).unwrap_err().to_string();
+    assert!(error.contains("exhausted before end of frame"), "{error}");
+    // A memo with entries far beyond its dense part (BINPUT 5 first):
+    // MEMOIZE numbers the entries after all of them.
+    let sparse = framed(b"\x8c\x01xq\x050](\x8c\x01a\x94\x8c\x01b\x94h\x01h\x02h\x05e.");
+    assert_eq!(
+        pickle::loads(&sparse, &options).unwrap(),
+        list(&["a", "b", "a", "b", "x"])
+    );
+}

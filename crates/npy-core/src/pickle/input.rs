@@ -80,6 +80,20 @@ impl<R: Read> Input<R> {
         })
     }
 
+    /// What is left of the current frame (empty outside frames).
+    #[inline]
+    pub(super) fn frame_rest(&self) -> &[u8] {
+        &self.frame[self.frame_pos..]
+    }
+
+    /// Consumes `n` bytes of the current frame (at most
+    /// [`frame_rest`](Self::frame_rest)'s length).
+    #[inline]
+    pub(super) fn advance(&mut self, n: usize) {
+        self.frame_pos += n;
+        self.position += n as u64;
+    }
+
     /// The next `n` bytes, borrowed from the current frame, when inside one
     /// (`None` outside frames: [`vec`](Self::vec) reads them).
     #[inline]

@@ -174,6 +174,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                     let leaf = self.payload(op, |arena, bytes| Ok(arena.int_leaf(bytes)))?;
                     self.push_leaf(leaf)?;
                 }
+                SHORT_BINUNICODE if !self.input.frame_rest().is_empty() => self.short_strs()?,
                 SHORT_BINUNICODE | BINUNICODE | BINUNICODE8 => {
                     let leaf =
                         self.payload(op, |arena, bytes| Ok(Leaf::Str(arena.add_str(bytes))))?;
@@ -226,6 +227,45 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 }
                 other => return Err(self.arena.error(refused_opcode(other))),
             }
+        }
+    }
+
+    /// A run of `SHORT_BINUNICODE` strings inside a frame, each memoized
+    /// (`MEMOIZE`) or not: what `np.save` writes for an object array of
+    /// strings, decoded in one loop (its `SHORT_BINUNICODE` opcode read).
+    /// Does what the opcodes one by one would do.
+    fn short_strs(&mut self) -> Result<()> {
+        loop {
+            let rest = self.input.frame_rest();
+            let Some((&len, rest)) = rest.split_first() else {
+                return Err(self.input.error("pickle exhausted before end of frame"));
+            };
+            let len = usize::from(len);
+            let Some(text) = rest.get(..len) else {
+                return Err(self.input.error("pickle exhausted before end of frame"));
+            };
+            let span = self.arena.add_str(text);
+            // MEMOIZE of the dense memo's next entry, and the opcode after it.
+            let dense = self.sparse_memo.is_empty() && self.memo.len() < u32::MAX as usize;
+            // The next string's opcode and length byte must be in the frame
+            // too (else the main loop reads on, from the stream).
+            let (memoize, next) = match rest.get(len..).unwrap_or_default() {
+                [MEMOIZE, next, _, ..] if dense => (true, Some(*next)),
+                [MEMOIZE, ..] if dense => (true, None),
+                [next, _, ..] => (false, Some(*next)),
+                _ => (false, None),
+            };
+            let id = self.arena.add(Node::Leaf(Leaf::Str(span)))?;
+            self.stack.push(id);
+            if memoize {
+                self.memo.push(id);
+            }
+            self.input.advance(1 + len + usize::from(memoize));
+            if next != Some(SHORT_BINUNICODE) {
+                return Ok(());
+            }
+            self.arena.position = self.input.position;
+            self.input.advance(1);
         }
     }
 
