@@ -703,7 +703,7 @@ def main() -> None:
     parser.add_argument("--dask-limit", type=float, default=120.0, help="seconds a Dask way may take")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--fill-gib", type=float, default=2.0, help="size of the parallel fill (GiB)")
-    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing", "windows", "windows-local", "windows-remote", "npz", "io"])
+    parser.add_argument("--only", choices=["numpy", "remote", "dask", "dask-s3", "sharing", "windows", "windows-local", "windows-remote", "npz", "io", "io-small"])
     parser.add_argument("--npz-mib", type=int, default=512, help="size of the deflated npz member (MiB)")
     parser.add_argument("--tokens-gib", type=float, default=4.0, help="size of the token file of the windows part (GiB)")
     parser.add_argument("--remote-tokens-gib", type=float, default=1.0, help="size of the remote token file (GiB)")
@@ -720,6 +720,11 @@ def main() -> None:
         from bench_io import io_part
 
         io_part(root, args.repeat, row, timed)
+    if args.only == "io-small":
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+        from bench_io import small_part
+
+        small_part(root, args.repeat, row, timed)
     if args.only in (None, "sharing"):
         sharing_part(root, args.fill_gib, 2, max(3, args.repeat // 2))
     if args.only in (None, "remote"):

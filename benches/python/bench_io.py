@@ -5,7 +5,9 @@ memory of each load (a fresh process per figure).
 
     .venv/bin/python benches/python/bench.py --only io --dir /tmp/npy-io --repeat 3
 
-Best of ``--repeat`` runs per row (the issue's table is best of 3); the
+``--only io-small`` runs only the mapped open of a small file and the
+object arrays (medians, numpy's and ours taking turns). Otherwise best of
+``--repeat`` runs per row (the issue's table is best of 3); the
 memory rows are the growth of the peak RSS (``VmHWM``) over one call in a
 fresh interpreter.
 """
@@ -15,8 +17,10 @@ from __future__ import annotations
 import inspect
 import io
 import pathlib
+import statistics
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -106,22 +110,12 @@ def io_part(root: pathlib.Path, repeat: int, row, timed) -> None:
 
     pair("save(path, 1 KiB array) x 2,000", many(lambda: np.save(theirs, small)), many(lambda: npy_mmap.save(ours, small)))
     pair("load(path), 1 KiB array x 2,000", many(lambda: np.load(small_path)), many(lambda: npy_mmap.load(small_path)))
-    row("io", "load(path, mmap_mode='r'), 1 KiB array", best(lambda: np.load(small_path, mmap_mode="r"), repeat * 200),
-        best(lambda: npy_mmap.load(small_path, mmap_mode="r"), repeat * 200), "best of repeat x 200")
 
     for how in ("path", "file", "bytesio"):
         numpy_peak, ours_peak = peak("numpy", how, path), peak("ours", how, path)
         print(f"peak RSS growth, load({how}) of {big}: numpy +{numpy_peak >> 20} MiB, "
               f"npy_mmap +{ours_peak >> 20} MiB", flush=True)
-
-    strings = np.array([f"item-{i}" for i in range(1_000_000)], dtype=object)
-    objects = root / "objects.npy"
-    np.save(objects, strings)
-    pair("load(allow_pickle=True), 1,000,000 strings", lambda: np.load(objects, allow_pickle=True),
-         lambda: npy_mmap.load(objects, allow_pickle=True), "ours never runs code")
-    fewer = strings[:300_000]
-    pair("save of 300,000 strings", lambda: np.save(theirs, fewer), lambda: npy_mmap.save(ours, fewer))
-    strings = fewer = None
+    small_part(root, repeat, row, timed)
 
     # 512 MiB compressible: npy-compare's npz data (a smooth signal plus
     # noise, rounded to 1/1024; deflates about 3:1).
@@ -134,3 +128,39 @@ def io_part(root: pathlib.Path, repeat: int, row, timed) -> None:
          lambda: npy_mmap.savez_compressed(root / "ours.npz", x=smooth), "deflates about 3:1")
     for p in root.iterdir():
         p.unlink()
+
+
+def _short(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.1f} ms"
+
+
+def small_part(root: pathlib.Path, repeat: int, row, timed) -> None:
+    """The mapped open of a small file and the object arrays (``--only
+    io-small``): medians of numpy's and ours taking turns, and the best."""
+    def turns(what: str, theirs, ours, runs: int, note: str = "") -> None:
+        times: tuple[list, list] = ([], [])
+        for _ in range(runs):
+            for k, fn in enumerate((theirs, ours)):
+                start = time.perf_counter()
+                fn()
+                times[k].append(time.perf_counter() - start)
+        numpy_s, ours_s = statistics.median(times[0]), statistics.median(times[1])
+        row("io", what, numpy_s, ours_s,
+            f"median of {runs}, taking turns (best: numpy {_short(min(times[0]))}, ours "
+            f"{_short(min(times[1]))}, {min(times[0]) / min(times[1]):.2f}x){'; ' + note if note else ''}")
+
+    small_path = root / "small.npy"
+    np.save(small_path, np.arange(128, dtype="<f8"))  # 1 KiB
+    for _ in range(200):  # warm: imports, caches, the page cache
+        np.load(small_path, mmap_mode="r")
+        npy_mmap.load(small_path, mmap_mode="r")
+    turns("load(path, mmap_mode='r'), 1 KiB array", lambda: np.load(small_path, mmap_mode="r"),
+          lambda: npy_mmap.load(small_path, mmap_mode="r"), repeat * 400)
+
+    strings = np.array([f"item-{i}" for i in range(1_000_000)], dtype=object)
+    objects, theirs, ours = root / "objects.npy", root / "theirs.npy", root / "ours.npy"
+    np.save(objects, strings)
+    turns("load(allow_pickle=True), 1,000,000 strings", lambda: np.load(objects, allow_pickle=True),
+          lambda: npy_mmap.load(objects, allow_pickle=True), repeat * 3, "ours never runs code")
+    fewer = strings[:300_000]
+    turns("save of 300,000 strings", lambda: np.save(theirs, fewer), lambda: npy_mmap.save(ours, fewer), repeat * 3)

@@ -31,7 +31,6 @@ use zerocopy::IntoBytes;
 
 pub use crate::aligned::{AlignedBytes, ByteOwner};
 pub use crate::array::NpyArray;
-use crate::array::PyValue;
 use crate::dtype::{ByteOrder, DType};
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -153,6 +152,8 @@ pub fn read_npy<R: Read>(mut reader: R, options: &ReadOptions) -> Result<NpyArra
 /// [`ParseOptions::allow_pickle`] let through), up to its end and no
 /// further. The layout's `data_len` becomes the pickle's length.
 ///
+/// This is [`decode_objects`] with the values made as [`PyValue`](crate::pickle::PyValue)s.
+///
 /// Errors: [`Error::Unpickling`] for what the restricted unpickler refuses,
 /// or when the pickle does not hold an object array of the header's shape.
 pub fn read_objects<R: Read>(
@@ -161,22 +162,80 @@ pub fn read_objects<R: Read>(
     layout: Layout,
     options: &ReadOptions,
 ) -> Result<NpyArray> {
+    decode_objects(reader, header, layout, options)?.into_array()
+}
+
+/// An object array's pickle, decoded and checked against its header (an
+/// object array of the header's shape), before its items are made:
+/// [`build_items`](Self::build_items) makes them with any
+/// [`Build`](crate::pickle::Build), [`into_array`](Self::into_array) as
+/// [`PyValue`](crate::pickle::PyValue)s.
+#[derive(Debug)]
+pub struct ObjectData {
+    decoded: crate::pickle::Decoded,
+    header: Header,
+    layout: Layout,
+}
+
+impl ObjectData {
+    /// The array's header (dtype object).
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Where the array lies in its file; `data_len` is the pickle's length.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The array's items in its memory order (`header().order`), made by
+    /// `builder`: as many as the shape holds.
+    ///
+    /// Errors: as [`Decoded::build`](crate::pickle::Decoded::build)'s.
+    pub fn build_items<B: crate::pickle::Build>(self, builder: &mut B) -> Result<Vec<B::Value>> {
+        Ok(self.decoded.build_object_items(builder)?.1)
+    }
+
+    /// The array, its items as [`PyValue`](crate::pickle::PyValue)s.
+    pub fn into_array(self) -> Result<NpyArray> {
+        let header = self.header.clone();
+        let layout = self.layout;
+        let items = self.build_items(&mut crate::pickle::Tree)?;
+        Ok(NpyArray::from_objects(header, items)?.with_layout(layout))
+    }
+}
+
+/// Decodes the pickle that follows an object array's `header` (which
+/// [`ParseOptions::allow_pickle`] let through), up to its end and no
+/// further, and checks it holds an object array of the header's shape; its
+/// items are made by [`ObjectData::build_items`]. The layout's `data_len`
+/// becomes the pickle's length.
+///
+/// Errors: [`Error::Unpickling`] for what the restricted unpickler refuses,
+/// or when the pickle does not hold an object array of the header's shape.
+pub fn decode_objects<R: Read>(
+    reader: R,
+    header: &Header,
+    layout: Layout,
+    options: &ReadOptions,
+) -> Result<ObjectData> {
     // ReadOptions::max_data_len bounds the pickle's bytes: one more than
     // allowed is read at most.
     let mut limited = reader.take(options.max_data_len.map_or(u64::MAX, |max| max as u64 + 1));
-    let decoded = crate::pickle::unpickle(&mut limited, &options.pickle);
+    let decoded = crate::pickle::decode(&mut limited, &options.pickle);
     let too_large = |len: usize| match options.max_data_len {
         Some(max) if len > max => Some(Error::DataTooLarge { len, max }),
         _ => None,
     };
-    let (value, len) = match decoded {
-        Ok((value, len)) => (value, usize::try_from(len).unwrap_or(usize::MAX)),
+    let decoded = match decoded {
+        Ok(decoded) => decoded,
         Err(error) if limited.limit() == 0 => {
             let max = options.max_data_len.unwrap_or(usize::MAX);
             return Err(too_large(max.saturating_add(1)).unwrap_or(error));
         }
         Err(error) => return Err(error),
     };
+    let len = usize::try_from(decoded.consumed()).unwrap_or(usize::MAX);
     if let Some(error) = too_large(len) {
         return Err(error);
     }
@@ -187,22 +246,33 @@ pub fn read_objects<R: Read>(
             crate::pyrepr::shape_repr(&header.shape)
         ),
     };
-    let array = match value {
-        PyValue::Array(array) => *array,
-        other => return Err(mismatch(format!("a Python {}", other.type_name()))),
-    };
-    let found = array.header();
-    if found.dtype != DType::Object || found.shape != header.shape {
+    match decoded.not_object_array() {
+        Some(Err(kind)) => return Err(mismatch(format!("a Python {kind}"))),
+        Some(Ok(found)) => {
+            return Err(mismatch(format!(
+                "an array of {} with shape {}",
+                found.dtype.descr(),
+                crate::pyrepr::shape_repr(&found.shape)
+            )));
+        }
+        None => {}
+    }
+    let shape = decoded.object_array_shape().unwrap_or_default();
+    if shape != header.shape.as_slice() {
         return Err(mismatch(format!(
             "an array of {} with shape {}",
-            found.dtype.descr(),
-            crate::pyrepr::shape_repr(&found.shape)
+            DType::Object.descr(),
+            crate::pyrepr::shape_repr(shape)
         )));
     }
-    Ok(array.with_layout(Layout {
-        data_len: len,
-        ..layout
-    }))
+    Ok(ObjectData {
+        decoded,
+        header: header.clone(),
+        layout: Layout {
+            data_len: len,
+            ..layout
+        },
+    })
 }
 
 /// Reads the data of an array with `header` from `reader` into `dest`,

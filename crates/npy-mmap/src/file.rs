@@ -3,6 +3,7 @@
 //! all import it and none of which it knows.
 
 use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
 use npy_core::{Header, Layout, ParseOptions};
@@ -18,14 +19,22 @@ use crate::error::{Error, ErrorKind, Result, format_error, io_error};
 /// checked before anything else. (For a regular file the flag changes
 /// nothing: reads and writes of regular files never return `EAGAIN`.)
 pub fn open_regular(path: &Path, write: bool) -> Result<File> {
+    open_regular_meta(path, write).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the metadata its check read (one `stat`, which
+/// the caller may use for what does not change while the file is open:
+/// its device and inode).
+pub(crate) fn open_regular_meta(path: &Path, write: bool) -> Result<(File, std::fs::Metadata)> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(write);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
     let file = options.open(path).map_err(io_error("open", path))?;
-    let file_type = file.metadata().map_err(io_error("stat", path))?.file_type();
+    let meta = file.metadata().map_err(io_error("stat", path))?;
+    let file_type = meta.file_type();
     if file_type.is_file() {
-        return Ok(file);
+        return Ok((file, meta));
     }
     let kind = if file_type.is_dir() {
         "a directory"
@@ -87,9 +96,23 @@ pub(crate) fn read_header(
     path: &Path,
     options: &ParseOptions,
 ) -> Result<(Header, Layout)> {
-    // npy-core's stream reader: a few small reads, and a buffer that grows
-    // with the bytes that arrive, never with what the length field claims.
-    Header::read_from(&mut &*file, options)
+    // One read of the first page holds almost every header (npy-core's
+    // stream reader would make three: preamble, length, header); a longer
+    // one continues from the file, and the buffer grows with the bytes that
+    // arrive, never with what the length field claims. The file's position
+    // is left past what was read: every caller seeks before its next use.
+    let mut head = [0u8; HEAD_READ];
+    let got = loop {
+        match (&mut &*file).read(&mut head) {
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            got => break got,
+        }
+    }
+    .map_err(io_error("read the header of", path))?;
+    Header::read_from(&mut (&head[..got]).chain(file), options)
         .map(|parsed| (parsed.header, parsed.layout))
         .map_err(format_error("read the header of", path))
 }
+
+/// How much of a file [`read_header`] reads at once: one page.
+const HEAD_READ: usize = 4096;

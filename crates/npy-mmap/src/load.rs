@@ -4,24 +4,63 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, read_data, read_objects};
+use npy_core::io::{AlignedBytes, NpyArray, ObjectData, ReadOptions, decode_objects, read_data};
 use npy_core::{ByteOrder, DType, Header, Layout};
 
 use crate::error::{Result, format_error, io_error};
 use crate::file::read_header;
-use crate::lock::{Locks, lock_shared};
+use crate::lock::{Locks, lock_shared_meta};
 use crate::sys::AnonymousMemory;
+
+/// A file read into memory, an object array's items not made yet (from
+/// [`OpenOptions::load_decoded`](crate::OpenOptions::load_decoded)).
+#[derive(Debug)]
+pub enum Loaded {
+    /// An array of plain data (or an object array already made).
+    Array(NpyArray),
+    /// An object array's pickle, decoded and checked against its header:
+    /// [`ObjectData::build_items`] makes its items with any
+    /// [`Build`](npy_core::pickle::Build) (Python objects, say),
+    /// [`ObjectData::into_array`] as [`PyValue`](npy_core::pickle::PyValue)s.
+    Objects(ObjectData),
+}
+
+impl Loaded {
+    /// The array, an object array's items made as
+    /// [`PyValue`](npy_core::pickle::PyValue)s.
+    pub fn into_array(self) -> npy_core::Result<NpyArray> {
+        match self {
+            Loaded::Array(array) => Ok(array),
+            Loaded::Objects(objects) => objects.into_array(),
+        }
+    }
+
+    /// Where the array lies in its file.
+    pub fn layout(&self) -> &Layout {
+        match self {
+            Loaded::Array(array) => array.layout(),
+            Loaded::Objects(objects) => objects.layout(),
+        }
+    }
+}
 
 /// [`load`](crate::load) with options (from [`OpenOptions::load`](crate::OpenOptions::load)).
 pub(crate) fn load_file(path: &Path, options: &ReadOptions, locks: Locks) -> Result<NpyArray> {
+    load_decoded(path, options, locks)?
+        .into_array()
+        .map_err(format_error("read", path))
+}
+
+/// [`load_file`], an object array's items not made yet.
+pub(crate) fn load_decoded(path: &Path, options: &ReadOptions, locks: Locks) -> Result<Loaded> {
     let file_error = |source| format_error("read", path)(source);
-    let mut file = crate::file::open_regular(path, false)?;
+    let (mut file, meta) = crate::file::open_regular_meta(path, false)?;
     // Held while reading: no process following the locking rule changes
     // the file's structure under the read.
-    lock_shared(&file, path, locks)?;
+    lock_shared_meta(&file, path, Some(&meta), locks)?;
     let (header, layout) = read_header(&file, path, &options.parse)?;
     if header.dtype == DType::Object {
-        return load_objects(file, path, &header, layout, options);
+        return load_objects(file, path, &header, layout, options).map(Loaded::Objects);
     }
     options.check_data_len(&layout).map_err(file_error)?;
     let file_len = file.metadata().map_err(io_error("stat", path))?.len();
@@ -35,7 +74,9 @@ pub(crate) fn load_file(path: &Path, options: &ReadOptions, locks: Locks) -> Res
     }
     file.seek(SeekFrom::Start(layout.data_offset as u64))
         .map_err(io_error("read", path))?;
-    read_into_memory(&file, header, layout, options.to_native).map_err(file_error)
+    read_into_memory(&file, header, layout, options.to_native)
+        .map(Loaded::Array)
+        .map_err(file_error)
 }
 
 /// Decodes the pickle after an object array's header (its length is
@@ -46,10 +87,10 @@ fn load_objects(
     header: &Header,
     layout: Layout,
     options: &ReadOptions,
-) -> Result<NpyArray> {
+) -> Result<ObjectData> {
     file.seek(SeekFrom::Start(layout.data_offset as u64))
         .map_err(io_error("read", path))?;
-    read_objects(std::io::BufReader::new(file), header, layout, options)
+    decode_objects(std::io::BufReader::new(file), header, layout, options)
         .map_err(format_error("read", path))
 }
 

@@ -16,11 +16,11 @@ use crate::advice::Advice;
 use crate::array::MapRequest;
 use crate::array::MappedArray;
 use crate::error::{Error, ErrorKind, Result};
-use crate::file::{open_regular, read_header};
+use crate::file::{open_regular_meta, read_header};
 use crate::foreign::{ForeignArray, ForeignMode};
 use crate::grow::Appender;
 use crate::live::LiveArray;
-use crate::lock::{Locking, Locks, TrackedFile, lock_shared};
+use crate::lock::{Locking, Locks, TrackedFile, lock_shared_meta};
 use crate::mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite};
 #[cfg(feature = "npz")]
 use crate::npz::{MappedNpz, NpzArchive};
@@ -246,6 +246,15 @@ impl OpenOptions {
         crate::load::load_file(path.as_ref(), &self.read, self.locks)
     }
 
+    /// [`load`](Self::load), an object array decoded but its items not made
+    /// yet: [`Loaded::Objects`](crate::load::Loaded::Objects), whose items a caller makes with its own
+    /// [`Build`](npy_core::pickle::Build) (the Python package makes Python
+    /// objects straight from the pickle's text). The decode needs nothing
+    /// of the caller's; the build, whatever the builder needs (Python's GIL).
+    pub fn load_decoded(&self, path: impl AsRef<Path>) -> Result<crate::load::Loaded> {
+        crate::load::load_decoded(path.as_ref(), &self.read, self.locks)
+    }
+
     /// Opens `path` for appending rows in place. See [`Appender`].
     pub fn append(&self, path: impl AsRef<Path>) -> Result<Appender> {
         Appender::open(path.as_ref(), &self.read.parse, self.locks)
@@ -282,9 +291,14 @@ impl OpenOptions {
     fn open_locked(&self, path: &Path, write: bool) -> Result<(TrackedFile, Header, Layout)> {
         // Tracked from the start: a child forked while this opens does not
         // keep the descriptor (see `lock::registry`).
-        let tracked = TrackedFile::open(|| open_regular(path, write))?;
+        let mut meta = None;
+        let tracked = TrackedFile::open(|| {
+            let (file, opened) = open_regular_meta(path, write)?;
+            meta = Some(opened);
+            Ok(file)
+        })?;
         let file = tracked.file();
-        lock_shared(file, path, self.locks)?;
+        lock_shared_meta(file, path, meta.as_ref(), self.locks)?;
         let read = match &self.headerless {
             Some(headerless) => file
                 .metadata()

@@ -12,7 +12,7 @@ use pyo3::types::PyBytes;
 use crate::arguments::{encoding, header, locking, open_options};
 use crate::door_in;
 use crate::errors::{core_error, mmap_error, warn_if_python2};
-use crate::objects::{Parts, array_parts, object_array};
+use crate::objects::{Parts, array_parts, object_array, object_parts};
 
 /// Reads a whole `.npy` file into memory (`np.load` without `mmap_mode`).
 #[pyfunction]
@@ -31,9 +31,14 @@ fn load(
         encoding,
         self::locking(locking)?,
     )?;
-    let array = py.detach(|| options.load(&path)).map_err(mmap_error)?;
-    warn_if_python2(py, array.layout().python2_header)?;
-    array_parts(py, array)
+    // Decoded without the GIL; an object array's items are made with it,
+    // as Python objects straight from the pickle's text.
+    let loaded = py.detach(|| options.load_decoded(&path)).map_err(mmap_error)?;
+    warn_if_python2(py, loaded.layout().python2_header)?;
+    match loaded {
+        npy_mmap::Loaded::Array(array) => array_parts(py, array),
+        npy_mmap::Loaded::Objects(objects) => object_parts(py, objects),
+    }
 }
 
 /// Reads one `.npy` from the start of `data` (the rest of a file object):

@@ -1,10 +1,12 @@
 //! Object arrays: npy-core's restricted unpickler decodes what `np.save`
-//! writes for `dtype=object` into [`PyValue`]s (it names and refuses every
-//! other global and never calls anything); here they become Python objects,
-//! and Python objects become `PyValue`s for npy-core's pickler.
+//! writes for `dtype=object` (it names and refuses every other global and
+//! never calls anything); here its values become Python objects, made
+//! straight from the pickle's text by [`PyBuild`] (or, for the paths that
+//! hand over [`PyValue`]s, converted by [`to_py`]), and Python objects
+//! become `PyValue`s for npy-core's pickler.
 
-use npy_core::io::NpyArray;
-use npy_core::pickle::{NumpyScalar, PyValue};
+use npy_core::io::{NpyArray, ObjectData};
+use npy_core::pickle::{Build, NumpyScalar, PyValue};
 use npy_core::{DType, Header, Order};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -30,6 +32,166 @@ pub(crate) fn array_to_py(py: Python<'_>, array: NpyArray) -> PyResult<Py<PyAny>
     let parts = array_parts(py, array)?;
     let ndarray = convert_module(py)?.getattr("from_parts")?.call1(parts)?;
     Ok(ndarray.unbind())
+}
+
+/// npy-core's unpickler's [`Build`] for Python objects: each value made
+/// from the slice of the pickle it lies in (a `str` by `PyUnicode` from
+/// the UTF-8 text, no Rust `String` between), an object the pickle shares
+/// made once and shared, as Python's unpickler shares it.
+pub(crate) struct PyBuild<'py> {
+    py: Python<'py>,
+    /// The Python exception a value's making raised (npy-core carries only
+    /// its message).
+    error: Option<PyErr>,
+}
+
+impl<'py> PyBuild<'py> {
+    pub(crate) fn new(py: Python<'py>) -> Self {
+        PyBuild { py, error: None }
+    }
+
+    /// `result`, its exception kept for [`into_error`](Self::into_error).
+    fn keep<T>(&mut self, result: PyResult<T>) -> npy_core::Result<T> {
+        result.map_err(|error| {
+            let reason = format!("making a Python object failed: {error}");
+            self.error = Some(error);
+            npy_core::Error::Unpickling {
+                position: 0,
+                reason,
+            }
+        })
+    }
+
+    /// The Python exception for `error`: the one a value's making raised,
+    /// else npy-core's error as numpy's exception.
+    pub(crate) fn into_error(self, error: npy_core::Error) -> PyErr {
+        self.error.unwrap_or_else(|| core_error(error))
+    }
+
+    fn any<T>(value: Bound<'py, T>) -> npy_core::Result<Bound<'py, PyAny>> {
+        Ok(value.into_any())
+    }
+}
+
+impl<'py> Build for PyBuild<'py> {
+    type Value = Bound<'py, PyAny>;
+
+    fn none(&mut self) -> npy_core::Result<Self::Value> {
+        Ok(self.py.None().into_bound(self.py))
+    }
+    fn bool(&mut self, value: bool) -> npy_core::Result<Self::Value> {
+        Self::any(PyBool::new(self.py, value).to_owned())
+    }
+    fn int(&mut self, value: i64) -> npy_core::Result<Self::Value> {
+        let made = value.into_pyobject(self.py).map(Bound::into_any);
+        self.keep(made.map_err(Into::into))
+    }
+    fn big_int(&mut self, le_bytes: &[u8]) -> npy_core::Result<Self::Value> {
+        let py = self.py;
+        let made = (|| {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("signed", true)?;
+            py.get_type::<PyInt>().call_method(
+                "from_bytes",
+                (PyBytes::new(py, le_bytes), "little"),
+                Some(&kwargs),
+            )
+        })();
+        self.keep(made)
+    }
+    fn float(&mut self, value: f64) -> npy_core::Result<Self::Value> {
+        Self::any(PyFloat::new(self.py, value))
+    }
+    fn complex(&mut self, re: f64, im: f64) -> npy_core::Result<Self::Value> {
+        Self::any(PyComplex::from_doubles(self.py, re, im))
+    }
+    fn str(&mut self, text: &str) -> npy_core::Result<Self::Value> {
+        Self::any(PyString::new(self.py, text))
+    }
+    fn bytes(&mut self, bytes: &[u8]) -> npy_core::Result<Self::Value> {
+        Self::any(PyBytes::new(self.py, bytes))
+    }
+    fn byte_array(&mut self, bytes: &[u8]) -> npy_core::Result<Self::Value> {
+        Self::any(PyByteArray::new(self.py, bytes))
+    }
+    fn tuple(&mut self, items: Vec<Self::Value>) -> npy_core::Result<Self::Value> {
+        let made = PyTuple::new(self.py, items).map(Bound::into_any);
+        self.keep(made)
+    }
+    fn list(&mut self, items: Vec<Self::Value>) -> npy_core::Result<Self::Value> {
+        let made = PyList::new(self.py, items).map(Bound::into_any);
+        self.keep(made)
+    }
+    fn dict(
+        &mut self,
+        pairs: Vec<(Self::Value, Self::Value)>,
+    ) -> npy_core::Result<Self::Value> {
+        let dict = PyDict::new(self.py);
+        let made = pairs
+            .into_iter()
+            .try_for_each(|(key, value)| dict.set_item(key, value));
+        self.keep(made)?;
+        Self::any(dict)
+    }
+    fn set(&mut self, items: Vec<Self::Value>) -> npy_core::Result<Self::Value> {
+        let made = PySet::new(self.py, items).map(Bound::into_any);
+        self.keep(made)
+    }
+    fn frozen_set(&mut self, items: Vec<Self::Value>) -> npy_core::Result<Self::Value> {
+        let made = PyFrozenSet::new(self.py, items).map(Bound::into_any);
+        self.keep(made)
+    }
+    fn array(&mut self, array: NpyArray) -> npy_core::Result<Self::Value> {
+        let made = array_to_py(self.py, array).map(|array| array.into_bound(self.py));
+        self.keep(made)
+    }
+    fn object_array(
+        &mut self,
+        header: Header,
+        items: Vec<Self::Value>,
+    ) -> npy_core::Result<Self::Value> {
+        let py = self.py;
+        let made = (|| {
+            let list = PyList::new(py, items)?;
+            convert_module(py)?.getattr("objects")?.call1((
+                list,
+                header.shape,
+                header.order == Order::Fortran,
+            ))
+        })();
+        self.keep(made)
+    }
+    fn scalar(&mut self, scalar: &NumpyScalar) -> npy_core::Result<Self::Value> {
+        let py = self.py;
+        let made = (|| {
+            convert_module(py)?
+                .getattr("scalar_from_bytes")?
+                .call1((scalar.dtype.header_repr(), PyBytes::new(py, &scalar.bytes)))
+        })();
+        self.keep(made)
+    }
+    fn builtin_type(&mut self, name: &'static str) -> npy_core::Result<Self::Value> {
+        let made = (|| self.py.import("builtins")?.getattr(name))();
+        self.keep(made)
+    }
+}
+
+/// A decoded object array's [`Parts`]: its items made as Python objects
+/// (in the header's memory order), a list.
+pub(crate) fn object_parts(py: Python<'_>, objects: ObjectData) -> PyResult<Parts> {
+    let header = objects.header().clone();
+    let mut build = PyBuild::new(py);
+    let items = match objects.build_items(&mut build) {
+        Ok(items) => items,
+        Err(error) => return Err(build.into_error(error)),
+    };
+    let list = PyList::new(py, items)?;
+    Ok((
+        list.into_any().unbind(),
+        "'|O'".into(),
+        header.shape,
+        header.order == Order::Fortran,
+    ))
 }
 
 /// One decoded value as a Python object.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import pathlib
+import sys
 import warnings
 import zipfile
 
@@ -266,6 +267,96 @@ def test_object_arrays_round_trip_with_the_restricted_unpickler(tmp_path: pathli
     assert list(np.load(tmp_path / "ours.npy", allow_pickle=True)) == list(values)
     with pytest.raises(ValueError, match="allow_pickle=False"):
         npy_mmap.save(tmp_path / "no.npy", values, allow_pickle=False)
+
+
+def _same_objects(ours: object, theirs: object) -> None:
+    """Equal and of the same types all the way down (1 == 1.0 == True would
+    pass a plain ==), strings and bytes bit for bit."""
+    assert type(ours) is type(theirs), (ours, theirs)
+    if isinstance(theirs, np.ndarray):
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        if theirs.dtype == object:
+            for a, b in zip(ours.ravel(order="K"), theirs.ravel(order="K")):
+                _same_objects(a, b)
+        else:
+            assert ours.tobytes() == theirs.tobytes()
+    elif isinstance(theirs, (list, tuple)):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            _same_objects(a, b)
+    elif isinstance(theirs, dict):
+        assert list(ours) == list(theirs)
+        for key in theirs:
+            _same_objects(ours[key], theirs[key])
+    elif isinstance(theirs, str):
+        assert ours.encode("utf-8", "surrogatepass") == theirs.encode("utf-8", "surrogatepass")
+    else:
+        assert ours == theirs or (ours != ours and theirs != theirs)
+
+
+def test_object_arrays_load_as_numpys_value_for_value(tmp_path: pathlib.Path) -> None:
+    text = "ascii, é, ☃, \U0001f600, \x00, \u2028"
+    values = np.empty((2, 4), dtype=object, order="F")
+    values[:] = [
+        [text, "", b"\x00\xff raw", bytearray(b"ba")],
+        [
+            [1, [2, [3, {"deep": ("t", None, True, False)}]]],
+            {"k": 1, 2: "two", (3, 4): [5.5, float("nan"), -0.0, 1e308]},
+            [-(1 << 100), 1 << 63, -(1 << 63), 0, -1, 255, 1 << 200],
+            (complex(1.5, -2), {1, "s"}, frozenset({b"f"})),
+        ],
+    ]
+    np.save(tmp_path / "theirs.npy", values)
+    ours = npy_mmap.load(tmp_path / "theirs.npy", allow_pickle=True)
+    theirs = np.load(tmp_path / "theirs.npy", allow_pickle=True)
+    assert ours.flags.f_contiguous == theirs.flags.f_contiguous
+    _same_objects(ours, theirs)
+
+
+def test_object_arrays_share_what_the_pickle_shares(tmp_path: pathlib.Path) -> None:
+    shared_list = [1, 2]
+    shared_text = "x" * 50
+    values = np.empty(5, dtype=object)
+    values[:] = [shared_list, shared_list, shared_text, shared_text, (shared_list, shared_text)]
+    np.save(tmp_path / "shared.npy", values)
+    for loaded in (
+        np.load(tmp_path / "shared.npy", allow_pickle=True),
+        npy_mmap.load(tmp_path / "shared.npy", allow_pickle=True),
+    ):
+        # One object where the pickle has one (its memo), as Python's unpickler makes it.
+        assert loaded[0] is loaded[1] is loaded[4][0]
+        assert loaded[2] is loaded[3] is loaded[4][1]
+        assert loaded[0] == [1, 2] and loaded[2] == shared_text
+
+
+def test_object_arrays_of_many_strings_load_in_order(tmp_path: pathlib.Path) -> None:
+    strings = np.array([f"item-{i}-\u00e9" * (i % 5) for i in range(100_000)], dtype=object).reshape(100, 1000)
+    np.save(tmp_path / "many.npy", strings)
+    loaded = npy_mmap.load(tmp_path / "many.npy", allow_pickle=True)
+    assert loaded.shape == strings.shape and loaded.dtype == object
+    assert loaded.tolist() == strings.tolist()
+
+
+def test_object_arrays_that_hold_themselves_or_nest_too_deep_are_refused(tmp_path: pathlib.Path) -> None:
+    looped: list = []
+    looped.append(looped)
+    values = np.empty(1, dtype=object)
+    values[0] = looped
+    np.save(tmp_path / "loop.npy", values)
+    with pytest.raises(ValueError, match="holds itself"):
+        npy_mmap.load(tmp_path / "loop.npy", allow_pickle=True)
+    deep: list = []
+    for _ in range(2000):
+        deep = [deep]
+    values[0] = deep
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)
+    try:
+        np.save(tmp_path / "deep.npy", values)
+    finally:
+        sys.setrecursionlimit(limit)
+    with pytest.raises(ValueError, match="nested deeper than"):
+        npy_mmap.load(tmp_path / "deep.npy", allow_pickle=True)
 
 
 class _Hostile:

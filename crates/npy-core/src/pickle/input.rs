@@ -80,6 +80,37 @@ impl<R: Read> Input<R> {
         })
     }
 
+    /// What is left of the current frame (empty outside frames).
+    #[inline]
+    pub(super) fn frame_rest(&self) -> &[u8] {
+        &self.frame[self.frame_pos..]
+    }
+
+    /// Consumes `n` bytes of the current frame (at most
+    /// [`frame_rest`](Self::frame_rest)'s length).
+    #[inline]
+    pub(super) fn advance(&mut self, n: usize) {
+        self.frame_pos += n;
+        self.position += n as u64;
+    }
+
+    /// The next `n` bytes, borrowed from the current frame, when inside one
+    /// (`None` outside frames: [`vec`](Self::vec) reads them).
+    #[inline]
+    pub(super) fn frame_slice(&mut self, n: u64) -> Result<Option<&[u8]>> {
+        if self.in_frame() == 0 {
+            return Ok(None);
+        }
+        let n = usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= self.in_frame())
+            .ok_or_else(|| self.error("pickle exhausted before end of frame"))?;
+        let start = self.frame_pos;
+        self.frame_pos += n;
+        self.position += n as u64;
+        Ok(Some(&self.frame[start..start + n]))
+    }
+
     /// `n` bytes; memory follows the bytes that arrive, never `n` alone.
     pub(super) fn vec(&mut self, n: u64) -> Result<Vec<u8>> {
         if self.in_frame() > 0 {

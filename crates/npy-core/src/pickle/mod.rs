@@ -57,12 +57,12 @@
 //! ```
 
 mod arena;
+mod build;
 mod globals;
 mod input;
 mod opcodes;
 mod options;
 mod reduce;
-mod tree;
 mod value;
 mod vm;
 mod write;
@@ -70,6 +70,7 @@ mod write;
 use std::io::Read;
 
 pub use crate::array::{NumpyScalar, PyValue};
+pub use build::{Build, Decoded, Tree};
 pub use options::{Encoding, PickleOptions};
 
 use crate::array::NpyArray;
@@ -82,6 +83,18 @@ use crate::error::Result;
 /// Errors: [`Error::Unpickling`](crate::Error::Unpickling) for anything the
 /// restricted unpickler refuses or finds malformed, read errors.
 pub fn unpickle<R: Read>(reader: R, options: &PickleOptions) -> Result<(PyValue, u64)> {
+    let decoded = decode(reader, options)?;
+    let consumed = decoded.consumed();
+    Ok((decoded.build(&mut Tree)?, consumed))
+}
+
+/// Decodes one pickle from `reader` up to its `STOP` opcode (so several can
+/// follow each other), without making its values: [`Decoded::build`] makes
+/// them with any [`Build`] (Python objects straight from the pickle's text,
+/// say). [`unpickle`] is this with [`Tree`].
+///
+/// Errors: as [`unpickle`]'s, less those of making the values.
+pub fn decode<R: Read>(reader: R, options: &PickleOptions) -> Result<Decoded> {
     vm::Unpickler::new(reader, options).run()
 }
 

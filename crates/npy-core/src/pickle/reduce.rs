@@ -4,15 +4,15 @@
 //! `scalar(dtype, bytes)`, `_frombuffer`, and the builtins protocol 2 spells
 //! as calls). Nothing is called.
 
-use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, Node, View, latin1_bytes};
+use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, Leaf, Node, View, latin1_bytes};
 use super::globals::Global;
-use crate::array::{NumpyScalar, PyValue};
+use crate::array::NumpyScalar;
 use crate::dtype::{ByteOrder, DType};
 use crate::error::{Error, Result};
 use crate::header::{Header, Order};
 
 /// REDUCE: a call, interpreted for the few callables allowed.
-pub(super) fn reduce(arena: &Arena, callable: Id, args: Id) -> Result<Node> {
+pub(super) fn reduce(arena: &mut Arena, callable: Id, args: Id) -> Result<Node> {
     let View::Node(&Node::Global(global)) = arena.node(callable) else {
         return Err(arena.error(format!(
             "REDUCE on a {}, which is not callable",
@@ -20,7 +20,7 @@ pub(super) fn reduce(arena: &Arena, callable: Id, args: Id) -> Result<Node> {
         )));
     };
     let args = arena.tuple(args, "REDUCE arguments")?.to_vec();
-    let bad_args = || arena.error(format!("unexpected arguments for {global:?}"));
+    let bad_args = |arena: &Arena| arena.error(format!("unexpected arguments for {global:?}"));
     Ok(match (global, args.as_slice()) {
         (Global::Reconstruct, [class, _shape, _typecode]) => {
             if !matches!(
@@ -53,7 +53,7 @@ pub(super) fn reduce(arena: &Arena, callable: Id, args: Id) -> Result<Node> {
                     bytes.len()
                 )));
             }
-            Node::Leaf(PyValue::Scalar(Box::new(NumpyScalar { dtype, bytes })))
+            Node::Leaf(Leaf::Scalar(Box::new(NumpyScalar { dtype, bytes })))
         }
         (Global::FromBuffer, [buffer, dtype, shape, order]) => {
             let Elem::Data(dtype) = arena.elem_of(*dtype)? else {
@@ -80,42 +80,44 @@ pub(super) fn reduce(arena: &Arena, callable: Id, args: Id) -> Result<Node> {
         (Global::Set | Global::FrozenSet, [items]) => {
             let items = match arena.node(*items) {
                 View::Node(Node::List(items) | Node::Tuple(items)) => items.clone(),
-                _ => return Err(bad_args()),
+                _ => return Err(bad_args(arena)),
             };
             match global {
                 Global::Set => Node::Set(items),
                 _ => Node::FrozenSet(items),
             }
         }
-        (Global::ByteArray, []) => Node::Leaf(PyValue::ByteArray(Vec::new())),
+        (Global::ByteArray, []) => Node::Leaf(Leaf::ByteArray(arena.add_bytes(&[]))),
         (Global::ByteArray, [data]) => {
-            Node::Leaf(PyValue::ByteArray(arena.bytes_of(*data, "a bytearray")?))
+            let bytes = arena.bytes_of(*data, "a bytearray")?;
+            Node::Leaf(Leaf::ByteArray(arena.add_bytes(&bytes)))
         }
         (Global::ByteArray | Global::Encode, [text, encoding]) => {
             let encoding = arena.text_of(*encoding, "an encoding")?;
             if !matches!(encoding.as_str(), "latin1" | "latin-1") {
                 return Err(arena.error(format!("unsupported encoding {encoding:?}")));
             }
-            let View::Leaf(PyValue::Str(text)) = arena.node(*text) else {
-                return Err(bad_args());
+            let Some(text) = arena.str_of(*text)? else {
+                return Err(bad_args(arena));
             };
             let bytes = latin1_bytes(text)
                 .ok_or_else(|| arena.error("a latin-1 str holds characters above U+00FF"))?;
+            let span = arena.add_bytes(&bytes);
             match global {
-                Global::ByteArray => Node::Leaf(PyValue::ByteArray(bytes)),
-                _ => Node::Leaf(PyValue::Bytes(bytes)),
+                Global::ByteArray => Node::Leaf(Leaf::ByteArray(span)),
+                _ => Node::Leaf(Leaf::Bytes(span)),
             }
         }
-        (Global::Bytes, []) => Node::Leaf(PyValue::Bytes(Vec::new())),
-        (Global::Complex, [re]) => Node::Leaf(PyValue::Complex(
+        (Global::Bytes, []) => Node::Leaf(Leaf::Bytes(arena.add_bytes(&[]))),
+        (Global::Complex, [re]) => Node::Leaf(Leaf::Complex(
             arena.float_of(*re, "a complex's real part")?,
             0.0,
         )),
-        (Global::Complex, [re, im]) => Node::Leaf(PyValue::Complex(
+        (Global::Complex, [re, im]) => Node::Leaf(Leaf::Complex(
             arena.float_of(*re, "a complex's real part")?,
             arena.float_of(*im, "a complex's imaginary part")?,
         )),
-        _ => return Err(bad_args()),
+        _ => return Err(bad_args(arena)),
     })
 }
 
@@ -220,7 +222,7 @@ fn dtype_state(arena: &Arena, type_str: &str, state: Id) -> Result<Elem> {
     }
     let itemsize = arena.int_of(items[5], "a dtype's itemsize")?;
     let names = match arena.node(items[3]) {
-        View::Leaf(PyValue::None) => None,
+        View::Leaf(Leaf::None) => None,
         View::Node(Node::Tuple(names)) => Some(names.clone()),
         other => {
             return Err(arena.error(format!(
@@ -232,7 +234,7 @@ fn dtype_state(arena: &Arena, type_str: &str, state: Id) -> Result<Elem> {
     if let Some(names) = names {
         return record_state(arena, &names, items[4], itemsize);
     }
-    if !matches!(arena.node(items[2]), View::Leaf(PyValue::None)) {
+    if !matches!(arena.node(items[2]), View::Leaf(Leaf::None)) {
         let [base, shape] = arena.tuple(items[2], "a dtype's subarray")? else {
             return Err(arena.error("a dtype's subarray must be (base, shape)"));
         };

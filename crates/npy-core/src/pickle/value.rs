@@ -13,6 +13,15 @@ impl PyValue {
     /// An `int` from the little-endian two's-complement bytes of pickle's
     /// `LONG1`/`LONG4` (empty is 0): [`PyValue::Int`] when it fits.
     pub fn int_from_le_bytes(bytes: &[u8]) -> PyValue {
+        match Self::int_from_le_parts(bytes) {
+            Ok(n) => PyValue::Int(n),
+            Err(bytes) => PyValue::BigInt(bytes.to_vec()),
+        }
+    }
+
+    /// The `i64` of little-endian two's-complement bytes when it fits,
+    /// else the bytes without redundant sign bytes (a `BigInt`'s).
+    pub(crate) fn int_from_le_parts(bytes: &[u8]) -> std::result::Result<i64, &[u8]> {
         // Without redundant sign bytes, equal numbers have equal bytes.
         let bytes = trim_sign_bytes(bytes);
         if bytes.len() <= 8 {
@@ -23,9 +32,9 @@ impl PyValue {
             };
             let mut word = [fill; 8];
             word[..bytes.len()].copy_from_slice(bytes);
-            return PyValue::Int(i64::from_le_bytes(word));
+            return Ok(i64::from_le_bytes(word));
         }
-        PyValue::BigInt(bytes.to_vec())
+        Err(bytes)
     }
 
     /// The little-endian two's-complement bytes of an int value (the

@@ -14,14 +14,13 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use super::arena::{Arena, Id, Node, View};
+use super::arena::{Arena, Id, Leaf, Node};
+use super::build::Decoded;
 use super::globals::Global;
 use super::input::Input;
 use super::opcodes::*;
 use super::options::{Encoding, PickleOptions};
 use super::reduce::{build, reduce};
-use super::tree::into_value;
-use crate::array::PyValue;
 use crate::error::{Error, Result};
 
 pub(super) struct Unpickler<'o, R> {
@@ -49,14 +48,16 @@ impl<'o, R: Read> Unpickler<'o, R> {
         }
     }
 
+    #[inline]
     fn push(&mut self, node: Node) -> Result<()> {
         let id = self.arena.add(node)?;
         self.stack.push(id);
         Ok(())
     }
 
-    fn push_value(&mut self, value: PyValue) -> Result<()> {
-        self.push(Node::Leaf(value))
+    #[inline]
+    fn push_leaf(&mut self, leaf: Leaf) -> Result<()> {
+        self.push(Node::Leaf(leaf))
     }
 
     fn pop(&mut self) -> Result<Id> {
@@ -67,6 +68,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
         Ok(self.stack.pop().unwrap_or_default())
     }
 
+    #[inline]
     fn top(&self) -> Result<Id> {
         let floor = self.marks.last().copied().unwrap_or(0);
         match self.stack.last() {
@@ -84,6 +86,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
         Ok(self.stack.split_off(mark))
     }
 
+    #[inline]
     fn memo_put(&mut self, index: u64) -> Result<()> {
         let id = self.top()?;
         let index = u32::try_from(index).map_err(|_| self.arena.error("memo index too large"))?;
@@ -113,37 +116,25 @@ impl<'o, R: Read> Unpickler<'o, R> {
         Ok(())
     }
 
-    fn text(&mut self, bytes: Vec<u8>) -> Result<Node> {
-        String::from_utf8(bytes)
-            .map(|s| Node::Leaf(PyValue::Str(s)))
-            .map_err(|e| {
-                self.arena.error(format!(
-                    "invalid UTF-8 in a str at byte {}",
-                    e.utf8_error().valid_up_to()
-                ))
-            })
-    }
-
     /// A Python 2 `str` (BINSTRING), decoded as `encoding` says (np.load's `encoding`).
-    fn py2_str(&mut self, bytes: Vec<u8>) -> Result<Node> {
-        match self.options.encoding {
-            Encoding::Bytes => Ok(Node::Leaf(PyValue::Bytes(bytes))),
-            Encoding::Latin1 => Ok(Node::Leaf(PyValue::Str(
-                bytes.iter().map(|&b| char::from(b)).collect(),
-            ))),
+    fn py2_str(encoding: Encoding, arena: &mut Arena, bytes: &[u8]) -> Result<Leaf> {
+        match encoding {
+            Encoding::Bytes => Ok(Leaf::Bytes(arena.add_bytes(bytes))),
+            Encoding::Latin1 => Ok(Leaf::Str(arena.add_latin1(bytes))),
             Encoding::Ascii => match bytes.iter().position(|b| !b.is_ascii()) {
                 Some(index) => Err(Error::Python2Str {
-                    position: self.arena.position,
+                    position: arena.position,
                     byte: bytes[index],
                     index,
                 }),
-                None => self.text(bytes),
+                None => Ok(Leaf::Str(arena.add_str(bytes))),
             },
         }
     }
 
-    /// Runs the pickle to its STOP; returns the result and the bytes read.
-    pub(super) fn run(mut self) -> Result<(PyValue, u64)> {
+    /// Runs the pickle to its STOP; returns the objects it made, whose
+    /// result a [`Build`](super::Build) turns into values.
+    pub(super) fn run(mut self) -> Result<Decoded> {
         loop {
             self.arena.position = self.input.position;
             let op = self.input.byte()?;
@@ -160,46 +151,51 @@ impl<'o, R: Read> Unpickler<'o, R> {
                     self.input.start_frame(len)?;
                 }
                 STOP => {
-                    let top = self.pop()?;
+                    let root = self.pop()?;
+                    self.arena.finish_text()?;
                     let consumed = self.input.position;
-                    let value = into_value(self.arena, top, self.options, consumed)?;
-                    return Ok((value, consumed));
+                    return Ok(Decoded::new(self.arena, root, self.options, consumed));
                 }
-                NONE => self.push_value(PyValue::None)?,
-                NEWTRUE | NEWFALSE => self.push_value(PyValue::Bool(op == NEWTRUE))?,
+                NONE => self.push_leaf(Leaf::None)?,
+                NEWTRUE | NEWFALSE => self.push_leaf(Leaf::Bool(op == NEWTRUE))?,
                 BININT1 | BININT2 => {
                     let n = self.argument(op)?;
-                    self.push_value(PyValue::Int(n as i64))?;
+                    self.push_leaf(Leaf::Int(n as i64))?;
                 }
                 BININT => {
                     let n = self.argument(op)? as u32 as i32;
-                    self.push_value(PyValue::Int(i64::from(n)))?;
+                    self.push_leaf(Leaf::Int(i64::from(n)))?;
                 }
                 BINFLOAT => {
                     let x = f64::from_be_bytes(self.input.array()?);
-                    self.push_value(PyValue::Float(x))?;
+                    self.push_leaf(Leaf::Float(x))?;
                 }
                 LONG1 | LONG4 => {
-                    let bytes = self.payload(op)?;
-                    self.push_value(PyValue::int_from_le_bytes(&bytes))?;
+                    let leaf = self.payload(op, |arena, bytes| Ok(arena.int_leaf(bytes)))?;
+                    self.push_leaf(leaf)?;
                 }
+                SHORT_BINUNICODE if !self.input.frame_rest().is_empty() => self.short_strs()?,
                 SHORT_BINUNICODE | BINUNICODE | BINUNICODE8 => {
-                    let bytes = self.payload(op)?;
-                    let node = self.text(bytes)?;
-                    self.push(node)?;
+                    let leaf =
+                        self.payload(op, |arena, bytes| Ok(Leaf::Str(arena.add_str(bytes))))?;
+                    self.push_leaf(leaf)?;
                 }
                 SHORT_BINSTRING | BINSTRING => {
-                    let bytes = self.payload(op)?;
-                    let node = self.py2_str(bytes)?;
-                    self.push(node)?;
+                    let encoding = self.options.encoding;
+                    let leaf =
+                        self.payload(op, |arena, bytes| Self::py2_str(encoding, arena, bytes))?;
+                    self.push_leaf(leaf)?;
                 }
                 SHORT_BINBYTES | BINBYTES | BINBYTES8 => {
-                    let bytes = self.payload(op)?;
-                    self.push_value(PyValue::Bytes(bytes))?;
+                    let leaf =
+                        self.payload(op, |arena, bytes| Ok(Leaf::Bytes(arena.add_bytes(bytes))))?;
+                    self.push_leaf(leaf)?;
                 }
                 BYTEARRAY8 => {
-                    let bytes = self.payload(op)?;
-                    self.push_value(PyValue::ByteArray(bytes))?;
+                    let leaf = self.payload(op, |arena, bytes| {
+                        Ok(Leaf::ByteArray(arena.add_bytes(bytes)))
+                    })?;
+                    self.push_leaf(leaf)?;
                 }
                 MARK | POP | POP_MARK | DUP => self.stack_op(op)?,
                 EMPTY_TUPLE | TUPLE1 | TUPLE2 | TUPLE3 | TUPLE | EMPTY_LIST | LIST | APPEND
@@ -221,7 +217,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 REDUCE => {
                     let args = self.pop()?;
                     let callable = self.pop()?;
-                    let node = reduce(&self.arena, callable, args)?;
+                    let node = reduce(&mut self.arena, callable, args)?;
                     self.push(node)?;
                 }
                 BUILD => {
@@ -234,14 +230,74 @@ impl<'o, R: Read> Unpickler<'o, R> {
         }
     }
 
+    /// A run of `SHORT_BINUNICODE` strings inside a frame, each memoized
+    /// (`MEMOIZE`) or not: what `np.save` writes for an object array of
+    /// strings, decoded in one loop (its `SHORT_BINUNICODE` opcode read).
+    /// Does what the opcodes one by one would do.
+    fn short_strs(&mut self) -> Result<()> {
+        loop {
+            let rest = self.input.frame_rest();
+            let Some((&len, rest)) = rest.split_first() else {
+                return Err(self.input.error("pickle exhausted before end of frame"));
+            };
+            let len = usize::from(len);
+            let Some(text) = rest.get(..len) else {
+                return Err(self.input.error("pickle exhausted before end of frame"));
+            };
+            let span = self.arena.add_str(text);
+            // MEMOIZE of the dense memo's next entry, and the opcode after it.
+            let dense = self.sparse_memo.is_empty() && self.memo.len() < u32::MAX as usize;
+            // The next string's opcode and length byte must be in the frame
+            // too (else the main loop reads on, from the stream).
+            let (memoize, next) = match rest.get(len..).unwrap_or_default() {
+                [MEMOIZE, next, _, ..] if dense => (true, Some(*next)),
+                [MEMOIZE, ..] if dense => (true, None),
+                [next, _, ..] => (false, Some(*next)),
+                _ => (false, None),
+            };
+            let id = self.arena.add(Node::Leaf(Leaf::Str(span)))?;
+            self.stack.push(id);
+            if memoize {
+                self.memo.push(id);
+            }
+            self.input.advance(1 + len + usize::from(memoize));
+            if next != Some(SHORT_BINUNICODE) {
+                return Ok(());
+            }
+            self.arena.position = self.input.position;
+            self.input.advance(1);
+        }
+    }
+
     /// The number that follows `op`, in the width `op` writes it in.
+    #[inline]
     fn argument(&mut self, op: u8) -> Result<u64> {
         self.input.number(argument_width(op))
     }
 
-    /// The payload that follows `op`: its length, in the width `op` writes
-    /// it in, then that many bytes.
-    fn payload(&mut self, op: u8) -> Result<Vec<u8>> {
+    /// The payload that follows `op` (its length, in the width `op` writes
+    /// it in, then that many bytes), handed to `keep` with the arena:
+    /// borrowed from the frame, or read (outside frames).
+    #[inline]
+    fn payload<T>(
+        &mut self,
+        op: u8,
+        keep: impl FnOnce(&mut Arena, &[u8]) -> Result<T>,
+    ) -> Result<T> {
+        let len = self.payload_len(op)?;
+        match self.input.frame_slice(len)? {
+            Some(bytes) => keep(&mut self.arena, bytes),
+            None => {
+                let bytes = self.input.vec(len)?;
+                keep(&mut self.arena, &bytes)
+            }
+        }
+    }
+
+    /// The length of the payload that follows `op`, in the width `op`
+    /// writes it in.
+    #[inline]
+    fn payload_len(&mut self, op: u8) -> Result<u64> {
         let len = self.argument(op)?;
         // LONG4 and BINSTRING write their length as a signed 4-byte number.
         if matches!(op, LONG4 | BINSTRING) && len > i32::MAX as u64 {
@@ -250,7 +306,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 .arena
                 .error(format!("{name} pickle has negative byte count")));
         }
-        self.input.vec(len)
+        Ok(len)
     }
 
     /// MARK, POP, POP_MARK, DUP: the stack itself.
@@ -353,12 +409,11 @@ impl<'o, R: Read> Unpickler<'o, R> {
         } else {
             let name = self.pop()?;
             let module = self.pop()?;
-            let (View::Leaf(PyValue::Str(module)), View::Leaf(PyValue::Str(name))) =
-                (self.arena.node(module), self.arena.node(name))
+            let (Some(module), Some(name)) = (self.arena.str_of(module)?, self.arena.str_of(name)?)
             else {
                 return Err(self.arena.error("STACK_GLOBAL requires str"));
             };
-            (module.clone(), name.clone())
+            (module.to_owned(), name.to_owned())
         };
         match Global::lookup(&module, &name) {
             Some(global) => self.push(Node::Global(global)),

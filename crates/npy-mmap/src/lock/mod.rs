@@ -236,7 +236,16 @@ fn refuse_own(
     wanted: &'static str,
     conflicts: impl Fn(&Held) -> bool,
 ) -> Result<()> {
-    let key = file_key(file, path)?;
+    refuse_own_key(file_key(file, path)?, path, wanted, conflicts)
+}
+
+/// [`refuse_own`] for the file with `key`.
+fn refuse_own_key(
+    key: registry::FileKey,
+    path: &Path,
+    wanted: &'static str,
+    conflicts: impl Fn(&Held) -> bool,
+) -> Result<()> {
     match registry()
         .entries()
         .iter()
@@ -250,10 +259,25 @@ fn refuse_own(
 /// Takes the structure lock shared, as `locks` says; refused at once while
 /// a writer object of this process holds it exclusive.
 pub(crate) fn lock_shared(file: &File, path: &Path, locks: Locks) -> Result<()> {
+    lock_shared_meta(file, path, None, locks)
+}
+
+/// [`lock_shared`], given the metadata of `file` read since it was opened
+/// (its device and inode name it: no second `stat`).
+pub(crate) fn lock_shared_meta(
+    file: &File,
+    path: &Path,
+    meta: Option<&std::fs::Metadata>,
+    locks: Locks,
+) -> Result<()> {
     let Locks::Take(locking) = locks else {
         return Ok(());
     };
-    refuse_own(file, path, "opening the file", |held| {
+    let key = match meta {
+        Some(meta) => key_of(meta, path)?,
+        None => file_key(file, path)?,
+    };
+    refuse_own_key(key, path, "opening the file", |held| {
         matches!(held, Held::Structure(_))
     })?;
     // A process that holds any lock of ours, of this file or another, is

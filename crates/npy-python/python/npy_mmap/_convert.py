@@ -81,8 +81,17 @@ def array_protocol(array: np.ndarray, dtype: Any, copy: Any, fresh: bool = False
     return array if wanted == array.dtype else array.astype(wanted)
 
 
+_OBJECT = np.dtype(object)
+
+
 def objects(values: list, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
     """An object array of ``values`` (in the header's order)."""
+    if not fortran:
+        # numpy's own unpickling: the list's items become the array's (a
+        # list stays one element), in C order, a little faster than fromiter.
+        array = np.ndarray.__new__(np.ndarray, (0,), "b")
+        array.__setstate__((1, tuple(shape), _OBJECT, False, values))
+        return array
     # fromiter stores each value as it is (a list stays one element).
     flat = np.fromiter(values, dtype=object, count=len(values))
     return flat.reshape(tuple(shape), order="F" if fortran else "C")

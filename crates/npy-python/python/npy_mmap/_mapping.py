@@ -100,6 +100,18 @@ class memmap(np.memmap):
             return arr[()]
         return arr.view(np.ndarray)
 
+    # What numpy's __array_finalize__ sets on an array made from nothing
+    # (obj None): read from the class instead, so that making one over a
+    # mapping (``_memmap``, which sets them) runs no Python method.
+    _mmap = None
+    filename = None
+    offset = None
+    mode = None
+
+    def __array_finalize__(self, obj):
+        if obj is not None:
+            np.memmap.__array_finalize__(self, obj)
+
     def __getitem__(self, index):
         res = np.ndarray.__getitem__(self, index)
         if type(res) is memmap and res._mmap is None:

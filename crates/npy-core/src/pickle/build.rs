@@ -1,0 +1,744 @@
+//! Making values from the unpickler's objects: the [`Build`] trait the
+//! caller implements (npy-core's own [`Tree`] makes [`PyValue`]s; a Python
+//! binding can make Python objects straight from the pickle's text), and
+//! the walk over the arena that calls it, without recursion, each object
+//! once: a value the memo shares is made once and cloned for its other
+//! uses, each use paid for from a budget, so a pickle cannot make its output
+//! explode through the memo.
+
+use std::collections::HashMap;
+
+use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, LEAF, Leaf, Node, STR};
+use super::options::PickleOptions;
+use crate::array::{NpyArray, NumpyScalar, PyValue, c_to_fortran};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::header::{Header, Order};
+
+/// What the unpickler makes its values with: one method per kind of
+/// Python value, called children first (a container gets its items made).
+///
+/// The unpickler decodes a pickle into its own objects first
+/// ([`decode`](super::decode)), where the text of every `str` and the
+/// payload of every `bytes` lie in one buffer each; [`Decoded::build`] then
+/// walks them and calls these methods with borrowed slices, so a builder
+/// allocates only what it makes. An object the pickle uses in several
+/// places (through its memo) is made once and its value cloned for each
+/// further use: a handle's clone shares the object, as Python's unpickler
+/// does (a reference-counted Python object), an owned value's clone copies it
+/// ([`PyValue`]). Every use is paid for from
+/// [`PickleOptions::max_expansion`]'s budget either way, so the same
+/// pickles are refused whatever builds them. A container that holds itself
+/// is refused (values are made children first).
+///
+/// A builder's own failure is returned as any [`Error`]; a builder that has
+/// a richer error of its own (a Python exception) keeps it and returns an
+/// [`Error::Unpickling`] naming it, which the unpickler passes on as is.
+///
+/// ```
+/// use npy_core::pickle::{self, Build, PickleOptions, PyValue, Tree};
+///
+/// let bytes = pickle::dumps(&PyValue::List(vec!["a".into(), "bc".into()]))?;
+/// let decoded = pickle::decode(bytes.as_slice(), &PickleOptions::default())?;
+/// assert_eq!(decoded.consumed(), bytes.len() as u64);
+/// assert_eq!(decoded.build(&mut Tree)?, PyValue::List(vec!["a".into(), "bc".into()]));
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub trait Build {
+    /// A made value. Cloned for every use after the first of an object the
+    /// pickle shares.
+    type Value: Clone;
+
+    /// `None`.
+    fn none(&mut self) -> Result<Self::Value>;
+    /// `True` or `False`.
+    fn bool(&mut self, value: bool) -> Result<Self::Value>;
+    /// An `int` that fits `i64`.
+    fn int(&mut self, value: i64) -> Result<Self::Value>;
+    /// An `int` that does not fit `i64`: its little-endian two's-complement
+    /// bytes, without redundant sign bytes.
+    fn big_int(&mut self, le_bytes: &[u8]) -> Result<Self::Value>;
+    /// A `float`.
+    fn float(&mut self, value: f64) -> Result<Self::Value>;
+    /// A `complex`.
+    fn complex(&mut self, re: f64, im: f64) -> Result<Self::Value>;
+    /// A `str` (Python 2 strings decoded as [`Encoding`](super::Encoding) says).
+    fn str(&mut self, text: &str) -> Result<Self::Value>;
+    /// A `bytes`.
+    fn bytes(&mut self, bytes: &[u8]) -> Result<Self::Value>;
+    /// A `bytearray`.
+    fn byte_array(&mut self, bytes: &[u8]) -> Result<Self::Value>;
+    /// A `tuple` of `items`.
+    fn tuple(&mut self, items: Vec<Self::Value>) -> Result<Self::Value>;
+    /// A `list` of `items`.
+    fn list(&mut self, items: Vec<Self::Value>) -> Result<Self::Value>;
+    /// A `dict` of `(key, value)` pairs, in the pickle's order (a later
+    /// equal key replaces an earlier one's value, as in Python).
+    fn dict(&mut self, pairs: Vec<(Self::Value, Self::Value)>) -> Result<Self::Value>;
+    /// A `set` of `items` (equal items are the builder's to merge).
+    fn set(&mut self, items: Vec<Self::Value>) -> Result<Self::Value>;
+    /// A `frozenset` of `items`.
+    fn frozen_set(&mut self, items: Vec<Self::Value>) -> Result<Self::Value>;
+    /// A numpy array of plain data (native byte order for scalar dtypes, as
+    /// numpy's `__setstate__` makes it).
+    fn array(&mut self, array: NpyArray) -> Result<Self::Value>;
+    /// A numpy object array: its header and its items in the header's
+    /// memory order (counted: as many as the shape holds).
+    fn object_array(&mut self, header: Header, items: Vec<Self::Value>) -> Result<Self::Value>;
+    /// A numpy scalar.
+    fn scalar(&mut self, scalar: &NumpyScalar) -> Result<Self::Value>;
+    /// A builtin type as a value, by its name in Python 3's `builtins`
+    /// (`range` for Python 2's `xrange`): named, never called.
+    fn builtin_type(&mut self, name: &'static str) -> Result<Self::Value>;
+}
+
+/// The [`Build`] that makes [`PyValue`]s (a shared object is copied at
+/// each use).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tree;
+
+impl Build for Tree {
+    type Value = PyValue;
+
+    fn none(&mut self) -> Result<PyValue> {
+        Ok(PyValue::None)
+    }
+    fn bool(&mut self, value: bool) -> Result<PyValue> {
+        Ok(PyValue::Bool(value))
+    }
+    fn int(&mut self, value: i64) -> Result<PyValue> {
+        Ok(PyValue::Int(value))
+    }
+    fn big_int(&mut self, le_bytes: &[u8]) -> Result<PyValue> {
+        Ok(PyValue::BigInt(le_bytes.to_vec()))
+    }
+    fn float(&mut self, value: f64) -> Result<PyValue> {
+        Ok(PyValue::Float(value))
+    }
+    fn complex(&mut self, re: f64, im: f64) -> Result<PyValue> {
+        Ok(PyValue::Complex(re, im))
+    }
+    fn str(&mut self, text: &str) -> Result<PyValue> {
+        Ok(PyValue::Str(text.to_owned()))
+    }
+    fn bytes(&mut self, bytes: &[u8]) -> Result<PyValue> {
+        Ok(PyValue::Bytes(bytes.to_vec()))
+    }
+    fn byte_array(&mut self, bytes: &[u8]) -> Result<PyValue> {
+        Ok(PyValue::ByteArray(bytes.to_vec()))
+    }
+    fn tuple(&mut self, items: Vec<PyValue>) -> Result<PyValue> {
+        Ok(PyValue::Tuple(items))
+    }
+    fn list(&mut self, items: Vec<PyValue>) -> Result<PyValue> {
+        Ok(PyValue::List(items))
+    }
+    fn dict(&mut self, pairs: Vec<(PyValue, PyValue)>) -> Result<PyValue> {
+        Ok(PyValue::Dict(pairs))
+    }
+    fn set(&mut self, items: Vec<PyValue>) -> Result<PyValue> {
+        Ok(PyValue::Set(items))
+    }
+    fn frozen_set(&mut self, items: Vec<PyValue>) -> Result<PyValue> {
+        Ok(PyValue::FrozenSet(items))
+    }
+    fn array(&mut self, array: NpyArray) -> Result<PyValue> {
+        Ok(PyValue::Array(Box::new(array)))
+    }
+    fn object_array(&mut self, header: Header, items: Vec<PyValue>) -> Result<PyValue> {
+        Ok(PyValue::Array(Box::new(NpyArray::from_objects(
+            header, items,
+        )?)))
+    }
+    fn scalar(&mut self, scalar: &NumpyScalar) -> Result<PyValue> {
+        Ok(PyValue::Scalar(Box::new(scalar.clone())))
+    }
+    fn builtin_type(&mut self, name: &'static str) -> Result<PyValue> {
+        Ok(PyValue::Type(name.to_owned()))
+    }
+}
+
+/// A pickle decoded up to its `STOP`, before its values are made: the
+/// objects the unpickler found (checked as far as decoding can check them:
+/// opcodes, globals, numpy's patterns), which [`build`](Self::build) turns
+/// into values with any [`Build`]. It holds no borrowed data and nothing
+/// of Python's: decode without the GIL, build with it.
+#[derive(Debug)]
+pub struct Decoded {
+    arena: Arena,
+    root: Id,
+    max_depth: usize,
+    /// Bytes of output allowed for the values.
+    budget: usize,
+    max_expansion: usize,
+    consumed: u64,
+}
+
+impl Decoded {
+    pub(super) fn new(arena: Arena, root: Id, options: &PickleOptions, consumed: u64) -> Self {
+        let budget = options
+            .max_expansion
+            .saturating_mul(usize::try_from(consumed).unwrap_or(usize::MAX))
+            .saturating_add(1 << 20);
+        Decoded {
+            arena,
+            root,
+            max_depth: options.max_depth,
+            budget,
+            max_expansion: options.max_expansion,
+            consumed,
+        }
+    }
+
+    /// The bytes of pickle decoded, up to and including its `STOP`.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// The pickle's value, made by `builder`.
+    ///
+    /// Errors: [`Error::Unpickling`] for objects that are not values (a
+    /// global that is not a type, an array under construction), containers
+    /// that hold themselves or nest deeper than
+    /// [`PickleOptions::max_depth`], values beyond the
+    /// [`max_expansion`](PickleOptions::max_expansion) budget, and the
+    /// builder's own errors.
+    pub fn build<B: Build>(self, builder: &mut B) -> Result<B::Value> {
+        let root = self.root;
+        match Walk::new(self, builder).run(root, false)? {
+            Built::Value(value) => Ok(value),
+            Built::Items(..) => Err(internal()),
+        }
+    }
+
+    /// What the pickle holds when it is not an object array, for messages:
+    /// `None` for an object array, else its header if it is a numpy array
+    /// (of data) or its Python type's name.
+    pub(crate) fn not_object_array(&self) -> Option<std::result::Result<Header, &'static str>> {
+        match self.arena.node(self.root) {
+            super::arena::View::Node(Node::Array(array)) => match (&array.elem, &array.data) {
+                (Elem::Object, _) => None,
+                (Elem::Data(dtype), _) => Some(Ok(Header::new(
+                    dtype.clone(),
+                    array.order,
+                    array.shape.clone(),
+                ))),
+            },
+            super::arena::View::Node(Node::NewArray) => Some(Err("numpy.ndarray")),
+            super::arena::View::Node(Node::Global(_)) => Some(Err("type")),
+            other => Some(Err(match other.kind() {
+                "numpy dtype" => "numpy.dtype",
+                kind => kind,
+            })),
+        }
+    }
+
+    /// The shape of the object array the pickle holds (after
+    /// [`not_object_array`](Self::not_object_array) said it is one).
+    pub(crate) fn object_array_shape(&self) -> Option<&[usize]> {
+        match self.arena.node(self.root) {
+            super::arena::View::Node(Node::Array(array)) => Some(&array.shape),
+            _ => None,
+        }
+    }
+
+    /// The items of the object array the pickle holds, in its memory
+    /// order, made by `builder` (the array itself is the caller's to make).
+    pub(crate) fn build_object_items<B: Build>(
+        self,
+        builder: &mut B,
+    ) -> Result<(Header, Vec<B::Value>)> {
+        let root = self.root;
+        match Walk::new(self, builder).run(root, true)? {
+            Built::Items(header, items) => Ok((header, items)),
+            Built::Value(_) => Err(internal()),
+        }
+    }
+}
+
+/// What a walk ends with: the root's value, or the root object array's items.
+enum Built<V> {
+    Value(V),
+    Items(Header, Vec<V>),
+}
+
+/// A value made for an object used in several places, kept for its other
+/// uses.
+struct Shared<V> {
+    value: V,
+    /// What making it cost from the budget: each use pays it again.
+    cost: usize,
+    /// Uses still to come.
+    uses_left: u32,
+}
+
+/// A container being filled: its children's ids and the values made so far.
+struct Frame<V> {
+    id: Id,
+    kind: FrameKind,
+    children: Vec<Id>,
+    next: usize,
+    values: Vec<V>,
+    /// The budget when it was opened (what it cost is the difference).
+    budget: usize,
+}
+
+enum FrameKind {
+    Tuple,
+    List,
+    Set,
+    FrozenSet,
+    /// Children alternate key, value.
+    Dict,
+    /// The items of an object array, in its memory order.
+    ObjectArray(Header),
+}
+
+/// What opening an object gives: a value, or a container to fill.
+enum Opened<V> {
+    Value(V),
+    Frame(Frame<V>),
+}
+
+/// The walk over the arena: each object made once, children first, with an
+/// explicit stack as deep as the depth limit.
+struct Walk<'b, B: Build> {
+    arena: Arena,
+    builder: &'b mut B,
+    /// How many places each node is used in (children of containers, the
+    /// array items, the root).
+    uses: Vec<u32>,
+    /// The same for leaves (the `str`s after the others), saturating at
+    /// 255 (a value used that often is cloned at every use).
+    leaf_uses: Vec<u8>,
+    /// Values of objects used more than once, made at their first use.
+    shared: HashMap<Id, Shared<B::Value>>,
+    /// The containers being filled (one found again holds itself).
+    building: Vec<bool>,
+    max_depth: usize,
+    max_expansion: usize,
+    budget: usize,
+    position: u64,
+}
+
+impl<'b, B: Build> Walk<'b, B> {
+    fn new(decoded: Decoded, builder: &'b mut B) -> Self {
+        let Decoded {
+            arena,
+            root,
+            max_depth,
+            budget,
+            max_expansion,
+            consumed,
+        } = decoded;
+        let mut walk = Walk {
+            uses: vec![0u32; arena.nodes.len()],
+            leaf_uses: vec![0u8; arena.leaves.len() + arena.str_ends.len()],
+            building: vec![false; arena.nodes.len()],
+            arena,
+            builder,
+            shared: HashMap::new(),
+            max_depth,
+            max_expansion,
+            budget,
+            position: consumed,
+        };
+        walk.count_use(root);
+        for index in 0..walk.arena.nodes.len() {
+            // Out and back in, so the counts can change while it is read.
+            let node = std::mem::replace(&mut walk.arena.nodes[index], Node::Taken);
+            children(&node).for_each(|child| walk.count_use(child));
+            walk.arena.nodes[index] = node;
+        }
+        walk
+    }
+
+    /// Where a leaf's count is in `leaf_uses`.
+    #[inline]
+    fn leaf_slot(&self, id: Id) -> usize {
+        match id & STR {
+            0 => (id & !LEAF) as usize,
+            _ => self.arena.leaves.len() + (id & !(LEAF | STR)) as usize,
+        }
+    }
+
+    fn count_use(&mut self, id: Id) {
+        match id & LEAF {
+            0 => self.uses[id as usize] = self.uses[id as usize].saturating_add(1),
+            _ => {
+                let slot = self.leaf_slot(id);
+                let count = &mut self.leaf_uses[slot];
+                *count = count.saturating_add(1);
+            }
+        }
+    }
+
+    #[inline]
+    fn uses(&self, id: Id) -> u32 {
+        match id & LEAF {
+            0 => self.uses[id as usize],
+            _ => u32::from(self.leaf_uses[self.leaf_slot(id)]),
+        }
+    }
+
+    fn error(&self, reason: impl Into<String>) -> Error {
+        Error::Unpickling {
+            position: self.position,
+            reason: reason.into(),
+        }
+    }
+
+    /// Pays for `count` values holding `bytes` bytes in all.
+    #[inline]
+    fn spend(&mut self, count: usize, bytes: usize) -> Result<()> {
+        let cost = count
+            .saturating_mul(size_of::<PyValue>())
+            .saturating_add(bytes);
+        match self.budget.checked_sub(cost) {
+            Some(left) => {
+                self.budget = left;
+                Ok(())
+            }
+            None => Err(self.error(format!(
+                "the decoded values would take more than {} times the pickle's size \
+                 (shared objects copied too often?); raise PickleOptions::max_expansion \
+                 if the file is trusted",
+                self.max_expansion
+            ))),
+        }
+    }
+
+    fn depth_error(&self) -> Error {
+        self.error(format!(
+            "objects nested deeper than {} levels (or a container that holds itself)",
+            self.max_depth
+        ))
+    }
+
+    fn run(&mut self, root: Id, root_items: bool) -> Result<Built<B::Value>> {
+        let mut frames: Vec<Frame<B::Value>> = Vec::new();
+        let mut pending = Some(root);
+        loop {
+            // Descend into the pending object.
+            let mut value = match pending.take() {
+                Some(id) => match self.open(id)? {
+                    Opened::Value(value) => Some(value),
+                    Opened::Frame(frame) => {
+                        if frames.len() >= self.max_depth {
+                            return Err(self.depth_error());
+                        }
+                        self.building[frame.id as usize] = true;
+                        frames.push(frame);
+                        None
+                    }
+                },
+                None => None,
+            };
+            // Ascend: hand the value to its container until one has another child.
+            loop {
+                let Some(top) = frames.last_mut() else {
+                    return value.map(Built::Value).ok_or_else(internal);
+                };
+                if let Some(value) = value.take() {
+                    top.values.push(value);
+                }
+                // Leaves (most items) are made here, without descending.
+                while let Some(&child) = top.children.get(top.next) {
+                    if child & LEAF == 0 {
+                        break;
+                    }
+                    top.next += 1;
+                    let value = self.leaf_use(child)?;
+                    top.values.push(value);
+                }
+                if let Some(&child) = top.children.get(top.next) {
+                    top.next += 1;
+                    pending = Some(child);
+                    break;
+                }
+                let frame = frames.pop().ok_or_else(internal)?;
+                self.building[frame.id as usize] = false;
+                if root_items && frames.is_empty() {
+                    let FrameKind::ObjectArray(header) = frame.kind else {
+                        return Err(internal());
+                    };
+                    return Ok(Built::Items(header, frame.values));
+                }
+                value = Some(self.finish(frame)?);
+            }
+        }
+    }
+
+    /// A use of the object `id`: its shared value, or a new one (a leaf's)
+    /// or a container to fill.
+    fn open(&mut self, id: Id) -> Result<Opened<B::Value>> {
+        if let Some(value) = self.reuse(id)? {
+            return Ok(Opened::Value(value));
+        }
+        if id & LEAF != 0 {
+            return self.new_leaf(id).map(Opened::Value);
+        }
+        if self.building[id as usize] {
+            // Found again while its items are made: it holds itself.
+            return Err(self.depth_error());
+        }
+        let budget = self.budget;
+        self.spend(1, 0)?;
+        // Made once (its value is kept for its other uses): taken out of
+        // the arena, unless an object array may still need it as its list.
+        let node = match self.uses[id as usize] {
+            0 | 1 => std::mem::replace(&mut self.arena.nodes[id as usize], Node::Taken),
+            _ => self.arena.nodes[id as usize].clone(),
+        };
+        let frame = |kind, children: Vec<Id>| {
+            Opened::Frame(Frame {
+                id,
+                kind,
+                values: Vec::with_capacity(children.len()),
+                children,
+                next: 0,
+                budget,
+            })
+        };
+        Ok(match node {
+            Node::Tuple(items) => frame(FrameKind::Tuple, items),
+            Node::List(items) => frame(FrameKind::List, items),
+            Node::Set(items) => frame(FrameKind::Set, items),
+            Node::FrozenSet(items) => frame(FrameKind::FrozenSet, items),
+            Node::Dict(pairs) => frame(
+                FrameKind::Dict,
+                pairs.iter().flat_map(|&(k, v)| [k, v]).collect(),
+            ),
+            Node::Array(array) => match self.open_array(id, *array, budget)? {
+                Opened::Frame(frame) => Opened::Frame(frame),
+                Opened::Value(value) => {
+                    self.keep_shared(id, &value, budget);
+                    Opened::Value(value)
+                }
+            },
+            // A builtin type as a value (Python 2's `xrange` in a list):
+            // named, never called.
+            Node::Global(global) if global.as_type().is_some() => {
+                let value = self
+                    .builder
+                    .builtin_type(global.as_type().unwrap_or_default())?;
+                self.keep_shared(id, &value, budget);
+                Opened::Value(value)
+            }
+            Node::Taken => return Err(self.depth_error()),
+            other => {
+                return Err(self.error(format!(
+                    "the pickle leaves a {} where a value belongs",
+                    other.kind()
+                )));
+            }
+        })
+    }
+
+    /// The value of a use of the leaf `id` (the walk makes most values here,
+    /// without descending).
+    #[inline]
+    fn leaf_use(&mut self, id: Id) -> Result<B::Value> {
+        match self.reuse(id)? {
+            Some(value) => Ok(value),
+            None => self.new_leaf(id),
+        }
+    }
+
+    /// A leaf's value made now (its first use), kept if it has others.
+    #[inline]
+    fn new_leaf(&mut self, id: Id) -> Result<B::Value> {
+        let budget = self.budget;
+        let value = self.leaf(id)?;
+        self.keep_shared(id, &value, budget);
+        Ok(value)
+    }
+
+    /// The kept value of an object used more than once, if it was made.
+    #[inline]
+    fn reuse(&mut self, id: Id) -> Result<Option<B::Value>> {
+        // Only objects used more than once are looked up (most are used once).
+        if self.uses(id) <= 1 {
+            return Ok(None);
+        }
+        self.reuse_shared(id)
+    }
+
+    #[cold]
+    fn reuse_shared(&mut self, id: Id) -> Result<Option<B::Value>> {
+        let Some(shared) = self.shared.get_mut(&id) else {
+            return Ok(None);
+        };
+        let cost = shared.cost;
+        shared.uses_left = shared.uses_left.saturating_sub(1);
+        let value = match shared.uses_left {
+            // A saturated count never frees its value: cloned every time.
+            0 => self
+                .shared
+                .remove(&id)
+                .map(|shared| shared.value)
+                .ok_or_else(internal)?,
+            _ => shared.value.clone(),
+        };
+        self.spend(0, cost)?;
+        Ok(Some(value))
+    }
+
+    /// Keeps the value of `id` for its other uses, if it has any; `budget`
+    /// is what was left before it was made.
+    #[inline]
+    fn keep_shared(&mut self, id: Id, value: &B::Value, budget: usize) {
+        let uses = self.uses(id);
+        if uses > 1 {
+            self.keep(id, uses, value, budget);
+        }
+    }
+
+    /// [`keep_shared`](Self::keep_shared) of an object used `uses` times.
+    #[cold]
+    fn keep(&mut self, id: Id, uses: u32, value: &B::Value, budget: usize) {
+        let shared = Shared {
+            value: value.clone(),
+            cost: budget - self.budget,
+            uses_left: if uses >= u32::from(u8::MAX) && id & LEAF != 0 {
+                u32::MAX
+            } else {
+                uses - 1
+            },
+        };
+        self.shared.insert(id, shared);
+    }
+
+    /// The value of the leaf `id`.
+    #[inline]
+    fn leaf(&mut self, id: Id) -> Result<B::Value> {
+        if id & STR != 0 {
+            let span = self.arena.str_span((id & !(LEAF | STR)) as usize);
+            self.spend(1, span.len())?;
+            return self.builder.str(self.arena.checked_str(span));
+        }
+        let leaf = &self.arena.leaves[(id & !LEAF) as usize];
+        let payload = match leaf {
+            Leaf::BigInt(span) | Leaf::Str(span) | Leaf::Bytes(span) | Leaf::ByteArray(span) => {
+                span.len()
+            }
+            Leaf::Scalar(scalar) => scalar.bytes.len(),
+            _ => 0,
+        };
+        self.spend(1, payload)?;
+        let arena = &self.arena;
+        let builder = &mut *self.builder;
+        match &arena.leaves[(id & !LEAF) as usize] {
+            Leaf::None => builder.none(),
+            Leaf::Bool(b) => builder.bool(*b),
+            Leaf::Int(n) => builder.int(*n),
+            Leaf::BigInt(span) => builder.big_int(arena.bytes_at(*span)),
+            Leaf::Float(x) => builder.float(*x),
+            Leaf::Complex(re, im) => builder.complex(*re, *im),
+            Leaf::Str(span) => builder.str(arena.checked_str(*span)),
+            Leaf::Bytes(span) => builder.bytes(arena.bytes_at(*span)),
+            Leaf::ByteArray(span) => builder.byte_array(arena.bytes_at(*span)),
+            Leaf::Scalar(scalar) => builder.scalar(scalar),
+        }
+    }
+
+    fn open_array(&mut self, id: Id, array: ArrayNode, budget: usize) -> Result<Opened<B::Value>> {
+        match (array.elem, array.data) {
+            (Elem::Data(dtype), ArrayData::Bytes(bytes)) => {
+                self.spend(0, bytes.len())?;
+                let header = Header::new(dtype, array.order, array.shape);
+                let array = NpyArray::from_data(header, bytes)?;
+                Ok(Opened::Value(self.builder.array(array)?))
+            }
+            (Elem::Object, ArrayData::Objects(list)) => {
+                // The list is not a value here: its items are the array's.
+                // Taken, unless something else uses it as a list.
+                let ids = match &mut self.arena.nodes[list as usize] {
+                    Node::List(ids) if self.uses[list as usize] <= 1 => std::mem::take(ids),
+                    Node::List(ids) => {
+                        self.uses[list as usize] -= 1;
+                        ids.clone()
+                    }
+                    _ => return Err(self.error("an object array's items must be a list")),
+                };
+                let header = Header::new(DType::Object, array.order, array.shape);
+                let count = header
+                    .element_count()
+                    .map_err(|e| self.error(e.to_string()))?;
+                if ids.len() != count {
+                    return Err(self.error(format!(
+                        "an object array of shape {} holds {} items",
+                        crate::pyrepr::shape_repr(&header.shape),
+                        ids.len()
+                    )));
+                }
+                // The list is in C order; the array keeps its memory order.
+                let children = match header.order {
+                    Order::C => ids,
+                    Order::Fortran => c_to_fortran(&ids, &header.shape),
+                };
+                Ok(Opened::Frame(Frame {
+                    id,
+                    kind: FrameKind::ObjectArray(header),
+                    values: Vec::with_capacity(children.len()),
+                    children,
+                    next: 0,
+                    budget,
+                }))
+            }
+            _ => Err(self.error("an array's data does not match its dtype")),
+        }
+    }
+
+    /// The value of a filled container, kept if it has other uses.
+    fn finish(&mut self, frame: Frame<B::Value>) -> Result<B::Value> {
+        let values = frame.values;
+        let builder = &mut *self.builder;
+        let value = match frame.kind {
+            FrameKind::Tuple => builder.tuple(values)?,
+            FrameKind::List => builder.list(values)?,
+            FrameKind::Set => builder.set(values)?,
+            FrameKind::FrozenSet => builder.frozen_set(values)?,
+            FrameKind::Dict => {
+                let mut pairs = Vec::with_capacity(values.len() / 2);
+                let mut items = values.into_iter();
+                while let (Some(key), Some(value)) = (items.next(), items.next()) {
+                    pairs.push((key, value));
+                }
+                builder.dict(pairs)?
+            }
+            FrameKind::ObjectArray(header) => builder.object_array(header, values)?,
+        };
+        self.keep_shared(frame.id, &value, frame.budget);
+        Ok(value)
+    }
+}
+
+/// The nodes `node` refers to (its items, a dict's keys and values, an
+/// object array's list).
+fn children(node: &Node) -> impl Iterator<Item = Id> + '_ {
+    let (items, pairs, list): (&[Id], &[(Id, Id)], Option<Id>) = match node {
+        Node::Tuple(items) | Node::List(items) | Node::Set(items) | Node::FrozenSet(items) => {
+            (items, &[], None)
+        }
+        Node::Dict(pairs) => (&[], pairs, None),
+        Node::Array(array) => match array.data {
+            ArrayData::Objects(list) => (&[], &[], Some(list)),
+            ArrayData::Bytes(_) => (&[], &[], None),
+        },
+        _ => (&[], &[], None),
+    };
+    items
+        .iter()
+        .copied()
+        .chain(pairs.iter().flat_map(|&(k, v)| [k, v]))
+        .chain(list)
+}
+
+/// The walk always finds the frame it pushed.
+fn internal() -> Error {
+    Error::Unpickling {
+        position: 0,
+        reason: "internal error: no open container".to_owned(),
+    }
+}
