@@ -33,7 +33,9 @@ fn load(
     )?;
     // Decoded without the GIL; an object array's items are made with it,
     // as Python objects straight from the pickle's text.
-    let loaded = py.detach(|| options.load_decoded(&path)).map_err(mmap_error)?;
+    let loaded = py
+        .detach(|| options.load_decoded(&path))
+        .map_err(mmap_error)?;
     warn_if_python2(py, loaded.layout().python2_header)?;
     match loaded {
         npy_mmap::Loaded::Array(array) => array_parts(py, array),

@@ -122,10 +122,7 @@ impl<'py> Build for PyBuild<'py> {
         let made = PyList::new(self.py, items).map(Bound::into_any);
         self.keep(made)
     }
-    fn dict(
-        &mut self,
-        pairs: Vec<(Self::Value, Self::Value)>,
-    ) -> npy_core::Result<Self::Value> {
+    fn dict(&mut self, pairs: Vec<(Self::Value, Self::Value)>) -> npy_core::Result<Self::Value> {
         let dict = PyDict::new(self.py);
         let made = pairs
             .into_iter()
