@@ -121,6 +121,16 @@ pub struct Buffer {
 }
 
 impl Buffer {
+    /// A new Python buffer owning `bytes` (an array's data made in Rust);
+    /// `what` names it in errors.
+    pub(crate) fn owned(
+        py: Python<'_>,
+        bytes: AlignedBytes,
+        what: impl Into<String>,
+    ) -> PyResult<Py<Buffer>> {
+        Py::new(py, Buffer::new(Backing::Owned(bytes), what.into()))
+    }
+
     /// A buffer over `backing`; `what` names it in errors.
     pub(crate) fn new(mut backing: Backing, what: String) -> Buffer {
         let region = region(&mut backing);

@@ -15,7 +15,7 @@ use npy_mmap::{LiveArray, OpenOptions};
 use pyo3::exceptions::{PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 
-use crate::buffer::{Backing, Buffer};
+use crate::buffer::Buffer;
 use crate::errors::{mmap_error, value_error};
 
 /// Runs `$body` with `$t` the Rust type of the live dtype `$dtype`.
@@ -202,10 +202,7 @@ impl Live {
                 Ok(AlignedBytes::from_owner(bytes).unwrap_or_else(|b| AlignedBytes::copy_from(&b)))
             })
         })?;
-        Py::new(
-            py,
-            Buffer::new(Backing::Owned(bytes), "a live snapshot".into()),
-        )
+        Buffer::owned(py, bytes, "a live snapshot")
     }
 
     /// Writes the changes to disk and waits (`msync`).

@@ -379,13 +379,7 @@ impl LazyMember {
         length: usize,
     ) -> PyResult<Py<crate::buffer::Buffer>> {
         let bytes = py.detach(|| self.runs(&starts, length))?;
-        Py::new(
-            py,
-            crate::buffer::Buffer::new(
-                crate::buffer::Backing::Owned(bytes),
-                format!("windows of member '{}'", self.key),
-            ),
-        )
+        crate::buffer::Buffer::owned(py, bytes, format!("windows of member '{}'", self.key))
     }
 
     /// The whole array: every block inflated on every core, each checked

@@ -15,7 +15,7 @@ use pyo3::types::{
     PyString, PyTuple, PyType,
 };
 
-use crate::buffer::{Backing, Buffer};
+use crate::buffer::Buffer;
 use crate::errors::core_error;
 
 /// Nesting deeper than this is refused when converting Python objects (a
@@ -434,9 +434,8 @@ pub(crate) fn array_parts(py: Python<'_>, array: NpyArray) -> PyResult<Parts> {
     }
     let descr = header.dtype.header_repr();
     let (header, _, data) = array.into_parts();
-    let buffer = Buffer::new(Backing::Owned(data), "an array in memory".into());
     Ok((
-        Py::new(py, buffer)?.into_any(),
+        Buffer::owned(py, data, "an array in memory")?.into_any(),
         descr,
         header.shape,
         fortran,

@@ -241,13 +241,7 @@ impl Remote {
         })?;
         let bytes = npy_core::io::AlignedBytes::from_owner(bytes)
             .unwrap_or_else(|bytes| npy_core::io::AlignedBytes::copy_from(&bytes));
-        Py::new(
-            py,
-            crate::buffer::Buffer::new(
-                crate::buffer::Backing::Owned(bytes),
-                format!("windows of {}", self.url),
-            ),
-        )
+        crate::buffer::Buffer::owned(py, bytes, format!("windows of {}", self.url))
     }
 
     /// The whole array.

@@ -9,7 +9,7 @@ use npy_mmap::OpenOptions;
 use pyo3::prelude::*;
 
 use crate::arguments::locking;
-use crate::buffer::{Backing, Buffer};
+use crate::buffer::Buffer;
 use crate::door_in;
 use crate::errors::{core_error, mmap_error, value_error};
 
@@ -111,10 +111,7 @@ fn take(
     }
     match source.get().gather_spans(py, &spans)? {
         None => Ok(None),
-        Some(bytes) => Ok(Some(Py::new(
-            py,
-            Buffer::new(Backing::Owned(bytes), "a gathered array".into()),
-        )?)),
+        Some(bytes) => Ok(Some(Buffer::owned(py, bytes, "a gathered array")?)),
     }
 }
 
@@ -181,10 +178,7 @@ fn windows(
     match action {
         "gather" => match source.gather_spans(py, &spans)? {
             None => Ok(None),
-            Some(bytes) => Ok(Some(Py::new(
-                py,
-                Buffer::new(Backing::Owned(bytes), "a batch of windows".into()),
-            )?)),
+            Some(bytes) => Ok(Some(Buffer::owned(py, bytes, "a batch of windows")?)),
         },
         "prefetch" => source.prefetch(py, &spans).map(|()| None),
         "release" => source.release(py, &spans).map(|()| None),

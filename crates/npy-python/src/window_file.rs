@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use npy_core::io::AlignedBytes;
 use pyo3::prelude::*;
 
-use crate::buffer::{Backing, Buffer};
+use crate::buffer::Buffer;
 use crate::errors::value_error;
 
 /// An open file whose windows of rows are read by position.
@@ -90,10 +90,7 @@ impl WindowFile {
             }
             Ok(())
         })?;
-        Py::new(
-            py,
-            Buffer::new(Backing::Owned(out), "a batch of windows".into()),
-        )
+        Buffer::owned(py, out, "a batch of windows")
     }
 }
 
