@@ -2,12 +2,16 @@
 //! blocks: only the blocks holding them are read and inflated.
 
 use std::io::{Read, Seek};
+use std::ops::Range;
+
+use anyhow::Context as _;
+use npy_core::plan::{Coalesce, locate};
 
 use npy_mmap::npz::NpzArchive;
 
 /// Offsets closer than this share one read (a deflated member's blocks are
 /// 1 MiB: nearer offsets would mostly share blocks anyway).
-const CLUSTER_GAP: usize = 1 << 20;
+const CLUSTER_GAP: u64 = 1 << 20;
 
 /// The `width` bytes at each data offset in `offsets` (any order) of member
 /// `key`, whose data starts at `data_offset` of its content, one after
@@ -25,29 +29,29 @@ pub fn gather_blocks<R: Read + Seek>(
     if offsets.is_empty() || archive.cached_block_index(key)?.is_none() {
         return Ok(None);
     }
-    let mut order: Vec<usize> = (0..offsets.len()).collect();
-    order.sort_unstable_by_key(|&i| offsets[i]);
+    // One read per run of nearby offsets (npy-core's planner).
+    let spans: Vec<Range<u64>> = offsets
+        .iter()
+        .map(|&offset| offset as u64..(offset + width) as u64)
+        .collect();
+    let runs = Coalesce {
+        align: 1,
+        max_gap: CLUSTER_GAP,
+    }
+    .ranges(spans.iter().cloned());
+    let mut placed = Vec::with_capacity(spans.len());
+    for (i, span) in spans.iter().enumerate() {
+        let (run, at) = locate(&runs, span).context("an element outside the reads planned")?;
+        placed.push((run, at, i));
+    }
+    placed.sort_unstable();
     let mut out = vec![0u8; offsets.len() * width];
-    let mut rest = &order[..];
-    while let Some(&first) = rest.first() {
-        // One read per cluster of nearby offsets.
-        let start = offsets[first];
-        let mut end = start + width;
-        let mut taken = 1;
-        while let Some(&next) = rest.get(taken) {
-            if offsets[next] > end + CLUSTER_GAP {
-                break;
-            }
-            end = end.max(offsets[next] + width);
-            taken += 1;
-        }
-        let from = data_offset + start as u64;
-        let bytes = archive.read_range(key, from..data_offset + end as u64)?;
-        for &i in &rest[..taken] {
-            let at = offsets[i] - start;
+    for (run, elements) in placed.chunk_by(|a, b| a.0 == b.0).map(|e| (e[0].0, e)) {
+        let range = &runs[run];
+        let bytes = archive.read_range(key, data_offset + range.start..data_offset + range.end)?;
+        for &(_, at, i) in elements {
             out[i * width..(i + 1) * width].copy_from_slice(&bytes[at..at + width]);
         }
-        rest = &rest[taken..];
     }
     Ok(Some(out))
 }

@@ -6,11 +6,13 @@
 
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read, Seek};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 use npy_core::io::AlignedBytes;
 use npy_core::npz::MemberCompression;
+use npy_core::plan::{Coalesce, locate};
 use npy_core::{Header, Layout, NpyArray, Order, ParsedHeader};
 use npy_mmap::npz::NpzArchive;
 use npy_remote::npz::RemoteNpz;
@@ -140,27 +142,30 @@ impl LazyMember {
         if size == 0 {
             return Ok(out);
         }
-        let mut order: Vec<usize> = (0..starts.len()).collect();
-        order.sort_unstable_by_key(|&i| starts[i]);
-        let gap = ((1usize << 20) / row_bytes.max(1)).max(1);
-        let mut rest = &order[..];
-        while let Some(&first) = rest.first() {
-            let start = starts[first];
-            let mut end = start + length;
-            let mut taken = 1;
-            while let Some(&next) = rest.get(taken) {
-                if starts[next] > end + gap {
-                    break;
-                }
-                end = end.max(starts[next] + length);
-                taken += 1;
+        // One read per run of nearby windows (npy-core's planner, in rows).
+        let spans: Vec<Range<u64>> = starts
+            .iter()
+            .map(|&start| start as u64..(start + length) as u64)
+            .collect();
+        let gap = ((1usize << 20) / row_bytes.max(1)).max(1) as u64;
+        let runs = Coalesce {
+            align: 1,
+            max_gap: gap,
+        }
+        .ranges(spans.iter().cloned());
+        let mut placed = Vec::with_capacity(spans.len());
+        for (i, span) in spans.iter().enumerate() {
+            let (run, at) = locate(&runs, span)
+                .ok_or_else(|| value_error("a window outside the runs planned for it"))?;
+            placed.push((run, at, i));
+        }
+        placed.sort_unstable();
+        for (run, windows) in placed.chunk_by(|a, b| a.0 == b.0).map(|w| (w[0].0, w)) {
+            let block = self.rows(runs[run].start as usize, runs[run].end as usize)?;
+            for &(_, at, i) in windows {
+                let from = at * row_bytes;
+                out[i * size..(i + 1) * size].copy_from_slice(&block.bytes()[from..from + size]);
             }
-            let block = self.rows(start, end)?;
-            for &i in &rest[..taken] {
-                let at = (starts[i] - start) * row_bytes;
-                out[i * size..(i + 1) * size].copy_from_slice(&block.bytes()[at..at + size]);
-            }
-            rest = &rest[taken..];
         }
         Ok(out)
     }
