@@ -5,7 +5,6 @@
 mod support;
 
 use std::io::Cursor;
-use std::sync::Arc;
 
 use npy_core::npz::ArchiveError;
 use npy_core::{DType, Header, Order};
@@ -13,18 +12,7 @@ use npy_mmap::npz::{Compression, NpzArchive, NpzWriter};
 use npy_remote::ErrorKind;
 use npy_remote::Transfer;
 use npy_remote::npz::{MemberCompression, NpzOptions, RemoteNpz};
-use npy_remote::object_store::ObjectStoreExt;
-use npy_remote::object_store::memory::InMemory;
-use npy_remote::object_store::path::Path;
-use support::{Counting, fixtures_dir, manifest, pattern};
-
-async fn put(bytes: Vec<u8>) -> (Arc<Counting<InMemory>>, Path) {
-    let store = Counting::new(InMemory::new());
-    let path = Path::from("archive.npz");
-    store.put(&path, bytes.into()).await.unwrap();
-    store.reset();
-    (store, path)
-}
+use support::{fixtures_dir, manifest, pattern, put};
 
 #[tokio::test]
 async fn numpys_archives_list_in_one_request_and_load_like_locally() {

@@ -5,14 +5,11 @@
 mod support;
 
 use std::io::Cursor;
-use std::sync::Arc;
 
 use npy_mmap::npz::{Compression, NpzWriter};
 use npy_remote::npz::{NpzOptions, RemoteNpz};
 use npy_remote::object_store::ObjectStoreExt;
-use npy_remote::object_store::memory::InMemory;
-use npy_remote::object_store::path::Path;
-use support::Counting;
+use support::put;
 
 /// 1.5 M float64 rows (11.4 MiB: 12 blocks) of a compressible signal.
 fn signal() -> Vec<f64> {
@@ -35,14 +32,6 @@ fn largest_block(index: &npy_mmap::npz::BlockIndex) -> u64 {
         .map(|r| r.end - r.start)
         .max()
         .unwrap()
-}
-
-async fn put(bytes: Vec<u8>) -> (Arc<Counting<InMemory>>, Path) {
-    let store = Counting::new(InMemory::new());
-    let path = Path::from("archive.npz");
-    store.put(&path, bytes.into()).await.unwrap();
-    store.reset();
-    (store, path)
 }
 
 #[tokio::test]

@@ -37,3 +37,19 @@ pub fn manifest() -> serde_json::Value {
     let text = std::fs::read_to_string(fixtures_dir().join("manifest.json")).expect("manifest");
     serde_json::from_str(&text).expect("manifest JSON")
 }
+
+/// `bytes` put as `archive.npz` in a counting in-memory store, its counts
+/// reset: the store and the path.
+pub async fn put(
+    bytes: Vec<u8>,
+) -> (
+    std::sync::Arc<Counting<npy_remote::object_store::memory::InMemory>>,
+    npy_remote::object_store::path::Path,
+) {
+    use npy_remote::object_store::ObjectStoreExt;
+    let store = Counting::new(npy_remote::object_store::memory::InMemory::new());
+    let path = npy_remote::object_store::path::Path::from("archive.npz");
+    store.put(&path, bytes.into()).await.unwrap();
+    store.reset();
+    (store, path)
+}
