@@ -20,7 +20,9 @@ pub enum Advice {
     DontNeed,
     /// Fault every page in now, readable (`MADV_POPULATE_READ`, Linux 5.14+):
     /// later reads of the range take no page faults. Costs reading the range
-    /// if it is not in the page cache.
+    /// if it is not in the page cache. Given at open
+    /// ([`OpenOptions::advice`](crate::OpenOptions::advice)) to a read-only
+    /// mapping of 16 MiB or more, it runs in a thread ahead of the reads.
     PopulateRead,
     /// Fault every page in now, writable (`MADV_POPULATE_WRITE`, Linux
     /// 5.14+; writable modes only): a worker about to overwrite its rows

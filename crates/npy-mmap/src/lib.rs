@@ -52,14 +52,16 @@
 //!
 //! ## Speed notes
 //!
-//! * Opening costs the same for any file size: open, lock, two small reads
-//!   (preamble, header), `fstat`, one `mmap`. Nothing of the data is read.
+//! * Opening costs the same for any file size: open, lock, one small read
+//!   (the header's page), `fstat`, one `mmap`. Nothing of the data is read.
 //! * Random access into a file that is not in the page cache (or a sparse
 //!   one): open with [`Advice::Random`]. Without it every first touch reads
 //!   ahead around the page; with an 8 MiB read-ahead setting, 200 random
 //!   first touches of an 8 GiB sparse file took 1.6 s instead of 1.2 ms.
 //! * A scan of a warm file: `view.as_slice()` is a plain slice, as fast as
-//!   memory; [`Advice::PopulateRead`] maps every page up front.
+//!   memory; open with [`Advice::PopulateRead`] and a thread maps the pages
+//!   in ahead of the scan while the open returns at once (a 4 GiB sum takes
+//!   the time of the sum alone, with no page faults: docs/BENCHMARKS.md).
 //! * Filling: create the file with [`CreateOptions::reserve`] (the disk
 //!   blocks are allocated at once, so a full disk is an error at create, not
 //!   a SIGBUS mid-fill, and writeback has no blocks left to allocate); give

@@ -117,7 +117,12 @@ impl OpenOptions {
     }
 
     /// Passes an access-pattern hint to the kernel right after mapping.
-    /// Mappings.
+    /// Mappings. [`Advice::PopulateRead`] of a read-only mapping of 16 MiB
+    /// or more is passed by a thread of its own, a step at a time from the
+    /// first page, while the open returns: a scan that follows finds its
+    /// pages mapped in (the thread lets go of the mapping when the array is
+    /// dropped). Any other hint, and [`advise`](MappedArray::advise)
+    /// later, is passed before the call returns.
     pub fn advice(&mut self, advice: Advice) -> &mut OpenOptions {
         self.advice = Some(advice);
         self

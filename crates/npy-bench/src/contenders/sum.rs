@@ -48,8 +48,8 @@ pub fn sum(h: &mut Harness, files: &BigFiles) -> Result<()> {
                 Ours,
                 Box::new(|| {
                     timed(|| {
-                        // The crate docs' advice for a scan: map every
-                        // page in one call instead of a fault at a time.
+                        // The crate docs' advice for a scan: a thread maps
+                        // the pages in ahead of the sum (no faults in it).
                         let array = OpenOptions::new()
                             .advice(Advice::PopulateRead)
                             .open(&files.big)?;

@@ -23,6 +23,7 @@
 use std::fs::File;
 use std::io;
 use std::ops::Range;
+use std::sync::Arc;
 
 use memmap2::{Mmap, MmapMut, MmapOptions, UncheckedAdvice};
 
@@ -67,6 +68,16 @@ pub trait Storage: Send + Sync + Sized {
     /// (in bounds, checked by the caller) to the kernel.
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()>;
 
+    /// Maps the pages of `range` in, readable ([`Advice::PopulateRead`]):
+    /// now, or, where the mapping can (a read-only one of at least
+    /// [`POPULATE_IN_BACKGROUND`] bytes), by a thread that starts at the
+    /// range's first page and runs ahead of the caller's reads, while this
+    /// returns at once. A read that overtakes the thread faults its page in
+    /// itself, as without the hint.
+    fn populate_ahead(&self, range: Range<usize>) -> io::Result<()> {
+        self.advise(Advice::PopulateRead, range)
+    }
+
     /// Writes the changes of `len` bytes at `offset` back to the file and
     /// waits; nothing to do unless writes reach the file.
     fn flush_range(&self, _offset: usize, _len: usize) -> io::Result<()> {
@@ -81,8 +92,21 @@ pub trait StorageMut: Storage {
 }
 
 /// Read-only shared mapping (`PROT_READ`, `MAP_SHARED`): numpy's `r`.
+/// Shared with the thread of [`Storage::populate_ahead`], which holds it
+/// only weakly (and strongly for one step at a time), so dropping the map
+/// unmaps it at once, or at the end of the thread's step.
 #[derive(Debug)]
-pub struct ReadOnlyMap(Option<Mmap>);
+pub struct ReadOnlyMap(Option<Arc<Mmap>>);
+
+/// From this length on, [`Storage::populate_ahead`] of a read-only mapping
+/// runs in a thread of its own: below it, populating now costs less than
+/// starting a thread (a few tens of µs).
+pub const POPULATE_IN_BACKGROUND: usize = 16 << 20;
+
+/// The bytes the populating thread maps in per step: small enough that it
+/// lets go of a dropped mapping soon, large enough that its system calls
+/// cost nothing beside the faults they save.
+const POPULATE_STEP: usize = 8 << 20;
 
 /// Writable shared mapping (`MAP_SHARED`): numpy's `r+` and `w+`; writes
 /// reach the file.
@@ -253,11 +277,11 @@ impl Storage for ReadOnlyMap {
         // file (shared structure lock); programs ignoring the locks are the
         // contract in docs/SAFETY.md.
         let map = unsafe { options(offset, len).map(file)? };
-        Ok(ReadOnlyMap(Some(map)))
+        Ok(ReadOnlyMap(Some(Arc::new(map))))
     }
 
     fn bytes(&self) -> &[u8] {
-        self.0.as_deref().unwrap_or_default()
+        self.0.as_deref().map(|map| &map[..]).unwrap_or_default()
     }
 
     fn len(&self) -> usize {
@@ -272,8 +296,55 @@ impl Storage for ReadOnlyMap {
     }
 
     fn advise(&self, advice: Advice, range: Range<usize>) -> io::Result<()> {
-        advise_shared(self.0.as_ref(), advice, range)
+        advise_shared(self.0.as_deref(), advice, range)
     }
+
+    fn populate_ahead(&self, range: Range<usize>) -> io::Result<()> {
+        match self.0.as_ref() {
+            Some(map) if range.len() >= POPULATE_IN_BACKGROUND => {
+                // No thread to be had: populate now.
+                populate_in_thread(map, range.clone())
+                    .or_else(|_| self.advise(Advice::PopulateRead, range))
+            }
+            _ => self.advise(Advice::PopulateRead, range),
+        }
+    }
+}
+
+/// Starts the thread of [`ReadOnlyMap`]'s [`Storage::populate_ahead`].
+#[cfg(target_os = "linux")]
+fn populate_in_thread(map: &Arc<Mmap>, range: Range<usize>) -> io::Result<()> {
+    let map = Arc::downgrade(map);
+    let steps = (range.start..range.end).step_by(POPULATE_STEP);
+    let end = range.end;
+    std::thread::Builder::new()
+        .name("npy-mmap-populate".into())
+        .spawn(move || {
+            for at in steps {
+                // Dropped by its owner: nothing left to map in.
+                let Some(map) = map.upgrade() else { return };
+                // An error (the file cut short by a program ignoring the
+                // locks: EFAULT, never SIGBUS) ends the work; the reads
+                // fault their pages in as without the hint.
+                let len = POPULATE_STEP.min(end - at);
+                if map
+                    .advise_range(memmap2::Advice::PopulateRead, at, len)
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        })
+        .map(drop)
+}
+
+/// Populate hints exist on Linux only: the caller's fallback says so.
+#[cfg(not(target_os = "linux"))]
+fn populate_in_thread(_: &Arc<Mmap>, _: Range<usize>) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "populate hints exist on Linux only",
+    ))
 }
 
 impl Storage for SharedMap {
