@@ -137,6 +137,7 @@ mod open;
 mod save;
 #[allow(unsafe_code)]
 mod sys;
+mod threads;
 
 #[cfg(feature = "npz")]
 pub mod npz;

@@ -26,6 +26,8 @@ use std::sync::Arc;
 
 use npy_core::npz::ArchiveError;
 
+use crate::threads::run_parallel;
+
 /// The header ID of the extra field holding a written index ("NB", npz
 /// blocks; not among the IDs APPNOTE 4.5/4.6 registers).
 pub const EXTRA_FIELD_ID: u16 = 0x424e;
@@ -416,47 +418,6 @@ fn input_slice<'a>(input: &'a [u8], input_start: u64, wanted: &Range<u64>) -> Op
     let from = usize::try_from(wanted.start.checked_sub(input_start)?).ok()?;
     let to = usize::try_from(wanted.end.checked_sub(input_start)?).ok()?;
     input.get(from..to)
-}
-
-/// Runs `work` on every job, on up to every core (and at most `most`
-/// threads), and returns the first error.
-pub(crate) fn run_parallel<J: Send, E: Send>(
-    jobs: Vec<J>,
-    most: usize,
-    work: impl Fn(J) -> Result<(), E> + Sync,
-) -> Result<(), E> {
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 64)
-        .min(jobs.len())
-        .min(most);
-    if workers <= 1 {
-        return jobs.into_iter().try_for_each(work);
-    }
-    // Round-robin: neighbouring blocks (equal work) spread over the workers.
-    let mut shares: Vec<Vec<J>> = (0..workers).map(|_| Vec::new()).collect();
-    for (k, job) in jobs.into_iter().enumerate() {
-        shares[k % workers].push(job);
-    }
-    let work = &work;
-    std::thread::scope(|scope| {
-        let mut shares = shares.into_iter();
-        let own = shares.next().unwrap_or_default();
-        let handles: Vec<_> = shares
-            .map(|share| scope.spawn(move || share.into_iter().try_for_each(work)))
-            .collect();
-        let mut result = own.into_iter().try_for_each(work);
-        for handle in handles {
-            let joined = handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            if result.is_ok() {
-                result = joined;
-            }
-        }
-        result
-    })
 }
 
 /// Inflates block `i` (its compressed bytes `input`) into `out`, exactly
