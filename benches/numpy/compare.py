@@ -122,10 +122,10 @@ def reads(p):
     a[index_array]  # the same start as the other contenders: one untimed pass
     gather = [timed(lambda: a[index_array]) / max(1, len(indices)) for _ in range(p["runs"])]
     # Whole rows of 64 float64 (512 bytes): `a.reshape(-1, 64)[rows]`, the
-    # same 10,000 rows as the other contenders.
+    # same 100,000 rows as the other contenders.
     row_count = len(a) // 64
     grid = a[: row_count * 64].reshape(-1, 64)
-    rows = (index_array[:10_000] // 64) % max(1, row_count)
+    rows = (index_array[:100_000] // 64) % max(1, row_count)
     grid[rows]
     outer = [timed(lambda: grid[rows]) / max(1, len(rows)) for _ in range(p["runs"])]
     return {"reads.random": out, "reads.gather": gather, "reads.gather_outer": outer}, {}

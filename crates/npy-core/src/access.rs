@@ -8,7 +8,7 @@ use std::ops::{Index, IndexMut};
 
 use crate::error::{Error, Result};
 use crate::geometry::Geometry;
-use crate::index::{NdIndex, PREFETCH_DISTANCE, index_error};
+use crate::index::{NdIndex, PREFETCH_DISTANCE, index_error, prefetch_runs_ahead};
 use crate::view::{ArrayView, ArrayViewMut};
 
 /// Checks `indices` for a gather of `data` into `out`: the output length,
@@ -126,12 +126,15 @@ fn copy_prefetched<T: Copy, I>(
 }
 
 /// Copies the outer-axis slices `outer` (whole "rows" of axis 0, in logical
-/// order) into `out`, one after another.
+/// order) into `out`, one after another; contiguous slices are handed to
+/// `prefetch` (their first element) about 4 KiB of copying before they are
+/// copied ([`prefetch_runs_ahead`]).
 fn gather_outer<T: Copy>(
     data: &[T],
     geometry: &Geometry,
     outer: &[usize],
     out: &mut [T],
+    mut prefetch: impl FnMut(&T),
 ) -> Result<()> {
     let shape = geometry.shape();
     let Some(&len) = shape.first() else {
@@ -158,7 +161,17 @@ fn gather_outer<T: Copy>(
     }
     let stride = geometry.strides()[0];
     if geometry.is_c_contiguous() {
+        let distance = prefetch_runs_ahead(inner.saturating_mul(std::mem::size_of::<T>()));
+        let mut ahead = outer.iter().skip(distance);
+        for &index in outer.iter().take(distance) {
+            if let Some(first) = data.get(index * stride) {
+                prefetch(first);
+            }
+        }
         for (&index, out) in outer.iter().zip(out.chunks_exact_mut(inner)) {
+            if let Some(first) = ahead.next().and_then(|&next| data.get(next * stride)) {
+                prefetch(first);
+            }
             let start = index * stride;
             out.copy_from_slice(&data[start..start + inner]);
         }
@@ -230,7 +243,38 @@ impl<T: Copy> ArrayView<'_, T> {
     /// [`Error::IndexOutOfBounds`] for an index past axis 0, and
     /// [`Error::IndexRank`] for a 0-d array.
     pub fn gather_outer(&self, outer: &[usize], out: &mut [T]) -> Result<()> {
-        gather_outer(self.data(), self.geometry(), outer, out)
+        gather_outer(self.data(), self.geometry(), outer, out, |_| {})
+    }
+
+    /// [`gather_outer`](Self::gather_outer), handing the first element of
+    /// each contiguous slice to `prefetch` about 4 KiB of copying before it
+    /// is copied ([`prefetch_runs_ahead`](crate::index::prefetch_runs_ahead)):
+    /// the hook for a prefetch instruction, as in
+    /// [`gather_prefetched`](Self::gather_prefetched) (npy-mmap's
+    /// `MappedArray::gather_outer` passes one). The processor follows a
+    /// slice once its copy starts, but cannot guess where the next one
+    /// starts. Same checks and errors as `gather_outer`, before anything is
+    /// written or prefetched.
+    ///
+    /// ```
+    /// # use npy_core::{ArrayView, DType, Order};
+    /// # use zerocopy::IntoBytes;
+    /// # use npy_core::element::Element;
+    /// let memory: Vec<i32> = (0..12).collect();
+    /// let view = ArrayView::<i32>::new(memory.as_bytes(), &i32::dtype(), &[4, 3], Order::C)?;
+    /// let (mut rows, mut seen) = ([0; 6], Vec::new());
+    /// view.gather_outer_prefetched(&[3, 1], &mut rows, |first| seen.push(*first))?;
+    /// assert_eq!(rows, [9, 10, 11, 3, 4, 5]);
+    /// assert_eq!(seen, [9, 3]); // each row's first element, ahead of its copy
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn gather_outer_prefetched(
+        &self,
+        outer: &[usize],
+        out: &mut [T],
+        prefetch: impl FnMut(&T),
+    ) -> Result<()> {
+        gather_outer(self.data(), self.geometry(), outer, out, prefetch)
     }
 }
 
@@ -242,7 +286,7 @@ impl<T: Copy> ArrayViewMut<'_, T> {
 
     /// [`ArrayView::gather_outer`] on this view's elements.
     pub fn gather_outer(&self, outer: &[usize], out: &mut [T]) -> Result<()> {
-        gather_outer(self.data(), self.geometry(), outer, out)
+        gather_outer(self.data(), self.geometry(), outer, out, |_| {})
     }
 }
 

@@ -286,6 +286,47 @@ fn mutable_views_gather_too() {
     assert_eq!(row, [4, 5, 6, 7]);
 }
 
+/// `gather_outer_prefetched` copies what `gather_outer` copies, for batches
+/// shorter and longer than its distance (rows of 512 bytes: 8 rows), and
+/// hands its hook each contiguous row's first element once, in order; a
+/// strided (Fortran) array is copied without the hook; a bad index is
+/// refused before anything is written or prefetched.
+#[test]
+fn gather_outer_prefetched_copies_like_gather_outer_and_prefetches_each_row_once_ahead() {
+    let (rows, cols) = (1000, 64);
+    let memory: Vec<u64> = (0..(rows * cols) as u64).collect();
+    for count in [0, 1, 8, 9, 1000] {
+        let outer: Vec<usize> = random_indices(count, rows);
+        for order in [Order::C, Order::Fortran] {
+            let view =
+                ArrayView::<u64>::new(memory.as_bytes(), &u64::dtype(), &[rows, cols], order)
+                    .unwrap();
+            let mut expected = vec![0; count * cols];
+            view.gather_outer(&outer, &mut expected).unwrap();
+            let mut out = vec![0; count * cols];
+            let mut prefetched = Vec::new();
+            view.gather_outer_prefetched(&outer, &mut out, |first| prefetched.push(*first))
+                .unwrap();
+            assert_eq!(out, expected);
+            let firsts: Vec<u64> = match order {
+                Order::C => expected.chunks(cols).map(|row| row[0]).collect(),
+                Order::Fortran => Vec::new(),
+            };
+            assert_eq!(prefetched, firsts, "each row's first element once, in order");
+        }
+    }
+    let view =
+        ArrayView::<u64>::new(memory.as_bytes(), &u64::dtype(), &[rows, cols], Order::C).unwrap();
+    let mut untouched = vec![7; 2 * cols];
+    let mut prefetched = 0;
+    let err = view
+        .gather_outer_prefetched(&[0, rows], &mut untouched, |_| prefetched += 1)
+        .unwrap_err();
+    assert!(matches!(err, Error::IndexOutOfBounds { .. }), "{err:?}");
+    assert_eq!(prefetched, 0);
+    assert!(untouched.iter().all(|&v| v == 7));
+}
+
 /// `gather_prefetched` copies what `gather` copies, in every order and
 /// index form, for batches shorter and longer than `PREFETCH_DISTANCE`,
 /// and hands its hook each element once, in order; a bad index is refused

@@ -122,10 +122,12 @@ impl<M: Mode> MappedArray<M> {
                     slices.push(view.slice_outer(row..row + 1).map_err(|e| self.format(e))?);
                 }
                 reads.read_ahead(slices.iter().flat_map(|slice| self.spans_of(slice)));
-                view.gather_outer(batch, out).map_err(|e| self.format(e))?;
+                view.gather_outer_prefetched(batch, out, prefetch_element)
+                    .map_err(|e| self.format(e))?;
             }
         } else {
-            view.gather_outer(outer, out).map_err(|e| self.format(e))?;
+            view.gather_outer_prefetched(outer, out, prefetch_element)
+                .map_err(|e| self.format(e))?;
         }
         reads.copied(outer.len(), std::mem::size_of_val(out), cold, started);
         Ok(())

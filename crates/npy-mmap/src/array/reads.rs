@@ -33,6 +33,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
 
+use npy_core::index::prefetch_runs_ahead;
 use npy_core::plan::Coalesce;
 
 use super::rows::{MappedFile, check_byte_range};
@@ -54,10 +55,6 @@ pub(crate) const PLANNED_INDICES: usize = 16 * 1024;
 /// these blocks. Dropping a shared mapping's page-table entries loses
 /// nothing: the pages stay in the file and the page cache.
 pub(crate) const LARGE_FOLIO: u64 = 2 << 20;
-
-/// How far ahead of the copy [`Reads::gather_spans`] asks for the start of
-/// a span, in bytes of copying.
-const PREFETCH_AHEAD_BYTES: usize = 4096;
 
 /// Pages sampled to decide whether a batch is in memory already.
 const SAMPLED: usize = 8;
@@ -314,14 +311,12 @@ impl<S: Source> Reads<'_, S> {
                 self.read_ahead(batch.iter().map(|span| span.start as u64..span.end as u64));
             }
             // The first line of a span some spans ahead is asked for while
-            // this one is copied (the processor's prefetcher follows a span
-            // once it is started, but cannot guess where the next one
-            // starts): about 4 KiB of copying ahead, at least the next span
-            // (1.4× on warm windows of 2 KiB), at most 64 spans (8-byte
-            // elements: Python's `take`).
+            // this one is copied: about 4 KiB of copying ahead (npy-core's
+            // rule for runs), at most 64 spans (8-byte elements: Python's
+            // `take`).
             let base = self.source.base();
-            let average = total.checked_div(spans.len()).unwrap_or(0).max(1);
-            let distance = (PREFETCH_AHEAD_BYTES / average).clamp(1, 64);
+            let average = total.checked_div(spans.len()).unwrap_or(0);
+            let distance = prefetch_runs_ahead(average);
             let mut ahead = batch.iter().skip(distance);
             for span in batch {
                 if let Some(following) = ahead.next() {
