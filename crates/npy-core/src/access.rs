@@ -248,7 +248,7 @@ impl<T: Copy> ArrayView<'_, T> {
 
     /// [`gather_outer`](Self::gather_outer), handing the first element of
     /// each contiguous slice to `prefetch` about 4 KiB of copying before it
-    /// is copied ([`prefetch_runs_ahead`](crate::index::prefetch_runs_ahead)):
+    /// is copied ([`prefetch_runs_ahead`]):
     /// the hook for a prefetch instruction, as in
     /// [`gather_prefetched`](Self::gather_prefetched) (npy-mmap's
     /// `MappedArray::gather_outer` passes one). The processor follows a
