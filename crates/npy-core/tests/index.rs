@@ -312,7 +312,10 @@ fn gather_outer_prefetched_copies_like_gather_outer_and_prefetches_each_row_once
                 Order::C => expected.chunks(cols).map(|row| row[0]).collect(),
                 Order::Fortran => Vec::new(),
             };
-            assert_eq!(prefetched, firsts, "each row's first element once, in order");
+            assert_eq!(
+                prefetched, firsts,
+                "each row's first element once, in order"
+            );
         }
     }
     let view =
