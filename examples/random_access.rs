@@ -47,7 +47,8 @@ enum Hint {
     Random,
     /// The kernel's default read-around.
     Normal,
-    /// Fault the whole file in at open (Linux 5.14+): warm from the first read.
+    /// Fault the whole file in from the open on (Linux 5.14+), a thread
+    /// running ahead of the reads: the open still returns at once.
     Populate,
 }
 
