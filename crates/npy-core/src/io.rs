@@ -219,10 +219,51 @@ pub fn decode_objects<R: Read>(
     layout: Layout,
     options: &ReadOptions,
 ) -> Result<ObjectData> {
+    let (decoding, layout) = objects_pickle(reader, header, layout, options, |reader| {
+        crate::pickle::decode_texts(reader, &options.pickle)
+    })?;
+    Ok(ObjectData {
+        decoded: crate::pickle::Decoded::new(decoding),
+        header: header.clone(),
+        layout,
+    })
+}
+
+/// [`decode_objects`] and [`ObjectData::build_items`] in one pass: the
+/// pickle that follows an object array's `header` decoded up to its end
+/// and no further, its items made by `builder` (each `str` as it is read,
+/// see [`pickle::build`](crate::pickle::build)), in the header's memory
+/// order. Returns the layout (its `data_len` the pickle's length) and the
+/// items; what `builder` needs is needed for the whole decode.
+///
+/// Errors: as [`decode_objects`]'s and [`ObjectData::build_items`]'s.
+pub fn build_objects<R: Read, B: crate::pickle::Build>(
+    reader: R,
+    header: &Header,
+    layout: Layout,
+    options: &ReadOptions,
+    builder: &mut B,
+) -> Result<(Layout, Vec<B::Value>)> {
+    let (decoding, layout) = objects_pickle(reader, header, layout, options, |reader| {
+        crate::pickle::decode_made(reader, &options.pickle, builder)
+    })?;
+    Ok((layout, decoding.build_made_items()?.1))
+}
+
+/// The pickle after an object array's `header`, decoded by `decode` (its
+/// `str`s kept as `S` keeps them) and checked to hold an object array of
+/// the header's shape, and the layout with the pickle's length.
+fn objects_pickle<R: Read, S>(
+    reader: R,
+    header: &Header,
+    layout: Layout,
+    options: &ReadOptions,
+    decode: impl FnOnce(&mut std::io::Take<R>) -> Result<crate::pickle::Decoding<S>>,
+) -> Result<(crate::pickle::Decoding<S>, Layout)> {
     // ReadOptions::max_data_len bounds the pickle's bytes: one more than
     // allowed is read at most.
     let mut limited = reader.take(options.max_data_len.map_or(u64::MAX, |max| max as u64 + 1));
-    let decoded = crate::pickle::decode(&mut limited, &options.pickle);
+    let decoded = decode(&mut limited);
     let too_large = |len: usize| match options.max_data_len {
         Some(max) if len > max => Some(Error::DataTooLarge { len, max }),
         _ => None,
@@ -265,14 +306,11 @@ pub fn decode_objects<R: Read>(
             crate::pyrepr::shape_repr(shape)
         )));
     }
-    Ok(ObjectData {
-        decoded,
-        header: header.clone(),
-        layout: Layout {
-            data_len: len,
-            ..layout
-        },
-    })
+    let layout = Layout {
+        data_len: len,
+        ..layout
+    };
+    Ok((decoded, layout))
 }
 
 /// Reads the data of an array with `header` from `reader` into `dest`,

@@ -6,10 +6,11 @@
 //! uses, each use paid for from a budget, so a pickle cannot make its output
 //! explode through the memo.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, LEAF, Leaf, Node, STR};
-use super::options::PickleOptions;
+use super::decoded::{Decoding, StrValues};
 use crate::array::{NpyArray, NumpyScalar, PyValue, c_to_fortran};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -27,7 +28,7 @@ use crate::header::{Header, Order};
 /// further use: a handle's clone shares the object, as Python's unpickler
 /// does (a reference-counted Python object), an owned value's clone copies it
 /// ([`PyValue`]). Every use is paid for from
-/// [`PickleOptions::max_expansion`]'s budget either way, so the same
+/// [`PickleOptions::max_expansion`](super::PickleOptions::max_expansion)'s budget either way, so the same
 /// pickles are refused whatever builds them. A container that holds itself
 /// is refused (values are made children first).
 ///
@@ -64,6 +65,26 @@ pub trait Build {
     fn complex(&mut self, re: f64, im: f64) -> Result<Self::Value>;
     /// A `str` (Python 2 strings decoded as [`Encoding`](super::Encoding) says).
     fn str(&mut self, text: &str) -> Result<Self::Value>;
+    /// A `str` from the bytes the pickle says are UTF-8, not checked yet
+    /// (what the one pass of [`build`](super::build) calls for most
+    /// strings). The default checks them and calls [`str`](Self::str); a
+    /// builder whose own decoding checks UTF-8 (Python's does) may take
+    /// them as they are, and must fail on invalid UTF-8.
+    fn str_from_utf8(&mut self, utf8: &[u8]) -> Result<Self::Value> {
+        match std::str::from_utf8(utf8) {
+            Ok(text) => self.str(text),
+            Err(error) => Err(Error::Unpickling {
+                position: 0,
+                reason: format!("invalid UTF-8 in a str at byte {}", error.valid_up_to()),
+            }),
+        }
+    }
+    /// The text of `value` if it is a `str` this builder made. The one
+    /// pass of [`build`](super::build) makes each `str` as the pickle gives
+    /// it and keeps no text of its own; numpy's patterns read back the few
+    /// they need (a dtype's type, a global's module and name), which may
+    /// have been made before they were known to be one.
+    fn str_text<'v>(&self, value: &'v Self::Value) -> Option<Cow<'v, str>>;
     /// A `bytes`.
     fn bytes(&mut self, bytes: &[u8]) -> Result<Self::Value>;
     /// A `bytearray`.
@@ -121,6 +142,12 @@ impl Build for Tree {
     fn str(&mut self, text: &str) -> Result<PyValue> {
         Ok(PyValue::Str(text.to_owned()))
     }
+    fn str_text<'v>(&self, value: &'v PyValue) -> Option<Cow<'v, str>> {
+        match value {
+            PyValue::Str(text) => Some(Cow::Borrowed(text)),
+            _ => None,
+        }
+    }
     fn bytes(&mut self, bytes: &[u8]) -> Result<PyValue> {
         Ok(PyValue::Bytes(bytes.to_vec()))
     }
@@ -158,106 +185,8 @@ impl Build for Tree {
     }
 }
 
-/// A pickle decoded up to its `STOP`, before its values are made: the
-/// objects the unpickler found (checked as far as decoding can check them:
-/// opcodes, globals, numpy's patterns), which [`build`](Self::build) turns
-/// into values with any [`Build`]. It holds no borrowed data and nothing
-/// of Python's: decode without the GIL, build with it.
-#[derive(Debug)]
-pub struct Decoded {
-    arena: Arena,
-    root: Id,
-    max_depth: usize,
-    /// Bytes of output allowed for the values.
-    budget: usize,
-    max_expansion: usize,
-    consumed: u64,
-}
-
-impl Decoded {
-    pub(super) fn new(arena: Arena, root: Id, options: &PickleOptions, consumed: u64) -> Self {
-        let budget = options
-            .max_expansion
-            .saturating_mul(usize::try_from(consumed).unwrap_or(usize::MAX))
-            .saturating_add(1 << 20);
-        Decoded {
-            arena,
-            root,
-            max_depth: options.max_depth,
-            budget,
-            max_expansion: options.max_expansion,
-            consumed,
-        }
-    }
-
-    /// The bytes of pickle decoded, up to and including its `STOP`.
-    pub fn consumed(&self) -> u64 {
-        self.consumed
-    }
-
-    /// The pickle's value, made by `builder`.
-    ///
-    /// Errors: [`Error::Unpickling`] for objects that are not values (a
-    /// global that is not a type, an array under construction), containers
-    /// that hold themselves or nest deeper than
-    /// [`PickleOptions::max_depth`], values beyond the
-    /// [`max_expansion`](PickleOptions::max_expansion) budget, and the
-    /// builder's own errors.
-    pub fn build<B: Build>(self, builder: &mut B) -> Result<B::Value> {
-        let root = self.root;
-        match Walk::new(self, builder).run(root, false)? {
-            Built::Value(value) => Ok(value),
-            Built::Items(..) => Err(internal()),
-        }
-    }
-
-    /// What the pickle holds when it is not an object array, for messages:
-    /// `None` for an object array, else its header if it is a numpy array
-    /// (of data) or its Python type's name.
-    pub(crate) fn not_object_array(&self) -> Option<std::result::Result<Header, &'static str>> {
-        match self.arena.node(self.root) {
-            super::arena::View::Node(Node::Array(array)) => match (&array.elem, &array.data) {
-                (Elem::Object, _) => None,
-                (Elem::Data(dtype), _) => Some(Ok(Header::new(
-                    dtype.clone(),
-                    array.order,
-                    array.shape.clone(),
-                ))),
-            },
-            super::arena::View::Node(Node::NewArray) => Some(Err("numpy.ndarray")),
-            super::arena::View::Node(Node::Global(_)) => Some(Err("type")),
-            other => Some(Err(match other.kind() {
-                "numpy dtype" => "numpy.dtype",
-                kind => kind,
-            })),
-        }
-    }
-
-    /// The shape of the object array the pickle holds (after
-    /// [`not_object_array`](Self::not_object_array) said it is one).
-    pub(crate) fn object_array_shape(&self) -> Option<&[usize]> {
-        match self.arena.node(self.root) {
-            super::arena::View::Node(Node::Array(array)) => Some(&array.shape),
-            _ => None,
-        }
-    }
-
-    /// The items of the object array the pickle holds, in its memory
-    /// order, made by `builder` (the array itself is the caller's to make).
-    pub(crate) fn build_object_items<B: Build>(
-        self,
-        builder: &mut B,
-    ) -> Result<(Header, Vec<B::Value>)> {
-        let root = self.root;
-        match Walk::new(self, builder).run(root, true)? {
-            Built::Items(header, items) => Ok((header, items)),
-            Built::Value(_) => Err(internal()),
-        }
-    }
-}
-
 /// What a walk ends with: the root's value, or the root object array's items.
-enum Built<V> {
+pub(super) enum Built<V> {
     Value(V),
     Items(Header, Vec<V>),
 }
@@ -302,8 +231,8 @@ enum Opened<V> {
 
 /// The walk over the arena: each object made once, children first, with an
 /// explicit stack as deep as the depth limit.
-struct Walk<'b, B: Build> {
-    arena: Arena,
+pub(super) struct Walk<'b, B: Build, S> {
+    arena: Arena<S>,
     builder: &'b mut B,
     /// How many places each node is used in (children of containers, the
     /// array items, the root).
@@ -321,9 +250,9 @@ struct Walk<'b, B: Build> {
     position: u64,
 }
 
-impl<'b, B: Build> Walk<'b, B> {
-    fn new(decoded: Decoded, builder: &'b mut B) -> Self {
-        let Decoded {
+impl<'b, B: Build, S: StrValues<B>> Walk<'b, B, S> {
+    pub(super) fn new(decoded: Decoding<S>, builder: &'b mut B) -> Self {
+        let Decoding {
             arena,
             root,
             max_depth,
@@ -333,7 +262,7 @@ impl<'b, B: Build> Walk<'b, B> {
         } = decoded;
         let mut walk = Walk {
             uses: vec![0u32; arena.nodes.len()],
-            leaf_uses: vec![0u8; arena.leaves.len() + arena.str_ends.len()],
+            leaf_uses: vec![0u8; arena.leaves.len() + arena.strs.count()],
             building: vec![false; arena.nodes.len()],
             arena,
             builder,
@@ -415,7 +344,7 @@ impl<'b, B: Build> Walk<'b, B> {
         ))
     }
 
-    fn run(&mut self, root: Id, root_items: bool) -> Result<Built<B::Value>> {
+    pub(super) fn run(&mut self, root: Id, root_items: bool) -> Result<Built<B::Value>> {
         let mut frames: Vec<Frame<B::Value>> = Vec::new();
         let mut pending = Some(root);
         loop {
@@ -613,15 +542,14 @@ impl<'b, B: Build> Walk<'b, B> {
     #[inline]
     fn leaf(&mut self, id: Id) -> Result<B::Value> {
         if id & STR != 0 {
-            let span = self.arena.str_span((id & !(LEAF | STR)) as usize);
-            self.spend(1, span.len())?;
-            return self.builder.str(self.arena.checked_str(span));
+            let index = (id & !(LEAF | STR)) as usize;
+            let shared = self.uses(id) > 1;
+            self.spend(1, self.arena.strs.cost(index, self.builder, shared))?;
+            return self.arena.strs.value(index, self.builder);
         }
         let leaf = &self.arena.leaves[(id & !LEAF) as usize];
         let payload = match leaf {
-            Leaf::BigInt(span) | Leaf::Str(span) | Leaf::Bytes(span) | Leaf::ByteArray(span) => {
-                span.len()
-            }
+            Leaf::BigInt(span) | Leaf::Bytes(span) | Leaf::ByteArray(span) => span.len(),
             Leaf::Scalar(scalar) => scalar.bytes.len(),
             _ => 0,
         };
@@ -635,7 +563,6 @@ impl<'b, B: Build> Walk<'b, B> {
             Leaf::BigInt(span) => builder.big_int(arena.bytes_at(*span)),
             Leaf::Float(x) => builder.float(*x),
             Leaf::Complex(re, im) => builder.complex(*re, *im),
-            Leaf::Str(span) => builder.str(arena.checked_str(*span)),
             Leaf::Bytes(span) => builder.bytes(arena.bytes_at(*span)),
             Leaf::ByteArray(span) => builder.byte_array(arena.bytes_at(*span)),
             Leaf::Scalar(scalar) => builder.scalar(scalar),
@@ -736,7 +663,7 @@ fn children(node: &Node) -> impl Iterator<Item = Id> + '_ {
 }
 
 /// The walk always finds the frame it pushed.
-fn internal() -> Error {
+pub(super) fn internal() -> Error {
     Error::Unpickling {
         position: 0,
         reason: "internal error: no open container".to_owned(),
