@@ -391,3 +391,37 @@ fn runs_of_short_strings_decode_as_the_opcodes_say() {
         list(&["a", "b", "a", "b", "x"])
     );
 }
+
+/// `(a, l)`: `a = np.array(['x', 'y'], dtype=object)` pickled by Python
+/// (protocol 4), then the list of its state fetched again from the memo
+/// (Python loads it: the array and a list holding the same two strs).
+const ARRAY_AND_ITS_LIST: &str = concat!(
+    "80049595000000000000008c166e756d70792e5f636f72652e6d756c74696172726179948c0c5f72",
+    "65636f6e7374727563749493948c056e756d7079948c076e6461727261799493944b008594430162",
+    "9487945294284b014b02859468038c0564747970659493948c024f3894898887945294284b038c01",
+    "7c944e4e4e4affffffff4affffffff4b3f749462895d94288c0178948c017994657494626812862e",
+);
+
+#[test]
+fn an_object_arrays_list_used_again_holds_the_same_items() {
+    let hex = ARRAY_AND_ITS_LIST;
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    for (value, how) in [
+        (build(&bytes).unwrap().0, "decoded"),
+        (one_pass(&bytes).unwrap().0, "one pass"),
+    ] {
+        let [array, list] = items(&value) else {
+            panic!("not a pair: {value:?}");
+        };
+        let (cells, listed) = (items(array), items(list));
+        assert_eq!(*cells[1], Obj::Str("y".into()));
+        // One object each, as Python's memo makes them.
+        assert!(
+            Rc::ptr_eq(&cells[0], &listed[0]) && Rc::ptr_eq(&cells[1], &listed[1]),
+            "{how}"
+        );
+    }
+}

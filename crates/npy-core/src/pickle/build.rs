@@ -279,6 +279,26 @@ impl<'b, B: Build, S: StrValues<B>> Walk<'b, B, S> {
             children(&node).for_each(|child| walk.count_use(child));
             walk.arena.nodes[index] = node;
         }
+        // An object array's items are its list's: a list used elsewhere
+        // too (a hand-made pickle) gives its items one more use each (once
+        // per list), so they are made once for all.
+        let mut bumped = std::collections::HashSet::new();
+        for index in 0..walk.arena.nodes.len() {
+            let Node::Array(array) = &walk.arena.nodes[index] else {
+                continue;
+            };
+            let ArrayData::Objects(list) = array.data else {
+                continue;
+            };
+            if list & LEAF != 0 || walk.uses(list) <= 1 || !bumped.insert(list) {
+                continue;
+            }
+            let node = std::mem::replace(&mut walk.arena.nodes[list as usize], Node::Taken);
+            if let Node::List(items) = &node {
+                items.iter().for_each(|&item| walk.count_use(item));
+            }
+            walk.arena.nodes[list as usize] = node;
+        }
         walk
     }
 
