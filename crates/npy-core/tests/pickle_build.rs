@@ -229,7 +229,7 @@ fn every_kind_builds_as_the_tree_says() {
 
 #[test]
 fn bad_pickles_are_refused_whatever_builds_them() {
-    let cases: [(&[u8], &str); 5] = [
+    let cases: [(&[u8], &str); 6] = [
         // A list that holds itself.
         (b"\x80\x04]\x94h\x00a.", "holds itself"),
         // os.system
@@ -243,6 +243,9 @@ fn bad_pickles_are_refused_whatever_builds_them() {
         (b"\x80\x04](\x8c\x01\xc3\x8c\x01\xa9e.", "invalid UTF-8"),
         // A memo bomb: each list holds the one before twice.
         (&memo_bomb(40), "times the pickle's size"),
+        // One str of 200 bytes, fetched from the memo 20,000 times: each
+        // use pays its text (the one pass made it once, as Python would).
+        (&str_bomb(20_000), "times the pickle's size"),
     ];
     for (bytes, message) in cases {
         let error = build(bytes).map(|_| ()).unwrap_err().to_string();
@@ -254,6 +257,17 @@ fn bad_pickles_are_refused_whatever_builds_them() {
             .to_string();
         assert!(error.contains(message), "{message}: {error}");
     }
+}
+
+fn str_bomb(uses: usize) -> Vec<u8> {
+    let mut body = b"\x80\x04](\x8c\xc8".to_vec();
+    body.extend([b'x'; 200]);
+    body.push(b'\x94');
+    for _ in 0..uses {
+        body.extend(b"h\x00");
+    }
+    body.extend(b"e.");
+    body
 }
 
 fn memo_bomb(levels: u8) -> Vec<u8> {

@@ -365,6 +365,9 @@ impl<'b, B: Build, S: StrValues<B>> Walk<'b, B, S> {
     }
 
     pub(super) fn run(&mut self, root: Id, root_items: bool) -> Result<Built<B::Value>> {
+        // The text of every `str`, paid for once (each is the pickle's own
+        // bytes; a `str` used again pays its text at each other use).
+        self.spend(0, self.arena.strs.text_bytes())?;
         let mut frames: Vec<Frame<B::Value>> = Vec::new();
         let mut pending = Some(root);
         loop {
@@ -546,9 +549,18 @@ impl<'b, B: Build, S: StrValues<B>> Walk<'b, B, S> {
     /// [`keep_shared`](Self::keep_shared) of an object used `uses` times.
     #[cold]
     fn keep(&mut self, id: Id, uses: u32, value: &B::Value, budget: usize) {
+        // A `str`'s text was paid for once at the start: each other use
+        // pays it again.
+        let text = match id & (LEAF | STR) {
+            both if both == LEAF | STR => {
+                let index = (id & !(LEAF | STR)) as usize;
+                self.arena.strs.len(index, value, self.builder)
+            }
+            _ => 0,
+        };
         let shared = Shared {
             value: value.clone(),
-            cost: budget - self.budget,
+            cost: budget - self.budget + text,
             uses_left: if uses >= u32::from(u8::MAX) && id & LEAF != 0 {
                 u32::MAX
             } else {
@@ -562,9 +574,9 @@ impl<'b, B: Build, S: StrValues<B>> Walk<'b, B, S> {
     #[inline]
     fn leaf(&mut self, id: Id) -> Result<B::Value> {
         if id & STR != 0 {
+            // Its text was paid for at the start.
+            self.spend(1, 0)?;
             let index = (id & !(LEAF | STR)) as usize;
-            let shared = self.uses(id) > 1;
-            self.spend(1, self.arena.strs.cost(index, self.builder, shared))?;
             return self.arena.strs.value(index, self.builder);
         }
         let leaf = &self.arena.leaves[(id & !LEAF) as usize];
@@ -624,10 +636,15 @@ impl<'b, B: Build, S: StrValues<B>> Walk<'b, B, S> {
                     Order::C => ids,
                     Order::Fortran => c_to_fortran(&ids, &header.shape),
                 };
+                // Strings made in a run, each used once: taken in one move.
+                let (values, children) = match self.take_run(&children)? {
+                    Some(values) => (values, Vec::new()),
+                    None => (Vec::with_capacity(children.len()), children),
+                };
                 Ok(Opened::Frame(Frame {
                     id,
                     kind: FrameKind::ObjectArray(header),
-                    values: Vec::with_capacity(children.len()),
+                    values,
                     children,
                     next: 0,
                     budget,
@@ -635,6 +652,33 @@ impl<'b, B: Build, S: StrValues<B>> Walk<'b, B, S> {
             }
             _ => Err(self.error("an array's data does not match its dtype")),
         }
+    }
+
+    /// The values of `children` in one move, if they are `str`s made one
+    /// after another, each used only here, and the `str`s are kept so
+    /// ([`StrValues::take_run`]).
+    fn take_run(&mut self, children: &[Id]) -> Result<Option<Vec<B::Value>>> {
+        let Some(&first) = children.first() else {
+            return Ok(None);
+        };
+        if first & (LEAF | STR) != LEAF | STR {
+            return Ok(None);
+        }
+        let run = children
+            .iter()
+            .zip(u64::from(first)..)
+            .all(|(&child, expected)| u64::from(child) == expected && self.uses(child) == 1);
+        if !run {
+            return Ok(None);
+        }
+        let start = (first & !(LEAF | STR)) as usize;
+        let Some(values) = self.arena.strs.take_run(start, children.len()) else {
+            return Ok(None);
+        };
+        // What making them one by one would have spent (their text was
+        // paid for at the start).
+        self.spend(values.len(), 0)?;
+        Ok(Some(values))
     }
 
     /// The value of a filled container, kept if it has other uses.

@@ -146,7 +146,7 @@ impl<'b, B: Build> Decoding<Made<'b, B>> {
         let mut builder = None;
         let arena = self.arena.map_strs(|made| {
             builder = Some(made.builder);
-            MadeValues(made.values)
+            MadeValues::new(made.values, made.text_bytes)
         });
         let decoding = Decoding {
             arena,
@@ -181,20 +181,29 @@ impl<'b, B: Build> Decoding<Made<'b, B>> {
 pub(super) trait StrValues<B: Build> {
     /// How many `str`s there are.
     fn count(&self) -> usize;
-    /// What `str` `index`'s value costs from the budget beyond the value
-    /// itself (its text's bytes); `shared`: it has other uses, each of
-    /// which pays it again.
-    fn cost(&self, index: usize, builder: &B, shared: bool) -> usize;
+    /// The bytes of text of all the `str`s.
+    fn text_bytes(&self) -> usize;
+    /// The bytes of text of `str` `index`, whose value is `value`.
+    fn len(&self, index: usize, value: &B::Value, builder: &B) -> usize;
     /// The value of `str` `index`, at its first use.
     fn value(&mut self, index: usize, builder: &mut B) -> Result<B::Value>;
+    /// The values of the `count` `str`s from `first` on, each at its
+    /// first use, in one move if they are at hand (the items of an object
+    /// array of strings, as `np.save` writes it); `None` leaves them to
+    /// [`value`](Self::value).
+    fn take_run(&mut self, _first: usize, _count: usize) -> Option<Vec<B::Value>> {
+        None
+    }
 }
 
 impl<B: Build> StrValues<B> for Texts {
     fn count(&self) -> usize {
         super::strs::Strs::count(self)
     }
-    #[inline]
-    fn cost(&self, index: usize, _builder: &B, _shared: bool) -> usize {
+    fn text_bytes(&self) -> usize {
+        self.total_len()
+    }
+    fn len(&self, index: usize, _value: &B::Value, _builder: &B) -> usize {
         self.checked(index).len()
     }
     #[inline]
@@ -203,24 +212,64 @@ impl<B: Build> StrValues<B> for Texts {
     }
 }
 
-/// The values of the `str`s the one pass made, until the walk takes them.
-struct MadeValues<V>(Vec<Option<V>>);
+/// The values of the `str`s the one pass made, until the walk takes them:
+/// in `head`, but for one run of them an object array took at once
+/// (`hole`), the ones after it in `tail`.
+pub(super) struct MadeValues<V> {
+    /// The bytes of text the pickle gave them.
+    text_bytes: usize,
+    head: Vec<Option<V>>,
+    hole: Option<std::ops::Range<usize>>,
+    tail: Vec<Option<V>>,
+}
+
+impl<V> MadeValues<V> {
+    fn new(values: Vec<Option<V>>, text_bytes: usize) -> Self {
+        MadeValues {
+            text_bytes,
+            head: values,
+            hole: None,
+            tail: Vec::new(),
+        }
+    }
+
+    /// Where the value of `str` `index` is (`None`: taken in the run).
+    fn slot(&mut self, index: usize) -> Option<&mut Option<V>> {
+        match &self.hole {
+            Some(hole) if hole.contains(&index) => None,
+            Some(hole) if index >= hole.end => self.tail.get_mut(index - hole.end),
+            _ => self.head.get_mut(index),
+        }
+    }
+}
 
 impl<B: Build> StrValues<B> for MadeValues<B::Value> {
     fn count(&self) -> usize {
-        self.0.len()
+        let run = self.hole.as_ref().map_or(0, |hole| hole.len());
+        self.head.len() + run + self.tail.len()
     }
-    #[inline]
-    fn cost(&self, index: usize, builder: &B, shared: bool) -> usize {
-        // A `str` used once was paid for by the pickle's own bytes of it;
-        // one the memo shares pays its length at each use, as text does.
-        match (shared, &self.0[index]) {
-            (true, Some(value)) => builder.str_text(value).map_or(0, |text| text.len()),
-            _ => 0,
-        }
+    fn text_bytes(&self) -> usize {
+        self.text_bytes
+    }
+    fn len(&self, _index: usize, value: &B::Value, builder: &B) -> usize {
+        builder.str_text(value).map_or(0, |text| text.len())
     }
     #[inline]
     fn value(&mut self, index: usize, _builder: &mut B) -> Result<B::Value> {
-        self.0[index].take().ok_or_else(internal)
+        self.slot(index).and_then(Option::take).ok_or_else(internal)
+    }
+    fn take_run(&mut self, first: usize, count: usize) -> Option<Vec<B::Value>> {
+        let end = first.checked_add(count)?;
+        let run = self.head.get(first..end)?;
+        if self.hole.is_some() || run.iter().any(Option::is_none) {
+            return None;
+        }
+        // The strs after the run and before it (a few: a global's names)
+        // moved out, the run's values kept where they were made.
+        self.tail = self.head.split_off(end);
+        let mut run = std::mem::take(&mut self.head);
+        self.head = run.drain(..first).collect();
+        self.hole = Some(first..end);
+        Some(run.into_iter().flatten().collect())
     }
 }

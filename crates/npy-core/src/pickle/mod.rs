@@ -147,6 +147,7 @@ pub(crate) fn decode_made<'b, R: Read, B: Build>(
 ) -> Result<decoded::Decoding<strs::Made<'b, B>>> {
     let made = strs::Made {
         builder,
+        text_bytes: 0,
         values: Vec::new(),
     };
     vm::Unpickler::new(reader, options, made).run()

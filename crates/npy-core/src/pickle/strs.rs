@@ -47,6 +47,11 @@ impl Texts {
         (start, self.ends[index])
     }
 
+    /// The bytes of text of all the strings.
+    pub(super) fn total_len(&self) -> usize {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
     /// A string's text after [`finish`](Strs::finish).
     #[inline]
     pub(super) fn checked(&self, index: usize) -> &str {
@@ -130,6 +135,8 @@ impl Strs for Texts {
 /// they need back from the builder, [`Build::str_text`]).
 pub(crate) struct Made<'b, B: Build> {
     pub(super) builder: &'b mut B,
+    /// The bytes of text the pickle gave them.
+    pub(super) text_bytes: usize,
     /// Each `str`'s value until the walk takes it.
     pub(super) values: Vec<Option<B::Value>>,
 }
@@ -148,12 +155,14 @@ impl<B: Build> Strs for Made<'_, B> {
             .str_from_utf8(utf8)
             .map_err(|e| at(e, position))?;
         self.values.push(Some(value));
+        self.text_bytes += utf8.len();
         Ok(())
     }
 
     fn push_str(&mut self, text: &str, position: u64) -> Result<()> {
         let value = self.builder.str(text).map_err(|e| at(e, position))?;
         self.values.push(Some(value));
+        self.text_bytes += text.len();
         Ok(())
     }
 
