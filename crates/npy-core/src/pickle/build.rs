@@ -272,18 +272,30 @@ impl<'b, B: Build, S: StrValues<B>> Walk<'b, B, S> {
             budget,
             position: consumed,
         };
+        // Uses counted from the root: objects the pickle made on the way
+        // (a BUILD's state, a REDUCE's arguments) are not values.
         walk.count_use(root);
-        for index in 0..walk.arena.nodes.len() {
+        let mut seen = vec![false; walk.arena.nodes.len()];
+        let mut todo = vec![root];
+        while let Some(id) = todo.pop() {
+            if id & LEAF != 0 || std::mem::replace(&mut seen[id as usize], true) {
+                continue;
+            }
             // Out and back in, so the counts can change while it is read.
-            let node = std::mem::replace(&mut walk.arena.nodes[index], Node::Taken);
-            children(&node).for_each(|child| walk.count_use(child));
-            walk.arena.nodes[index] = node;
+            let node = std::mem::replace(&mut walk.arena.nodes[id as usize], Node::Taken);
+            for child in children(&node) {
+                walk.count_use(child);
+                if child & LEAF == 0 {
+                    todo.push(child);
+                }
+            }
+            walk.arena.nodes[id as usize] = node;
         }
         // An object array's items are its list's: a list used elsewhere
         // too (a hand-made pickle) gives its items one more use each (once
         // per list), so they are made once for all.
         let mut bumped = std::collections::HashSet::new();
-        for index in 0..walk.arena.nodes.len() {
+        for index in (0..walk.arena.nodes.len()).filter(|&index| seen[index]) {
             let Node::Array(array) = &walk.arena.nodes[index] else {
                 continue;
             };
