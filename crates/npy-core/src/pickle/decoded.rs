@@ -270,6 +270,9 @@ impl<B: Build> StrValues<B> for MadeValues<B::Value> {
         let mut run = std::mem::take(&mut self.head);
         self.head = run.drain(..first).collect();
         self.hole = Some(first..end);
-        Some(run.into_iter().flatten().collect())
+        // In place (the same allocation: an `Option` of a value the size
+        // of the value); every one is there (checked above).
+        let values: Vec<B::Value> = run.into_iter().map_while(|value| value).collect();
+        (values.len() == count).then_some(values)
     }
 }
