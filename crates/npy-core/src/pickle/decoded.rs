@@ -4,9 +4,10 @@
 //! makes the rest).
 
 use super::arena::{Arena, Elem, Id, Node};
-use super::build::{Build, Built, Walk, internal};
+use super::build::{Built, Decoding, Walk, internal};
+use super::builder::Build;
 use super::options::PickleOptions;
-use super::strs::{Made, Texts};
+use super::strs::{Made, MadeValues, StrValues, Texts};
 use crate::error::Result;
 use crate::header::Header;
 
@@ -47,19 +48,6 @@ impl Decoded {
     ) -> Result<(Header, Vec<B::Value>)> {
         self.0.build_object_items(builder)
     }
-}
-
-/// A pickle decoded up to its `STOP`, its `str`s kept by `S`: as text
-/// ([`Decoded`]), or made at once by a builder ([`Made`], the one pass).
-#[derive(Debug)]
-pub(crate) struct Decoding<S> {
-    pub(super) arena: Arena<S>,
-    pub(super) root: Id,
-    pub(super) max_depth: usize,
-    /// Bytes of output allowed for the values.
-    pub(super) budget: usize,
-    pub(super) max_expansion: usize,
-    pub(super) consumed: u64,
 }
 
 impl<S> Decoding<S> {
@@ -174,105 +162,5 @@ impl<'b, B: Build> Decoding<Made<'b, B>> {
     pub(crate) fn build_made_items(self) -> Result<(Header, Vec<B::Value>)> {
         let (decoding, builder) = self.made();
         decoding.build_object_items(builder)
-    }
-}
-
-/// How the walk gets a `str`'s value at its first use.
-pub(super) trait StrValues<B: Build> {
-    /// How many `str`s there are.
-    fn count(&self) -> usize;
-    /// The bytes of text of all the `str`s.
-    fn text_bytes(&self) -> usize;
-    /// The bytes of text of `str` `index`, whose value is `value`.
-    fn len(&self, index: usize, value: &B::Value, builder: &B) -> usize;
-    /// The value of `str` `index`, at its first use.
-    fn value(&mut self, index: usize, builder: &mut B) -> Result<B::Value>;
-    /// The values of the `count` `str`s from `first` on, each at its
-    /// first use, in one move if they are at hand (the items of an object
-    /// array of strings, as `np.save` writes it); `None` leaves them to
-    /// [`value`](Self::value).
-    fn take_run(&mut self, _first: usize, _count: usize) -> Option<Vec<B::Value>> {
-        None
-    }
-}
-
-impl<B: Build> StrValues<B> for Texts {
-    fn count(&self) -> usize {
-        super::strs::Strs::count(self)
-    }
-    fn text_bytes(&self) -> usize {
-        self.total_len()
-    }
-    fn len(&self, index: usize, _value: &B::Value, _builder: &B) -> usize {
-        self.checked(index).len()
-    }
-    #[inline]
-    fn value(&mut self, index: usize, builder: &mut B) -> Result<B::Value> {
-        builder.str(self.checked(index))
-    }
-}
-
-/// The values of the `str`s the one pass made, until the walk takes them:
-/// in `head`, but for one run of them an object array took at once
-/// (`hole`), the ones after it in `tail`.
-pub(super) struct MadeValues<V> {
-    /// The bytes of text the pickle gave them.
-    text_bytes: usize,
-    head: Vec<Option<V>>,
-    hole: Option<std::ops::Range<usize>>,
-    tail: Vec<Option<V>>,
-}
-
-impl<V> MadeValues<V> {
-    fn new(values: Vec<Option<V>>, text_bytes: usize) -> Self {
-        MadeValues {
-            text_bytes,
-            head: values,
-            hole: None,
-            tail: Vec::new(),
-        }
-    }
-
-    /// Where the value of `str` `index` is (`None`: taken in the run).
-    fn slot(&mut self, index: usize) -> Option<&mut Option<V>> {
-        match &self.hole {
-            Some(hole) if hole.contains(&index) => None,
-            Some(hole) if index >= hole.end => self.tail.get_mut(index - hole.end),
-            _ => self.head.get_mut(index),
-        }
-    }
-}
-
-impl<B: Build> StrValues<B> for MadeValues<B::Value> {
-    fn count(&self) -> usize {
-        let run = self.hole.as_ref().map_or(0, |hole| hole.len());
-        self.head.len() + run + self.tail.len()
-    }
-    fn text_bytes(&self) -> usize {
-        self.text_bytes
-    }
-    fn len(&self, _index: usize, value: &B::Value, builder: &B) -> usize {
-        builder.str_text(value).map_or(0, |text| text.len())
-    }
-    #[inline]
-    fn value(&mut self, index: usize, _builder: &mut B) -> Result<B::Value> {
-        self.slot(index).and_then(Option::take).ok_or_else(internal)
-    }
-    fn take_run(&mut self, first: usize, count: usize) -> Option<Vec<B::Value>> {
-        let end = first.checked_add(count)?;
-        let run = self.head.get(first..end)?;
-        if self.hole.is_some() || run.iter().any(Option::is_none) {
-            return None;
-        }
-        // The strs after the run and before it (a few: a global's names)
-        // moved out, the run's values kept where they were made.
-        self.tail = self.head.split_off(end);
-        let mut run = std::mem::take(&mut self.head);
-        self.head = run.drain(..first).collect();
-        self.hole = Some(first..end);
-        // In place (the same allocation: an `Option` of a value the size
-        // of the value); every one is there (checked above).
-        let values: Vec<B::Value> = run.into_iter().map_while(|value| value).collect();
-        (values.len() == count).then_some(values)
     }
 }

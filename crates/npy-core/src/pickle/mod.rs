@@ -58,6 +58,7 @@
 
 mod arena;
 mod build;
+mod builder;
 mod decoded;
 mod globals;
 mod input;
@@ -72,9 +73,9 @@ mod write;
 use std::io::Read;
 
 pub use crate::array::{NumpyScalar, PyValue};
-pub use build::{Build, Tree};
+pub(crate) use build::Decoding;
+pub use builder::{Build, Tree};
 pub use decoded::Decoded;
-pub(crate) use decoded::Decoding;
 pub use options::{Encoding, PickleOptions};
 
 use crate::array::NpyArray;
@@ -106,7 +107,7 @@ pub fn decode<R: Read>(reader: R, options: &PickleOptions) -> Result<Decoded> {
 pub(crate) fn decode_texts<R: Read>(
     reader: R,
     options: &PickleOptions,
-) -> Result<decoded::Decoding<strs::Texts>> {
+) -> Result<Decoding<strs::Texts>> {
     vm::Unpickler::new(reader, options, strs::Texts::default()).run()
 }
 
@@ -144,7 +145,7 @@ pub(crate) fn decode_made<'b, R: Read, B: Build>(
     reader: R,
     options: &PickleOptions,
     builder: &'b mut B,
-) -> Result<decoded::Decoding<strs::Made<'b, B>>> {
+) -> Result<Decoding<strs::Made<'b, B>>> {
     let made = strs::Made {
         builder,
         text_bytes: 0,

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::io::Read;
 
 use super::arena::{Arena, Id, Leaf, Node};
-use super::decoded::Decoding;
+use super::build::Decoding;
 use super::globals::Global;
 use super::input::Input;
 use super::opcodes::*;
