@@ -11,18 +11,21 @@ use crate::header::Header;
 /// What the unpickler makes its values with: one method per kind of
 /// Python value, called children first (a container gets its items made).
 ///
-/// The unpickler decodes a pickle into its own objects first
-/// ([`decode`](super::decode)), where the text of every `str` and the
-/// payload of every `bytes` lie in one buffer each; [`Decoded::build`] then
-/// walks them and calls these methods with borrowed slices, so a builder
-/// allocates only what it makes. An object the pickle uses in several
-/// places (through its memo) is made once and its value cloned for each
-/// further use: a handle's clone shares the object, as Python's unpickler
-/// does (a reference-counted Python object), an owned value's clone copies it
+/// Two ways to use one: [`decode`](super::decode) keeps the pickle's
+/// objects (the text of every `str` and the payload of every `bytes` in one
+/// buffer each) and [`Decoded::build`](super::Decoded::build) walks them
+/// later, calling these methods with borrowed slices, so a builder
+/// allocates only what it makes; [`build`](super::build) does both in one
+/// pass, each `str` made ([`str_from_utf8`](Self::str_from_utf8)) as the
+/// unpickler reads it. An object the pickle uses in several places
+/// (through its memo) is made once and its value cloned for each further
+/// use: a handle's clone shares the object, as Python's unpickler does (a
+/// reference-counted Python object), an owned value's clone copies it
 /// ([`PyValue`]). Every use is paid for from
-/// [`PickleOptions::max_expansion`](super::PickleOptions::max_expansion)'s budget either way, so the same
-/// pickles are refused whatever builds them. A container that holds itself
-/// is refused (values are made children first).
+/// [`PickleOptions::max_expansion`](super::PickleOptions::max_expansion)'s
+/// budget either way, so the same pickles are refused whatever builds them,
+/// in one pass or two. A container that holds itself is refused (values
+/// are made children first).
 ///
 /// A builder's own failure is returned as any [`Error`]; a builder that has
 /// a richer error of its own (a Python exception) keeps it and returns an

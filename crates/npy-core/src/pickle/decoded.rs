@@ -31,7 +31,7 @@ impl Decoded {
 
     /// The pickle's value, made by `builder`.
     ///
-    /// Errors: [`Error::Unpickling`] for objects that are not values (a
+    /// Errors: [`Error::Unpickling`](crate::Error::Unpickling) for objects that are not values (a
     /// global that is not a type, an array under construction), containers
     /// that hold themselves or nest deeper than
     /// [`PickleOptions::max_depth`], values beyond the
