@@ -236,16 +236,27 @@ pub fn decode_objects<R: Read>(
 /// order. Returns the layout (its `data_len` the pickle's length) and the
 /// items; what `builder` needs is needed for the whole decode.
 ///
+/// `available`, when known (a file's bytes after the header), bounds the
+/// pickle's length: room for the items the header declares, as many as
+/// those bytes can hold, is made at once instead of grown as they come
+/// (memory still follows the bytes that are there, never the header
+/// alone).
+///
 /// Errors: as [`decode_objects`]'s and [`ObjectData::build_items`]'s.
 pub fn build_objects<R: Read, B: crate::pickle::Build>(
     reader: R,
     header: &Header,
     layout: Layout,
     options: &ReadOptions,
+    available: Option<u64>,
     builder: &mut B,
 ) -> Result<(Layout, Vec<B::Value>)> {
+    // An item takes at least two bytes of pickle when it is a `str`.
+    let items = header.element_count().unwrap_or(0);
+    let fit = available.map_or(0, |bytes| usize::try_from(bytes / 2).unwrap_or(usize::MAX));
+    let expected = items.min(fit);
     let (decoding, layout) = objects_pickle(reader, header, layout, options, |reader| {
-        crate::pickle::decode_made(reader, &options.pickle, builder)
+        crate::pickle::decode_made(reader, &options.pickle, builder, expected)
     })?;
     Ok((layout, decoding.build_made_items()?.1))
 }

@@ -307,8 +307,15 @@ fn object_data_builds_the_items_of_an_object_array() {
     // The same in one pass, with the pickle's length.
     let mut stream = file.as_slice();
     let parsed = Header::read_from(&mut stream, &options.parse).unwrap();
-    let (layout, once) =
-        build_objects(stream, &parsed.header, parsed.layout, &options, &mut rcs).unwrap();
+    let (layout, once) = build_objects(
+        stream,
+        &parsed.header,
+        parsed.layout,
+        &options,
+        Some(file.len() as u64),
+        &mut rcs,
+    )
+    .unwrap();
     assert_eq!(layout.data_offset + layout.data_len, file.len());
     assert_eq!(once, items);
     let mut stream = file.as_slice();
@@ -324,14 +331,31 @@ fn object_data_builds_the_items_of_an_object_array() {
     assert!(error.to_string().contains("shape (10, 100)"), "{error}");
     let mut stream = file.as_slice();
     let parsed = Header::read_from(&mut stream, &options.parse).unwrap();
-    let error = build_objects(stream, &wrong, parsed.layout, &options, &mut rcs).unwrap_err();
+    let error = build_objects(stream, &wrong, parsed.layout, &options, None, &mut rcs).unwrap_err();
+    assert!(error.to_string().contains("shape (10, 100)"), "{error}");
+    // A header that declares 2^40 items: the room made at once follows the
+    // bytes there are, never the header alone.
+    let huge = Header::new(DType::Object, Order::C, vec![1 << 40]);
+    let mut stream = file.as_slice();
+    let parsed = Header::read_from(&mut stream, &options.parse).unwrap();
+    let available = Some(stream.len() as u64);
+    let error = build_objects(stream, &huge, parsed.layout, &options, available, &mut rcs)
+        .map(|_| ())
+        .unwrap_err();
     assert!(error.to_string().contains("shape (10, 100)"), "{error}");
     // Cut after many strings: an error, whatever was made dropped.
     let mut stream = &file[..file.len() - 40];
     let parsed = Header::read_from(&mut stream, &options.parse).unwrap();
-    let error = build_objects(stream, &parsed.header, parsed.layout, &options, &mut rcs)
-        .map(|_| ())
-        .unwrap_err();
+    let error = build_objects(
+        stream,
+        &parsed.header,
+        parsed.layout,
+        &options,
+        None,
+        &mut rcs,
+    )
+    .map(|_| ())
+    .unwrap_err();
     assert!(error.to_string().contains("truncated"), "{error}");
 }
 

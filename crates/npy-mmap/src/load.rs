@@ -87,7 +87,13 @@ impl ObjectPickle {
             layout,
             options,
         } = self;
-        build_objects(reader, &header, layout, &options, builder)
+        // The file's bytes after the header bound the pickle.
+        let available = reader
+            .get_ref()
+            .metadata()
+            .ok()
+            .map(|meta| meta.len().saturating_sub(layout.data_offset as u64));
+        build_objects(reader, &header, layout, &options, available, builder)
             .map_err(format_error("read", &path))
     }
 

@@ -135,23 +135,28 @@ pub fn build<R: Read, B: Build>(
     options: &PickleOptions,
     builder: &mut B,
 ) -> Result<(B::Value, u64)> {
-    let decoding = decode_made(reader, options, builder)?;
+    let decoding = decode_made(reader, options, builder, 0)?;
     let consumed = decoding.consumed();
     Ok((decoding.build_made()?, consumed))
 }
 
-/// The one pass's decode: the `str`s made by `builder` as they are read.
+/// The one pass's decode: the `str`s made by `builder` as they are read,
+/// room made at once for `expected` of them (and their memo entries)
+/// rather than grown (and copied) as they come.
 pub(crate) fn decode_made<'b, R: Read, B: Build>(
     reader: R,
     options: &PickleOptions,
     builder: &'b mut B,
+    expected: usize,
 ) -> Result<Decoding<strs::Made<'b, B>>> {
     let made = strs::Made {
         builder,
         text_bytes: 0,
-        values: Vec::new(),
+        values: Vec::with_capacity(expected),
     };
-    vm::Unpickler::new(reader, options, made).run()
+    let mut unpickler = vm::Unpickler::new(reader, options, made);
+    unpickler.reserve_memo(expected);
+    unpickler.run()
 }
 
 /// Decodes a pickle that must fill `bytes` exactly.

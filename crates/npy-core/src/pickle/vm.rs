@@ -50,6 +50,11 @@ impl<'o, R: Read, S: Strs> Unpickler<'o, R, S> {
         }
     }
 
+    /// Room for `entries` memo entries at once.
+    pub(super) fn reserve_memo(&mut self, entries: usize) {
+        self.memo.reserve_exact(entries);
+    }
+
     #[inline]
     fn push(&mut self, node: Node) -> Result<()> {
         let id = self.arena.add(node)?;
