@@ -251,8 +251,10 @@ pub fn build_objects<R: Read, B: crate::pickle::Build>(
     available: Option<u64>,
     builder: &mut B,
 ) -> Result<(Layout, Vec<B::Value>)> {
-    // An item takes at least two bytes of pickle when it is a `str`.
+    // An item takes at least two bytes of pickle when it is a `str`; a few
+    // more `str`s than items (the globals' names, a dtype's) are usual.
     let items = header.element_count().unwrap_or(0);
+    let items = items.saturating_add(items / 64).saturating_add(64);
     let fit = available.map_or(0, |bytes| usize::try_from(bytes / 2).unwrap_or(usize::MAX));
     let expected = items.min(fit);
     let (decoding, layout) = objects_pickle(reader, header, layout, options, |reader| {
