@@ -141,8 +141,8 @@ pub fn build<R: Read, B: Build>(
 }
 
 /// The one pass's decode: the `str`s made by `builder` as they are read,
-/// room made at once for `expected` of them (and their memo entries)
-/// rather than grown (and copied) as they come.
+/// room made at once for `expected` of them (their memo entries, the items
+/// of the first list) rather than grown (and copied) as they come.
 pub(crate) fn decode_made<'b, R: Read, B: Build>(
     reader: R,
     options: &PickleOptions,
@@ -155,7 +155,7 @@ pub(crate) fn decode_made<'b, R: Read, B: Build>(
         values: Vec::with_capacity(expected),
     };
     let mut unpickler = vm::Unpickler::new(reader, options, made);
-    unpickler.reserve_memo(expected);
+    unpickler.reserve(expected);
     unpickler.run()
 }
 

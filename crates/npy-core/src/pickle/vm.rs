@@ -34,6 +34,9 @@ pub(super) struct Unpickler<'o, R, S> {
     memo: Vec<Id>,
     /// Memo entries at indices far beyond the dense part (hand-made pickles).
     sparse_memo: HashMap<u32, Id>,
+    /// Room for the items of the first list the pickle makes (an object
+    /// array's, in the order `np.save` writes).
+    list_room: usize,
 }
 
 impl<'o, R: Read, S: Strs> Unpickler<'o, R, S> {
@@ -47,12 +50,15 @@ impl<'o, R: Read, S: Strs> Unpickler<'o, R, S> {
             marks: Vec::new(),
             memo: Vec::new(),
             sparse_memo: HashMap::new(),
+            list_room: 0,
         }
     }
 
-    /// Room for `entries` memo entries at once.
-    pub(super) fn reserve_memo(&mut self, entries: usize) {
-        self.memo.reserve_exact(entries);
+    /// Room for `items` memo entries and items of the first list at once
+    /// (an object array's, which `np.save` pickles before its items).
+    pub(super) fn reserve(&mut self, items: usize) {
+        self.memo.reserve_exact(items);
+        self.list_room = items;
     }
 
     #[inline]
@@ -356,7 +362,10 @@ impl<'o, R: Read, S: Strs> Unpickler<'o, R, S> {
                 let items = self.pop_mark()?;
                 self.push(Node::Tuple(items))
             }
-            EMPTY_LIST => self.push(Node::List(Vec::new())),
+            EMPTY_LIST => {
+                let room = std::mem::take(&mut self.list_room);
+                self.push(Node::List(Vec::with_capacity(room)))
+            }
             LIST => {
                 let items = self.pop_mark()?;
                 self.push(Node::List(items))
