@@ -2,11 +2,12 @@
 //! are numpy's object arrays) goes through `read_npy` with `allow_pickle`;
 //! anything else is a raw pickle. Whatever decodes must print, pickle again
 //! and decode to the same values (after the one change numpy's unpickling
-//! makes: byte-swapped nested arrays come back native, and stay so).
+//! makes: byte-swapped nested arrays come back native, and stay so); the
+//! one pass (`pickle::build`) decodes the same values or refuses too.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use npy_core::pickle::{self, Encoding, PickleOptions, PyValue};
+use npy_core::pickle::{self, Encoding, PickleOptions, PyValue, Tree};
 use npy_core::{ReadOptions, read_npy, write_npy};
 
 fuzz_target!(|bytes: &[u8]| {
@@ -35,9 +36,21 @@ fuzz_target!(|bytes: &[u8]| {
         assert_eq!(read_npy(again.as_slice(), &read).expect("reads"), once);
         return;
     }
+    // The one pass (each str made as it is read) agrees with the decode
+    // then the walk: the same value, or both refuse.
+    let once = pickle::build(bytes, &options, &mut Tree);
     let Ok((value, used)) = pickle::unpickle(bytes, &options) else {
+        assert!(
+            once.is_err(),
+            "the one pass accepts what the decode refuses"
+        );
         return;
     };
+    let (made, made_used) = once.expect("the one pass accepts what the decode accepts");
+    assert_eq!(
+        (format!("{made:?}"), made_used),
+        (format!("{value:?}"), used)
+    );
     assert!(used as usize <= bytes.len());
     let _ = value.to_string();
     let once = round_trip(&value, &options);

@@ -219,10 +219,64 @@ pub fn decode_objects<R: Read>(
     layout: Layout,
     options: &ReadOptions,
 ) -> Result<ObjectData> {
+    let (decoding, layout) = objects_pickle(reader, header, layout, options, |reader| {
+        crate::pickle::decode_texts(reader, &options.pickle)
+    })?;
+    Ok(ObjectData {
+        decoded: crate::pickle::Decoded::new(decoding),
+        header: header.clone(),
+        layout,
+    })
+}
+
+/// [`decode_objects`] and [`ObjectData::build_items`] in one pass: the
+/// pickle that follows an object array's `header` decoded up to its end
+/// and no further, its items made by `builder` (each `str` as it is read,
+/// see [`pickle::build`](crate::pickle::build)), in the header's memory
+/// order. Returns the layout (its `data_len` the pickle's length) and the
+/// items; what `builder` needs is needed for the whole decode.
+///
+/// `available`, when known (a file's bytes after the header), bounds the
+/// pickle's length: room for the items the header declares, as many as
+/// those bytes can hold, is made at once instead of grown as they come
+/// (memory still follows the bytes that are there, never the header
+/// alone).
+///
+/// Errors: as [`decode_objects`]'s and [`ObjectData::build_items`]'s.
+pub fn build_objects<R: Read, B: crate::pickle::Build>(
+    reader: R,
+    header: &Header,
+    layout: Layout,
+    options: &ReadOptions,
+    available: Option<u64>,
+    builder: &mut B,
+) -> Result<(Layout, Vec<B::Value>)> {
+    // An item takes at least two bytes of pickle when it is a `str`; a few
+    // more `str`s than items (the globals' names, a dtype's) are usual.
+    let items = header.element_count().unwrap_or(0);
+    let items = items.saturating_add(items / 64).saturating_add(64);
+    let fit = available.map_or(0, |bytes| usize::try_from(bytes / 2).unwrap_or(usize::MAX));
+    let expected = items.min(fit);
+    let (decoding, layout) = objects_pickle(reader, header, layout, options, |reader| {
+        crate::pickle::decode_made(reader, &options.pickle, builder, expected)
+    })?;
+    Ok((layout, decoding.build_made_items()?.1))
+}
+
+/// The pickle after an object array's `header`, decoded by `decode` (its
+/// `str`s kept as `S` keeps them) and checked to hold an object array of
+/// the header's shape, and the layout with the pickle's length.
+fn objects_pickle<R: Read, S>(
+    reader: R,
+    header: &Header,
+    layout: Layout,
+    options: &ReadOptions,
+    decode: impl FnOnce(&mut std::io::Take<R>) -> Result<crate::pickle::Decoding<S>>,
+) -> Result<(crate::pickle::Decoding<S>, Layout)> {
     // ReadOptions::max_data_len bounds the pickle's bytes: one more than
     // allowed is read at most.
     let mut limited = reader.take(options.max_data_len.map_or(u64::MAX, |max| max as u64 + 1));
-    let decoded = crate::pickle::decode(&mut limited, &options.pickle);
+    let decoded = decode(&mut limited);
     let too_large = |len: usize| match options.max_data_len {
         Some(max) if len > max => Some(Error::DataTooLarge { len, max }),
         _ => None,
@@ -265,14 +319,11 @@ pub fn decode_objects<R: Read>(
             crate::pyrepr::shape_repr(shape)
         )));
     }
-    Ok(ObjectData {
-        decoded,
-        header: header.clone(),
-        layout: Layout {
-            data_len: len,
-            ..layout
-        },
-    })
+    let layout = Layout {
+        data_len: len,
+        ..layout
+    };
+    Ok((decoded, layout))
 }
 
 /// Reads the data of an array with `header` from `reader` into `dest`,

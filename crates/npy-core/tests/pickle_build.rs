@@ -1,10 +1,12 @@
 //! The unpickler's builder interface (`pickle::Build`): a caller's own
 //! values made straight from the pickle, shared objects made once and
-//! shared, the same pickles refused as with `PyValue`s (`Tree`).
+//! shared, the same pickles refused as with `PyValue`s (`Tree`); the one
+//! pass (`pickle::build`, `io::build_objects`) makes the same values.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
-use npy_core::io::{decode_objects, read_objects};
+use npy_core::io::{build_objects, decode_objects, read_objects};
 use npy_core::pickle::{self, Build, NumpyScalar, PickleOptions, PyValue, Tree};
 use npy_core::{DType, Header, NpyArray, Order, ReadOptions, Result};
 
@@ -61,6 +63,12 @@ impl Build for Rcs {
         self.strs += 1;
         Ok(Rc::new(Obj::Str(text.to_owned())))
     }
+    fn str_text<'v>(&self, value: &'v Rc<Obj>) -> Option<Cow<'v, str>> {
+        match &**value {
+            Obj::Str(text) => Some(Cow::Borrowed(text)),
+            _ => None,
+        }
+    }
     fn bytes(&mut self, bytes: &[u8]) -> Result<Rc<Obj>> {
         Ok(Rc::new(Obj::Bytes(bytes.to_vec())))
     }
@@ -96,11 +104,25 @@ impl Build for Rcs {
     }
 }
 
+/// `bytes` decoded then built, checked to be what the one pass makes.
 fn build(bytes: &[u8]) -> Result<(Rc<Obj>, Rcs)> {
     let mut rcs = Rcs::default();
     let decoded = pickle::decode(bytes, &PickleOptions::default())?;
     assert_eq!(decoded.consumed(), bytes.len() as u64);
-    Ok((decoded.build(&mut rcs)?, rcs))
+    let value = decoded.build(&mut rcs)?;
+    let (once, once_rcs) = one_pass(bytes).expect("the one pass makes it too");
+    assert_eq!(once, value, "the one pass makes the same value");
+    // It makes every str as it is read, a global's names too.
+    assert!(once_rcs.strs >= rcs.strs);
+    Ok((value, rcs))
+}
+
+/// `bytes` decoded and built in one pass.
+fn one_pass(bytes: &[u8]) -> Result<(Rc<Obj>, Rcs)> {
+    let mut rcs = Rcs::default();
+    let (value, used) = pickle::build(bytes, &PickleOptions::default(), &mut rcs)?;
+    assert_eq!(used, bytes.len() as u64);
+    Ok((value, rcs))
 }
 
 fn items(obj: &Obj) -> &[Rc<Obj>] {
@@ -207,7 +229,7 @@ fn every_kind_builds_as_the_tree_says() {
 
 #[test]
 fn bad_pickles_are_refused_whatever_builds_them() {
-    let cases: [(&[u8], &str); 5] = [
+    let cases: [(&[u8], &str); 6] = [
         // A list that holds itself.
         (b"\x80\x04]\x94h\x00a.", "holds itself"),
         // os.system
@@ -221,15 +243,31 @@ fn bad_pickles_are_refused_whatever_builds_them() {
         (b"\x80\x04](\x8c\x01\xc3\x8c\x01\xa9e.", "invalid UTF-8"),
         // A memo bomb: each list holds the one before twice.
         (&memo_bomb(40), "times the pickle's size"),
+        // One str of 200 bytes, fetched from the memo 20,000 times: each
+        // use pays its text (the one pass made it once, as Python would).
+        (&str_bomb(20_000), "times the pickle's size"),
     ];
     for (bytes, message) in cases {
         let error = build(bytes).map(|_| ()).unwrap_err().to_string();
         assert!(error.contains(message), "{message}: {error}");
+        let error = one_pass(bytes).map(|_| ()).unwrap_err().to_string();
+        assert!(error.contains(message), "one pass, {message}: {error}");
         let error = pickle::loads(bytes, &PickleOptions::default())
             .unwrap_err()
             .to_string();
         assert!(error.contains(message), "{message}: {error}");
     }
+}
+
+fn str_bomb(uses: usize) -> Vec<u8> {
+    let mut body = b"\x80\x04](\x8c\xc8".to_vec();
+    body.extend([b'x'; 200]);
+    body.push(b'\x94');
+    for _ in 0..uses {
+        body.extend(b"h\x00");
+    }
+    body.extend(b"e.");
+    body
 }
 
 fn memo_bomb(levels: u8) -> Vec<u8> {
@@ -266,6 +304,20 @@ fn object_data_builds_the_items_of_an_object_array() {
     let items = objects.build_items(&mut rcs).unwrap();
     assert_eq!(items.len(), 1000);
     assert_eq!(*items[999], Obj::Str("item-999".into()));
+    // The same in one pass, with the pickle's length.
+    let mut stream = file.as_slice();
+    let parsed = Header::read_from(&mut stream, &options.parse).unwrap();
+    let (layout, once) = build_objects(
+        stream,
+        &parsed.header,
+        parsed.layout,
+        &options,
+        Some(file.len() as u64),
+        &mut rcs,
+    )
+    .unwrap();
+    assert_eq!(layout.data_offset + layout.data_len, file.len());
+    assert_eq!(once, items);
     let mut stream = file.as_slice();
     let parsed = Header::read_from(&mut stream, &options.parse).unwrap();
     let read = read_objects(stream, &parsed.header, parsed.layout, &options).unwrap();
@@ -277,6 +329,68 @@ fn object_data_builds_the_items_of_an_object_array() {
     let wrong = Header::new(DType::Object, Order::C, vec![1000]);
     let error = decode_objects(stream, &wrong, parsed.layout, &options).unwrap_err();
     assert!(error.to_string().contains("shape (10, 100)"), "{error}");
+    let mut stream = file.as_slice();
+    let parsed = Header::read_from(&mut stream, &options.parse).unwrap();
+    let error = build_objects(stream, &wrong, parsed.layout, &options, None, &mut rcs).unwrap_err();
+    assert!(error.to_string().contains("shape (10, 100)"), "{error}");
+    // A header that declares 2^40 items: the room made at once follows the
+    // bytes there are, never the header alone.
+    let huge = Header::new(DType::Object, Order::C, vec![1 << 40]);
+    let mut stream = file.as_slice();
+    let parsed = Header::read_from(&mut stream, &options.parse).unwrap();
+    let available = Some(stream.len() as u64);
+    let error = build_objects(stream, &huge, parsed.layout, &options, available, &mut rcs)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(error.to_string().contains("shape (10, 100)"), "{error}");
+    // Cut after many strings: an error, whatever was made dropped.
+    let mut stream = &file[..file.len() - 40];
+    let parsed = Header::read_from(&mut stream, &options.parse).unwrap();
+    let error = build_objects(
+        stream,
+        &parsed.header,
+        parsed.layout,
+        &options,
+        None,
+        &mut rcs,
+    )
+    .map(|_| ())
+    .unwrap_err();
+    assert!(error.to_string().contains("truncated"), "{error}");
+}
+
+/// `np.array(['f8', 'x', np.zeros(2)], dtype=object)` pickled by Python
+/// (protocol 4), its nested array's dtype `dtype('f8', ...)` changed to
+/// take its `'f8'` from the memo: the first item's `str`, which the one
+/// pass made before a pattern read it (Python loads it: a float64 array).
+const DTYPE_FROM_AN_ITEM: &str = concat!(
+    "800495e3000000000000008c166e756d70792e5f636f72652e6d756c74696172726179948c0c5f72",
+    "65636f6e7374727563749493948c056e756d7079948c076e6461727261799493944b008594430162",
+    "9487945294284b014b03859468038c0564747970659493948c024f3894898887945294284b038c01",
+    "7c944e4e4e4affffffff4affffffff4b3f749462895d94288c026638948c017894680268054b0085",
+    "94680787945294284b014b028594680c681394898887945294284b038c013c944e4e4e4affffffff",
+    "4affffffff4b007494628943100000000000000000000000000000000094749462657494622e",
+);
+
+#[test]
+fn the_one_pass_reads_back_a_str_it_made_for_a_pattern() {
+    let hex = DTYPE_FROM_AN_ITEM;
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    let (value, _) = build(&bytes).unwrap();
+    let Obj::Objects(shape, items) = &*value else {
+        panic!("not an object array: {value:?}");
+    };
+    assert_eq!(shape, &[3]);
+    assert_eq!(*items[0], Obj::Str("f8".into()));
+    assert_eq!(*items[2], Obj::Array("<f8".into()));
+    let (made, _) = pickle::build(bytes.as_slice(), &PickleOptions::default(), &mut Tree).unwrap();
+    assert_eq!(
+        made,
+        pickle::loads(&bytes, &PickleOptions::default()).unwrap()
+    );
 }
 
 /// `body` in one protocol-4 frame.
@@ -314,4 +428,38 @@ fn runs_of_short_strings_decode_as_the_opcodes_say() {
         pickle::loads(&sparse, &options).unwrap(),
         list(&["a", "b", "a", "b", "x"])
     );
+}
+
+/// `(a, l)`: `a = np.array(['x', 'y'], dtype=object)` pickled by Python
+/// (protocol 4), then the list of its state fetched again from the memo
+/// (Python loads it: the array and a list holding the same two strs).
+const ARRAY_AND_ITS_LIST: &str = concat!(
+    "80049595000000000000008c166e756d70792e5f636f72652e6d756c74696172726179948c0c5f72",
+    "65636f6e7374727563749493948c056e756d7079948c076e6461727261799493944b008594430162",
+    "9487945294284b014b02859468038c0564747970659493948c024f3894898887945294284b038c01",
+    "7c944e4e4e4affffffff4affffffff4b3f749462895d94288c0178948c017994657494626812862e",
+);
+
+#[test]
+fn an_object_arrays_list_used_again_holds_the_same_items() {
+    let hex = ARRAY_AND_ITS_LIST;
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    for (value, how) in [
+        (build(&bytes).unwrap().0, "decoded"),
+        (one_pass(&bytes).unwrap().0, "one pass"),
+    ] {
+        let [array, list] = items(&value) else {
+            panic!("not a pair: {value:?}");
+        };
+        let (cells, listed) = (items(array), items(list));
+        assert_eq!(*cells[1], Obj::Str("y".into()));
+        // One object each, as Python's memo makes them.
+        assert!(
+            Rc::ptr_eq(&cells[0], &listed[0]) && Rc::ptr_eq(&cells[1], &listed[1]),
+            "{how}"
+        );
+    }
 }

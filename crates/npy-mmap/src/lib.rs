@@ -153,7 +153,7 @@ pub use file::open_regular;
 pub use foreign::{ForeignArray, ForeignBytes, ForeignMode};
 pub use grow::{Appender, RowWriter};
 pub use live::{AtomicF32, AtomicF64, LiveArray, LiveElement};
-pub use load::Loaded;
+pub use load::{Loaded, ObjectPickle};
 pub use lock::Locking;
 pub use mode::{CopyOnWrite, Mode, ReadOnly, ReadWrite, Writable};
 pub use open::OpenOptions;

@@ -1,10 +1,11 @@
 //! Reading a whole `.npy` file into memory: numpy's `np.load` without
 //! `mmap_mode`.
 
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 
-use npy_core::io::{AlignedBytes, NpyArray, ObjectData, ReadOptions, decode_objects, read_data};
+use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, build_objects, decode_objects, read_data};
+use npy_core::pickle::Build;
 use npy_core::swap::ByteOrderConverter;
 use npy_core::{ByteOrder, DType, Header, Layout};
 
@@ -14,30 +15,32 @@ use crate::lock::{Locks, lock_shared_meta};
 use crate::sys::AnonymousMemory;
 use crate::threads::run_parallel;
 
-/// A file read into memory, an object array's items not made yet (from
-/// [`OpenOptions::load_decoded`](crate::OpenOptions::load_decoded)).
+/// A file read into memory, an object array's pickle not decoded yet (from
+/// [`OpenOptions::load_deferred`](crate::OpenOptions::load_deferred)).
 #[derive(Debug)]
 pub enum Loaded {
-    /// An array of plain data (or an object array already made).
+    /// An array of plain data.
     Array(NpyArray),
-    /// An object array's pickle, decoded and checked against its header:
-    /// [`ObjectData::build_items`] makes its items with any
-    /// [`Build`](npy_core::pickle::Build) (Python objects, say),
-    /// [`ObjectData::into_array`] as [`PyValue`](npy_core::pickle::PyValue)s.
-    Objects(ObjectData),
+    /// An object array, its file open at its pickle:
+    /// [`ObjectPickle::build_items`] decodes it and makes its items with
+    /// any [`Build`] in one pass (Python objects, say),
+    /// [`ObjectPickle::into_array`] as
+    /// [`PyValue`](npy_core::pickle::PyValue)s.
+    Objects(ObjectPickle),
 }
 
 impl Loaded {
     /// The array, an object array's items made as
     /// [`PyValue`](npy_core::pickle::PyValue)s.
-    pub fn into_array(self) -> npy_core::Result<NpyArray> {
+    pub fn into_array(self) -> Result<NpyArray> {
         match self {
             Loaded::Array(array) => Ok(array),
             Loaded::Objects(objects) => objects.into_array(),
         }
     }
 
-    /// Where the array lies in its file.
+    /// Where the array lies in its file (an object array's `data_len`:
+    /// see [`ObjectPickle::layout`]).
     pub fn layout(&self) -> &Layout {
         match self {
             Loaded::Array(array) => array.layout(),
@@ -46,15 +49,79 @@ impl Loaded {
     }
 }
 
-/// [`load`](crate::load) with options (from [`OpenOptions::load`](crate::OpenOptions::load)).
-pub(crate) fn load_file(path: &Path, options: &ReadOptions, locks: Locks) -> Result<NpyArray> {
-    load_decoded(path, options, locks)?
-        .into_array()
-        .map_err(format_error("read", path))
+/// An object array's file, open (and locked as the load locks it) at the
+/// pickle after its header, which is decoded when its items are made.
+#[derive(Debug)]
+pub struct ObjectPickle {
+    reader: BufReader<std::fs::File>,
+    path: PathBuf,
+    header: Header,
+    layout: Layout,
+    options: ReadOptions,
 }
 
-/// [`load_file`], an object array's items not made yet.
-pub(crate) fn load_decoded(path: &Path, options: &ReadOptions, locks: Locks) -> Result<Loaded> {
+impl ObjectPickle {
+    /// The array's header (dtype object).
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Where the array lies in its file, as its header says: the pickle's
+    /// length (`data_len`) is known once it is decoded, from
+    /// [`build_items`](Self::build_items) or [`into_array`](Self::into_array).
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Decodes the pickle and makes the array's items with `builder` in one
+    /// pass (each `str` as it is read: see
+    /// [`npy_core::pickle::build`]), in the header's memory order; returns
+    /// the layout, its `data_len` the pickle's length, and the items. What
+    /// `builder` needs (Python's GIL) is needed for the whole decode.
+    ///
+    /// Errors: as [`load`](crate::load)'s for an object array, and the
+    /// builder's own.
+    pub fn build_items<B: Build>(self, builder: &mut B) -> Result<(Layout, Vec<B::Value>)> {
+        let ObjectPickle {
+            reader,
+            path,
+            header,
+            layout,
+            options,
+        } = self;
+        // The file's bytes after the header bound the pickle.
+        let available = reader
+            .get_ref()
+            .metadata()
+            .ok()
+            .map(|meta| meta.len().saturating_sub(layout.data_offset as u64));
+        build_objects(reader, &header, layout, &options, available, builder)
+            .map_err(format_error("read", &path))
+    }
+
+    /// The array, its items decoded as
+    /// [`PyValue`](npy_core::pickle::PyValue)s.
+    pub fn into_array(self) -> Result<NpyArray> {
+        let ObjectPickle {
+            reader,
+            path,
+            header,
+            layout,
+            options,
+        } = self;
+        decode_objects(reader, &header, layout, &options)
+            .and_then(|objects| objects.into_array())
+            .map_err(format_error("read", &path))
+    }
+}
+
+/// [`load`](crate::load) with options (from [`OpenOptions::load`](crate::OpenOptions::load)).
+pub(crate) fn load_file(path: &Path, options: &ReadOptions, locks: Locks) -> Result<NpyArray> {
+    load_deferred(path, options, locks)?.into_array()
+}
+
+/// [`load_file`], an object array's pickle not decoded yet.
+pub(crate) fn load_deferred(path: &Path, options: &ReadOptions, locks: Locks) -> Result<Loaded> {
     let file_error = |source| format_error("read", path)(source);
     let (mut file, meta) = crate::file::open_regular_meta(path, false)?;
     // Held while reading: no process following the locking rule changes
@@ -164,19 +231,24 @@ fn read_file_in_parallel(
 /// cache between the read and the conversion (npy-core's step).
 const CONVERT_STEP: usize = 256 << 10;
 
-/// Decodes the pickle after an object array's header (its length is
-/// unknown until it is decoded; it is read through a buffer).
+/// The pickle after an object array's header, to be read through a
+/// buffer (its length is unknown until it is decoded).
 fn load_objects(
     mut file: std::fs::File,
     path: &Path,
     header: &Header,
     layout: Layout,
     options: &ReadOptions,
-) -> Result<ObjectData> {
+) -> Result<ObjectPickle> {
     file.seek(SeekFrom::Start(layout.data_offset as u64))
         .map_err(io_error("read", path))?;
-    decode_objects(std::io::BufReader::new(file), header, layout, options)
-        .map_err(format_error("read", path))
+    Ok(ObjectPickle {
+        reader: BufReader::new(file),
+        path: path.to_owned(),
+        header: header.clone(),
+        layout,
+        options: *options,
+    })
 }
 
 /// Reads the data of an array with `header` from `reader` into fresh

@@ -251,13 +251,15 @@ impl OpenOptions {
         crate::load::load_file(path.as_ref(), &self.read, self.locks)
     }
 
-    /// [`load`](Self::load), an object array decoded but its items not made
-    /// yet: [`Loaded::Objects`](crate::load::Loaded::Objects), whose items a caller makes with its own
-    /// [`Build`](npy_core::pickle::Build) (the Python package makes Python
-    /// objects straight from the pickle's text). The decode needs nothing
-    /// of the caller's; the build, whatever the builder needs (Python's GIL).
-    pub fn load_decoded(&self, path: impl AsRef<Path>) -> Result<crate::load::Loaded> {
-        crate::load::load_decoded(path.as_ref(), &self.read, self.locks)
+    /// [`load`](Self::load), an object array's pickle not decoded yet:
+    /// [`Loaded::Objects`](crate::load::Loaded::Objects), whose items a
+    /// caller makes with its own [`Build`](npy_core::pickle::Build) in one
+    /// pass with the decode (the Python package makes Python objects as
+    /// the pickle is read). Reading the header and a plain array needs
+    /// nothing of the caller's; the decode, whatever the builder needs
+    /// (Python's GIL).
+    pub fn load_deferred(&self, path: impl AsRef<Path>) -> Result<crate::load::Loaded> {
+        crate::load::load_deferred(path.as_ref(), &self.read, self.locks)
     }
 
     /// Opens `path` for appending rows in place. See [`Appender`].

@@ -31,10 +31,10 @@ fn load(
         encoding,
         self::locking(locking)?,
     )?;
-    // Decoded without the GIL; an object array's items are made with it,
-    // as Python objects straight from the pickle's text.
+    // Read without the GIL; an object array's pickle is decoded with it,
+    // each str made as a Python object as it is read (one pass).
     let loaded = py
-        .detach(|| options.load_decoded(&path))
+        .detach(|| options.load_deferred(&path))
         .map_err(mmap_error)?;
     warn_if_python2(py, loaded.layout().python2_header)?;
     match loaded {

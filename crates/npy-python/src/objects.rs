@@ -5,7 +5,9 @@
 //! hand over [`PyValue`]s, converted by [`to_py`]), and Python objects
 //! become `PyValue`s for npy-core's pickler.
 
-use npy_core::io::{NpyArray, ObjectData};
+use std::borrow::Cow;
+
+use npy_core::io::NpyArray;
 use npy_core::pickle::{Build, NumpyScalar, PyValue};
 use npy_core::{DType, Header, Order};
 use pyo3::exceptions::PyTypeError;
@@ -16,7 +18,7 @@ use pyo3::types::{
 };
 
 use crate::buffer::Buffer;
-use crate::errors::core_error;
+use crate::errors::{core_error, mmap_error};
 
 /// Nesting deeper than this is refused when converting Python objects (a
 /// self-referencing list would otherwise recurse without end).
@@ -36,8 +38,9 @@ pub(crate) fn array_to_py(py: Python<'_>, array: NpyArray) -> PyResult<Py<PyAny>
 
 /// npy-core's unpickler's [`Build`] for Python objects: each value made
 /// from the slice of the pickle it lies in (a `str` by `PyUnicode` from
-/// the UTF-8 text, no Rust `String` between), an object the pickle shares
-/// made once and shared, as Python's unpickler shares it.
+/// the UTF-8 bytes as the unpickler reads them, checked by Python's
+/// decoder, no Rust `String` between), an object the pickle shares made
+/// once and shared, as Python's unpickler shares it.
 pub(crate) struct PyBuild<'py> {
     py: Python<'py>,
     /// The Python exception a value's making raised (npy-core carries only
@@ -50,7 +53,7 @@ impl<'py> PyBuild<'py> {
         PyBuild { py, error: None }
     }
 
-    /// `result`, its exception kept for [`into_error`](Self::into_error).
+    /// `result`, its exception kept for [`take_error`](Self::take_error).
     fn keep<T>(&mut self, result: PyResult<T>) -> npy_core::Result<T> {
         result.map_err(|error| {
             let reason = format!("making a Python object failed: {error}");
@@ -62,10 +65,9 @@ impl<'py> PyBuild<'py> {
         })
     }
 
-    /// The Python exception for `error`: the one a value's making raised,
-    /// else npy-core's error as numpy's exception.
-    pub(crate) fn into_error(self, error: npy_core::Error) -> PyErr {
-        self.error.unwrap_or_else(|| core_error(error))
+    /// The exception a value's making raised, if one did.
+    fn take_error(&mut self) -> Option<PyErr> {
+        self.error.take()
     }
 
     fn any<T>(value: Bound<'py, T>) -> npy_core::Result<Bound<'py, PyAny>> {
@@ -107,6 +109,14 @@ impl<'py> Build for PyBuild<'py> {
     }
     fn str(&mut self, text: &str) -> npy_core::Result<Self::Value> {
         Self::any(PyString::new(self.py, text))
+    }
+    fn str_from_utf8(&mut self, utf8: &[u8]) -> npy_core::Result<Self::Value> {
+        // Python's decoder checks the UTF-8 (a UnicodeDecodeError, as numpy's).
+        let made = PyString::from_bytes(self.py, utf8).map(Bound::into_any);
+        self.keep(made)
+    }
+    fn str_text<'v>(&self, value: &'v Self::Value) -> Option<Cow<'v, str>> {
+        value.cast::<PyString>().ok()?.to_cow().ok()
     }
     fn bytes(&mut self, bytes: &[u8]) -> npy_core::Result<Self::Value> {
         Self::any(PyBytes::new(self.py, bytes))
@@ -173,14 +183,14 @@ impl<'py> Build for PyBuild<'py> {
     }
 }
 
-/// A decoded object array's [`Parts`]: its items made as Python objects
-/// (in the header's memory order), a list.
-pub(crate) fn object_parts(py: Python<'_>, objects: ObjectData) -> PyResult<Parts> {
+/// An object array's [`Parts`]: its pickle decoded and its items made as
+/// Python objects in one pass (in the header's memory order), a list.
+pub(crate) fn object_parts(py: Python<'_>, objects: npy_mmap::ObjectPickle) -> PyResult<Parts> {
     let header = objects.header().clone();
     let mut build = PyBuild::new(py);
     let items = match objects.build_items(&mut build) {
-        Ok(items) => items,
-        Err(error) => return Err(build.into_error(error)),
+        Ok((_, items)) => items,
+        Err(error) => return Err(build.take_error().unwrap_or_else(|| mmap_error(error))),
     };
     let list = PyList::new(py, items)?;
     Ok((

@@ -337,6 +337,39 @@ def test_object_arrays_of_many_strings_load_in_order(tmp_path: pathlib.Path) -> 
     assert loaded.tolist() == strings.tolist()
 
 
+def test_a_bad_pickle_after_many_strings_raises_and_keeps_nothing(tmp_path: pathlib.Path) -> None:
+    """The strings are made as the pickle is read (one pass): a pickle cut
+    or with invalid UTF-8 after 150,000 of them raises numpy's error (its
+    wording for a cut, a ValueError as every refused pickle; its
+    UnicodeError for invalid UTF-8), and the strings made before it are
+    freed (nothing half-made is kept)."""
+    import gc
+    import pickle
+
+    np.save(tmp_path / "many.npy", np.array([f"item-{i}" for i in range(200_000)], dtype=object))
+    data = (tmp_path / "many.npy").read_bytes()
+    (tmp_path / "cut.npy").write_bytes(data[:-100])
+    at = data.index(b"item-150000")
+    (tmp_path / "bad.npy").write_bytes(data[:at] + b"\xff" + data[at + 1 :])
+    cases = [
+        ("cut.npy", pickle.UnpicklingError, ValueError, "pickle data was truncated"),
+        ("bad.npy", UnicodeError, UnicodeError, "utf-8"),
+    ]
+    for name, numpys, error, words in cases:
+        with pytest.raises(numpys, match=words):
+            np.load(tmp_path / name, allow_pickle=True)
+        with pytest.raises(error, match=words):
+            npy_mmap.load(tmp_path / name, allow_pickle=True)
+    gc.collect()
+    blocks = sys.getallocatedblocks()
+    for name, _, error, _ in cases * 3:
+        with pytest.raises(error):
+            npy_mmap.load(tmp_path / name, allow_pickle=True)
+    gc.collect()
+    # 150,000 strings leaked per load would be 900,000 blocks.
+    assert sys.getallocatedblocks() - blocks < 1_000
+
+
 def test_object_arrays_that_hold_themselves_or_nest_too_deep_are_refused(tmp_path: pathlib.Path) -> None:
     looped: list = []
     looped.append(looped)

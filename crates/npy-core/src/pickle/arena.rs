@@ -1,13 +1,16 @@
 //! The unpickler's objects: an arena of [`Node`]s (containers, arrays,
 //! globals) and [`Leaf`] values, referred to by [`Id`], so the memo shares
-//! objects the way Python's does. The text of every `str` is kept in one
-//! buffer and every `bytes` in another ([`Span`]s into them), so decoding
-//! allocates nothing per value: a [`Build`](super::Build) makes the values
-//! from the slices at the end. The typed reads here (`tuple`, `int_of`,
+//! objects the way Python's does. The `str`s are kept by a [`Strs`] (as
+//! text, or made at once by the caller's builder) and the payload of every
+//! `bytes` in one buffer ([`Span`]s into it), so decoding allocates nothing
+//! per value. The typed reads here (`tuple`, `int_of`,
 //! `shape_of`, ...) are what the opcode machine and numpy's patterns use to
 //! look at the objects on the stack.
 
+use std::borrow::Cow;
+
 use super::globals::Global;
+use super::strs::Strs;
 use crate::array::NumpyScalar;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -17,7 +20,7 @@ use crate::header::Order;
 /// into its `leaves` (values without parts).
 pub(super) type Id = u32;
 
-/// Where a leaf's payload lies in the arena's `text` or `bytes`.
+/// Where a leaf's payload lies in the arena's `bytes`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Span {
     start: usize,
@@ -30,8 +33,9 @@ impl Span {
     }
 }
 
-/// A value without parts: None, numbers, str, bytes, bytearray, a numpy
-/// scalar. Payloads are [`Span`]s into the arena's buffers.
+/// A value without parts: None, numbers, bytes, bytearray, a numpy
+/// scalar (a `str` is kept by the arena's [`Strs`]). Payloads are
+/// [`Span`]s into the arena's `bytes`.
 #[derive(Clone, Debug)]
 pub(super) enum Leaf {
     None,
@@ -41,9 +45,6 @@ pub(super) enum Leaf {
     BigInt(Span),
     Float(f64),
     Complex(f64, f64),
-    /// UTF-8, in `text`; stored by its end in `str_ends` (never among
-    /// the leaves).
-    Str(Span),
     Bytes(Span),
     ByteArray(Span),
     Scalar(Box<NumpyScalar>),
@@ -59,7 +60,6 @@ impl Leaf {
             Leaf::Int(_) | Leaf::BigInt(_) => "int",
             Leaf::Float(_) => "float",
             Leaf::Complex(..) => "complex",
-            Leaf::Str(_) => "str",
             Leaf::Bytes(_) => "bytes",
             Leaf::ByteArray(_) => "bytearray",
             Leaf::Scalar(_) => "numpy scalar",
@@ -70,9 +70,8 @@ impl Leaf {
 /// Marks an [`Id`] of a leaf.
 pub(super) const LEAF: Id = 1 << 31;
 
-/// Marks (with [`LEAF`]) an [`Id`] of a `str`: an index into the arena's
-/// `str_ends` (8 bytes a string, where a [`Leaf`] takes 24: object arrays
-/// are mostly strings).
+/// Marks (with [`LEAF`]) an [`Id`] of a `str`: its index among the
+/// arena's [`Strs`] (object arrays are mostly strings).
 pub(super) const STR: Id = 1 << 30;
 
 /// An array's element type while decoding: a dtype, or Python objects.
@@ -140,11 +139,12 @@ impl Node {
     }
 }
 
-/// An object seen through its id: a leaf value, a `str`, or a node.
+/// An object seen through its id: a leaf value, a `str` (its index), or a
+/// node.
 #[derive(Clone, Copy)]
 pub(super) enum View<'a> {
     Leaf(&'a Leaf),
-    Str(Span),
+    Str(usize),
     Node(&'a Node),
 }
 
@@ -165,27 +165,41 @@ const MAX_DIMS: usize = crate::header::MAX_DIMS;
 /// Every object made so far, and where the current opcode starts (for
 /// messages). It grows by at most one object per opcode.
 #[derive(Debug, Default)]
-pub(super) struct Arena {
+pub(super) struct Arena<S> {
     pub(super) nodes: Vec<Node>,
     /// Leaves other than `str`s.
     pub(super) leaves: Vec<Leaf>,
-    /// Where each `str`'s text ends in `text` (it starts where the one
-    /// before ends).
-    pub(super) str_ends: Vec<usize>,
-    /// The text of every `str`, one after another, as the pickle gives it
-    /// while decoding: validated as UTF-8 in one pass at the end
-    /// ([`finish_text`](Self::finish_text)), which is many times cheaper
-    /// than a validation per string (object arrays hold millions).
-    pub(super) text: Vec<u8>,
-    /// `text`, validated (after `finish_text`).
-    pub(super) checked: String,
+    /// The `str`s.
+    pub(super) strs: S,
     /// The payloads of `bytes`, `bytearray` and big `int` leaves.
     pub(super) bytes: Vec<u8>,
     /// Where the current opcode starts, for messages.
     pub(super) position: u64,
 }
 
-impl Arena {
+impl<S> Arena<S> {
+    /// An empty arena keeping its `str`s in `strs`.
+    pub(super) fn new(strs: S) -> Self {
+        Arena {
+            nodes: Vec::new(),
+            leaves: Vec::new(),
+            strs,
+            bytes: Vec::new(),
+            position: 0,
+        }
+    }
+
+    /// The same objects, the `str`s kept by what `map` makes of `strs`.
+    pub(super) fn map_strs<T>(self, map: impl FnOnce(S) -> T) -> Arena<T> {
+        Arena {
+            nodes: self.nodes,
+            leaves: self.leaves,
+            strs: map(self.strs),
+            bytes: self.bytes,
+            position: self.position,
+        }
+    }
+
     pub(super) fn error(&self, reason: impl Into<String>) -> Error {
         Error::Unpickling {
             position: self.position,
@@ -198,14 +212,6 @@ impl Arena {
     pub(super) fn add(&mut self, node: Node) -> Result<Id> {
         let too_many = || self.error("too many objects");
         Ok(match node {
-            Node::Leaf(Leaf::Str(span)) => {
-                // `str`s are added in the order of their text.
-                let index = Id::try_from(self.str_ends.len()).ok().filter(|&i| i < STR);
-                let index = index.ok_or_else(too_many)?;
-                debug_assert_eq!(span.start, self.str_ends.last().copied().unwrap_or(0));
-                self.str_ends.push(span.end);
-                LEAF | STR | index
-            }
             Node::Leaf(value) => {
                 let index = Id::try_from(self.leaves.len()).ok().filter(|&i| i < STR);
                 let index = index.ok_or_else(too_many)?;
@@ -221,88 +227,6 @@ impl Arena {
         })
     }
 
-    /// The span of the `str` with index `index` (its id without the marks).
-    #[inline]
-    pub(super) fn str_span(&self, index: usize) -> Span {
-        Span {
-            start: index
-                .checked_sub(1)
-                .map_or(0, |before| self.str_ends[before]),
-            end: self.str_ends[index],
-        }
-    }
-
-    /// Keeps `bytes` as a `str`'s text (checked to be UTF-8 by
-    /// [`finish_text`](Self::finish_text), or when it is read before).
-    #[inline]
-    pub(super) fn add_str(&mut self, bytes: &[u8]) -> Span {
-        let start = self.text.len();
-        self.text.extend_from_slice(bytes);
-        Span {
-            start,
-            end: self.text.len(),
-        }
-    }
-
-    /// Keeps `bytes`, read as latin-1, as a `str`'s text.
-    pub(super) fn add_latin1(&mut self, bytes: &[u8]) -> Span {
-        let start = self.text.len();
-        let mut utf8 = [0u8; 4];
-        for &b in bytes {
-            self.text
-                .extend_from_slice(char::from(b).encode_utf8(&mut utf8).as_bytes());
-        }
-        Span {
-            start,
-            end: self.text.len(),
-        }
-    }
-
-    /// Checks that every `str`'s text is UTF-8: the text as a whole, and
-    /// each string's ends on a character's boundary (so each string is
-    /// UTF-8 by itself). After it, [`checked_str`](Self::checked_str)
-    /// gives the strings.
-    pub(super) fn finish_text(&mut self) -> Result<()> {
-        let text = std::mem::take(&mut self.text);
-        let checked = match String::from_utf8(text) {
-            Ok(checked) => checked,
-            Err(error) => {
-                let at = error.utf8_error().valid_up_to();
-                return Err(self.utf8_error(at));
-            }
-        };
-        if let Some(&end) = self
-            .str_ends
-            .iter()
-            .find(|&&end| !checked.is_char_boundary(end))
-        {
-            // A string that ends inside a character (which the next begins).
-            let at = (0..end).rev().find(|&i| checked.is_char_boundary(i));
-            return Err(self.utf8_error(at.unwrap_or(0)));
-        }
-        self.checked = checked;
-        Ok(())
-    }
-
-    /// The error for invalid UTF-8 at byte `at` of the text.
-    fn utf8_error(&self, at: usize) -> Error {
-        let index = self.str_ends.partition_point(|&end| end <= at);
-        let start = index
-            .checked_sub(1)
-            .map_or(0, |before| self.str_ends[before]);
-        self.error(format!(
-            "invalid UTF-8 in a str at byte {} (the pickle's str number {})",
-            at - start,
-            index + 1
-        ))
-    }
-
-    /// A string's text after [`finish_text`](Self::finish_text).
-    #[inline]
-    pub(super) fn checked_str(&self, span: Span) -> &str {
-        &self.checked[span.start..span.end]
-    }
-
     /// Keeps `bytes` as a payload of bytes.
     #[inline]
     pub(super) fn add_bytes(&mut self, bytes: &[u8]) -> Span {
@@ -312,17 +236,6 @@ impl Arena {
             start,
             end: self.bytes.len(),
         }
-    }
-
-    /// The text a `str` leaf's span points at, while decoding (checked
-    /// here: [`finish_text`](Self::finish_text) has not run yet).
-    pub(super) fn str_at(&self, span: Span) -> Result<&str> {
-        std::str::from_utf8(&self.text[span.start..span.end]).map_err(|e| {
-            self.error(format!(
-                "invalid UTF-8 in a str at byte {}",
-                e.valid_up_to()
-            ))
-        })
     }
 
     /// The bytes a bytes-like leaf's span points at.
@@ -336,14 +249,6 @@ impl Arena {
         match crate::array::PyValue::int_from_le_parts(bytes) {
             Ok(n) => Leaf::Int(n),
             Err(trimmed) => Leaf::BigInt(self.add_bytes(trimmed)),
-        }
-    }
-
-    /// The `str` leaf `id`'s text, if it is one.
-    pub(super) fn str_of(&self, id: Id) -> Result<Option<&str>> {
-        match self.node(id) {
-            View::Str(span) => self.str_at(span).map(Some),
-            _ => Ok(None),
         }
     }
 
@@ -361,7 +266,46 @@ impl Arena {
         } else if id & STR == 0 {
             View::Leaf(&self.leaves[(id & !LEAF) as usize])
         } else {
-            View::Str(self.str_span((id & !(LEAF | STR)) as usize))
+            View::Str((id & !(LEAF | STR)) as usize)
+        }
+    }
+}
+
+impl<S: Strs> Arena<S> {
+    /// The id the next `str` kept gets.
+    fn next_str(&self) -> Result<Id> {
+        let index = Id::try_from(self.strs.count()).ok().filter(|&i| i < STR);
+        let index = index.ok_or_else(|| self.error("too many objects"))?;
+        Ok(LEAF | STR | index)
+    }
+
+    /// Keeps a `str` of `bytes`, which the pickle says are UTF-8 (checked
+    /// by the [`Strs`]); returns its id.
+    #[inline]
+    pub(super) fn add_str(&mut self, bytes: &[u8]) -> Result<Id> {
+        let id = self.next_str()?;
+        self.strs.push_utf8(bytes, self.position)?;
+        Ok(id)
+    }
+
+    /// Keeps `bytes`, read as latin-1, as a `str`; returns its id.
+    pub(super) fn add_latin1(&mut self, bytes: &[u8]) -> Result<Id> {
+        let id = self.next_str()?;
+        let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+        self.strs.push_str(&text, self.position)?;
+        Ok(id)
+    }
+
+    /// The text of `str` `index`, for numpy's patterns.
+    pub(super) fn str_at(&self, index: usize) -> Result<Cow<'_, str>> {
+        self.strs.text(index, self.position)
+    }
+
+    /// The `str` leaf `id`'s text, if it is one.
+    pub(super) fn str_of(&self, id: Id) -> Result<Option<Cow<'_, str>>> {
+        match self.node(id) {
+            View::Str(index) => self.str_at(index).map(Some),
+            _ => Ok(None),
         }
     }
 
@@ -376,7 +320,7 @@ impl Arena {
     /// 2 `bytes`) as bytes, read as latin-1.
     pub(super) fn text_of(&self, id: Id, what: &str) -> Result<String> {
         match self.node(id) {
-            View::Str(span) => Ok(self.str_at(span)?.to_owned()),
+            View::Str(index) => Ok(self.str_at(index)?.into_owned()),
             View::Leaf(Leaf::Bytes(span)) => Ok(self
                 .bytes_at(*span)
                 .iter()
@@ -393,7 +337,7 @@ impl Arena {
             View::Leaf(Leaf::Bytes(span) | Leaf::ByteArray(span)) => {
                 Ok(self.bytes_at(*span).to_vec())
             }
-            View::Str(span) => latin1_bytes(self.str_at(span)?)
+            View::Str(index) => latin1_bytes(&self.str_at(index)?)
                 .ok_or_else(|| self.error(format!("{what} holds characters above U+00FF"))),
             other => Err(self.error(format!("{what} must be bytes, not a {}", other.kind()))),
         }

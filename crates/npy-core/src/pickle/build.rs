@@ -1,263 +1,33 @@
-//! Making values from the unpickler's objects: the [`Build`] trait the
-//! caller implements (npy-core's own [`Tree`] makes [`PyValue`]s; a Python
-//! binding can make Python objects straight from the pickle's text), and
-//! the walk over the arena that calls it, without recursion, each object
-//! once: a value the memo shares is made once and cloned for its other
-//! uses, each use paid for from a budget, so a pickle cannot make its output
-//! explode through the memo.
+//! The walk over the unpickler's objects that makes their values with a
+//! [`Build`], without recursion, each object once: a value the memo shares
+//! is made once and cloned for its other uses, each use paid for from a
+//! budget, so a pickle cannot make its output explode through the memo.
 
 use std::collections::HashMap;
 
 use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, LEAF, Leaf, Node, STR};
-use super::options::PickleOptions;
-use crate::array::{NpyArray, NumpyScalar, PyValue, c_to_fortran};
+use super::builder::Build;
+use super::strs::StrValues;
+use crate::array::{NpyArray, PyValue, c_to_fortran};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::header::{Header, Order};
 
-/// What the unpickler makes its values with: one method per kind of
-/// Python value, called children first (a container gets its items made).
-///
-/// The unpickler decodes a pickle into its own objects first
-/// ([`decode`](super::decode)), where the text of every `str` and the
-/// payload of every `bytes` lie in one buffer each; [`Decoded::build`] then
-/// walks them and calls these methods with borrowed slices, so a builder
-/// allocates only what it makes. An object the pickle uses in several
-/// places (through its memo) is made once and its value cloned for each
-/// further use: a handle's clone shares the object, as Python's unpickler
-/// does (a reference-counted Python object), an owned value's clone copies it
-/// ([`PyValue`]). Every use is paid for from
-/// [`PickleOptions::max_expansion`]'s budget either way, so the same
-/// pickles are refused whatever builds them. A container that holds itself
-/// is refused (values are made children first).
-///
-/// A builder's own failure is returned as any [`Error`]; a builder that has
-/// a richer error of its own (a Python exception) keeps it and returns an
-/// [`Error::Unpickling`] naming it, which the unpickler passes on as is.
-///
-/// ```
-/// use npy_core::pickle::{self, Build, PickleOptions, PyValue, Tree};
-///
-/// let bytes = pickle::dumps(&PyValue::List(vec!["a".into(), "bc".into()]))?;
-/// let decoded = pickle::decode(bytes.as_slice(), &PickleOptions::default())?;
-/// assert_eq!(decoded.consumed(), bytes.len() as u64);
-/// assert_eq!(decoded.build(&mut Tree)?, PyValue::List(vec!["a".into(), "bc".into()]));
-/// # Ok::<(), npy_core::Error>(())
-/// ```
-pub trait Build {
-    /// A made value. Cloned for every use after the first of an object the
-    /// pickle shares.
-    type Value: Clone;
-
-    /// `None`.
-    fn none(&mut self) -> Result<Self::Value>;
-    /// `True` or `False`.
-    fn bool(&mut self, value: bool) -> Result<Self::Value>;
-    /// An `int` that fits `i64`.
-    fn int(&mut self, value: i64) -> Result<Self::Value>;
-    /// An `int` that does not fit `i64`: its little-endian two's-complement
-    /// bytes, without redundant sign bytes.
-    fn big_int(&mut self, le_bytes: &[u8]) -> Result<Self::Value>;
-    /// A `float`.
-    fn float(&mut self, value: f64) -> Result<Self::Value>;
-    /// A `complex`.
-    fn complex(&mut self, re: f64, im: f64) -> Result<Self::Value>;
-    /// A `str` (Python 2 strings decoded as [`Encoding`](super::Encoding) says).
-    fn str(&mut self, text: &str) -> Result<Self::Value>;
-    /// A `bytes`.
-    fn bytes(&mut self, bytes: &[u8]) -> Result<Self::Value>;
-    /// A `bytearray`.
-    fn byte_array(&mut self, bytes: &[u8]) -> Result<Self::Value>;
-    /// A `tuple` of `items`.
-    fn tuple(&mut self, items: Vec<Self::Value>) -> Result<Self::Value>;
-    /// A `list` of `items`.
-    fn list(&mut self, items: Vec<Self::Value>) -> Result<Self::Value>;
-    /// A `dict` of `(key, value)` pairs, in the pickle's order (a later
-    /// equal key replaces an earlier one's value, as in Python).
-    fn dict(&mut self, pairs: Vec<(Self::Value, Self::Value)>) -> Result<Self::Value>;
-    /// A `set` of `items` (equal items are the builder's to merge).
-    fn set(&mut self, items: Vec<Self::Value>) -> Result<Self::Value>;
-    /// A `frozenset` of `items`.
-    fn frozen_set(&mut self, items: Vec<Self::Value>) -> Result<Self::Value>;
-    /// A numpy array of plain data (native byte order for scalar dtypes, as
-    /// numpy's `__setstate__` makes it).
-    fn array(&mut self, array: NpyArray) -> Result<Self::Value>;
-    /// A numpy object array: its header and its items in the header's
-    /// memory order (counted: as many as the shape holds).
-    fn object_array(&mut self, header: Header, items: Vec<Self::Value>) -> Result<Self::Value>;
-    /// A numpy scalar.
-    fn scalar(&mut self, scalar: &NumpyScalar) -> Result<Self::Value>;
-    /// A builtin type as a value, by its name in Python 3's `builtins`
-    /// (`range` for Python 2's `xrange`): named, never called.
-    fn builtin_type(&mut self, name: &'static str) -> Result<Self::Value>;
-}
-
-/// The [`Build`] that makes [`PyValue`]s (a shared object is copied at
-/// each use).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Tree;
-
-impl Build for Tree {
-    type Value = PyValue;
-
-    fn none(&mut self) -> Result<PyValue> {
-        Ok(PyValue::None)
-    }
-    fn bool(&mut self, value: bool) -> Result<PyValue> {
-        Ok(PyValue::Bool(value))
-    }
-    fn int(&mut self, value: i64) -> Result<PyValue> {
-        Ok(PyValue::Int(value))
-    }
-    fn big_int(&mut self, le_bytes: &[u8]) -> Result<PyValue> {
-        Ok(PyValue::BigInt(le_bytes.to_vec()))
-    }
-    fn float(&mut self, value: f64) -> Result<PyValue> {
-        Ok(PyValue::Float(value))
-    }
-    fn complex(&mut self, re: f64, im: f64) -> Result<PyValue> {
-        Ok(PyValue::Complex(re, im))
-    }
-    fn str(&mut self, text: &str) -> Result<PyValue> {
-        Ok(PyValue::Str(text.to_owned()))
-    }
-    fn bytes(&mut self, bytes: &[u8]) -> Result<PyValue> {
-        Ok(PyValue::Bytes(bytes.to_vec()))
-    }
-    fn byte_array(&mut self, bytes: &[u8]) -> Result<PyValue> {
-        Ok(PyValue::ByteArray(bytes.to_vec()))
-    }
-    fn tuple(&mut self, items: Vec<PyValue>) -> Result<PyValue> {
-        Ok(PyValue::Tuple(items))
-    }
-    fn list(&mut self, items: Vec<PyValue>) -> Result<PyValue> {
-        Ok(PyValue::List(items))
-    }
-    fn dict(&mut self, pairs: Vec<(PyValue, PyValue)>) -> Result<PyValue> {
-        Ok(PyValue::Dict(pairs))
-    }
-    fn set(&mut self, items: Vec<PyValue>) -> Result<PyValue> {
-        Ok(PyValue::Set(items))
-    }
-    fn frozen_set(&mut self, items: Vec<PyValue>) -> Result<PyValue> {
-        Ok(PyValue::FrozenSet(items))
-    }
-    fn array(&mut self, array: NpyArray) -> Result<PyValue> {
-        Ok(PyValue::Array(Box::new(array)))
-    }
-    fn object_array(&mut self, header: Header, items: Vec<PyValue>) -> Result<PyValue> {
-        Ok(PyValue::Array(Box::new(NpyArray::from_objects(
-            header, items,
-        )?)))
-    }
-    fn scalar(&mut self, scalar: &NumpyScalar) -> Result<PyValue> {
-        Ok(PyValue::Scalar(Box::new(scalar.clone())))
-    }
-    fn builtin_type(&mut self, name: &'static str) -> Result<PyValue> {
-        Ok(PyValue::Type(name.to_owned()))
-    }
-}
-
-/// A pickle decoded up to its `STOP`, before its values are made: the
-/// objects the unpickler found (checked as far as decoding can check them:
-/// opcodes, globals, numpy's patterns), which [`build`](Self::build) turns
-/// into values with any [`Build`]. It holds no borrowed data and nothing
-/// of Python's: decode without the GIL, build with it.
+/// A pickle decoded up to its `STOP`, its `str`s kept by `S`: as text
+/// ([`Decoded`]), or made at once by a builder ([`Made`], the one pass).
 #[derive(Debug)]
-pub struct Decoded {
-    arena: Arena,
-    root: Id,
-    max_depth: usize,
+pub(crate) struct Decoding<S> {
+    pub(super) arena: Arena<S>,
+    pub(super) root: Id,
+    pub(super) max_depth: usize,
     /// Bytes of output allowed for the values.
-    budget: usize,
-    max_expansion: usize,
-    consumed: u64,
-}
-
-impl Decoded {
-    pub(super) fn new(arena: Arena, root: Id, options: &PickleOptions, consumed: u64) -> Self {
-        let budget = options
-            .max_expansion
-            .saturating_mul(usize::try_from(consumed).unwrap_or(usize::MAX))
-            .saturating_add(1 << 20);
-        Decoded {
-            arena,
-            root,
-            max_depth: options.max_depth,
-            budget,
-            max_expansion: options.max_expansion,
-            consumed,
-        }
-    }
-
-    /// The bytes of pickle decoded, up to and including its `STOP`.
-    pub fn consumed(&self) -> u64 {
-        self.consumed
-    }
-
-    /// The pickle's value, made by `builder`.
-    ///
-    /// Errors: [`Error::Unpickling`] for objects that are not values (a
-    /// global that is not a type, an array under construction), containers
-    /// that hold themselves or nest deeper than
-    /// [`PickleOptions::max_depth`], values beyond the
-    /// [`max_expansion`](PickleOptions::max_expansion) budget, and the
-    /// builder's own errors.
-    pub fn build<B: Build>(self, builder: &mut B) -> Result<B::Value> {
-        let root = self.root;
-        match Walk::new(self, builder).run(root, false)? {
-            Built::Value(value) => Ok(value),
-            Built::Items(..) => Err(internal()),
-        }
-    }
-
-    /// What the pickle holds when it is not an object array, for messages:
-    /// `None` for an object array, else its header if it is a numpy array
-    /// (of data) or its Python type's name.
-    pub(crate) fn not_object_array(&self) -> Option<std::result::Result<Header, &'static str>> {
-        match self.arena.node(self.root) {
-            super::arena::View::Node(Node::Array(array)) => match (&array.elem, &array.data) {
-                (Elem::Object, _) => None,
-                (Elem::Data(dtype), _) => Some(Ok(Header::new(
-                    dtype.clone(),
-                    array.order,
-                    array.shape.clone(),
-                ))),
-            },
-            super::arena::View::Node(Node::NewArray) => Some(Err("numpy.ndarray")),
-            super::arena::View::Node(Node::Global(_)) => Some(Err("type")),
-            other => Some(Err(match other.kind() {
-                "numpy dtype" => "numpy.dtype",
-                kind => kind,
-            })),
-        }
-    }
-
-    /// The shape of the object array the pickle holds (after
-    /// [`not_object_array`](Self::not_object_array) said it is one).
-    pub(crate) fn object_array_shape(&self) -> Option<&[usize]> {
-        match self.arena.node(self.root) {
-            super::arena::View::Node(Node::Array(array)) => Some(&array.shape),
-            _ => None,
-        }
-    }
-
-    /// The items of the object array the pickle holds, in its memory
-    /// order, made by `builder` (the array itself is the caller's to make).
-    pub(crate) fn build_object_items<B: Build>(
-        self,
-        builder: &mut B,
-    ) -> Result<(Header, Vec<B::Value>)> {
-        let root = self.root;
-        match Walk::new(self, builder).run(root, true)? {
-            Built::Items(header, items) => Ok((header, items)),
-            Built::Value(_) => Err(internal()),
-        }
-    }
+    pub(super) budget: usize,
+    pub(super) max_expansion: usize,
+    pub(super) consumed: u64,
 }
 
 /// What a walk ends with: the root's value, or the root object array's items.
-enum Built<V> {
+pub(super) enum Built<V> {
     Value(V),
     Items(Header, Vec<V>),
 }
@@ -302,8 +72,8 @@ enum Opened<V> {
 
 /// The walk over the arena: each object made once, children first, with an
 /// explicit stack as deep as the depth limit.
-struct Walk<'b, B: Build> {
-    arena: Arena,
+pub(super) struct Walk<'b, B: Build, S> {
+    arena: Arena<S>,
     builder: &'b mut B,
     /// How many places each node is used in (children of containers, the
     /// array items, the root).
@@ -321,9 +91,9 @@ struct Walk<'b, B: Build> {
     position: u64,
 }
 
-impl<'b, B: Build> Walk<'b, B> {
-    fn new(decoded: Decoded, builder: &'b mut B) -> Self {
-        let Decoded {
+impl<'b, B: Build, S: StrValues<B>> Walk<'b, B, S> {
+    pub(super) fn new(decoded: Decoding<S>, builder: &'b mut B) -> Self {
+        let Decoding {
             arena,
             root,
             max_depth,
@@ -333,7 +103,7 @@ impl<'b, B: Build> Walk<'b, B> {
         } = decoded;
         let mut walk = Walk {
             uses: vec![0u32; arena.nodes.len()],
-            leaf_uses: vec![0u8; arena.leaves.len() + arena.str_ends.len()],
+            leaf_uses: vec![0u8; arena.leaves.len() + arena.strs.count()],
             building: vec![false; arena.nodes.len()],
             arena,
             builder,
@@ -343,12 +113,44 @@ impl<'b, B: Build> Walk<'b, B> {
             budget,
             position: consumed,
         };
+        // Uses counted from the root: objects the pickle made on the way
+        // (a BUILD's state, a REDUCE's arguments) are not values.
         walk.count_use(root);
-        for index in 0..walk.arena.nodes.len() {
+        let mut seen = vec![false; walk.arena.nodes.len()];
+        let mut todo = vec![root];
+        while let Some(id) = todo.pop() {
+            if id & LEAF != 0 || std::mem::replace(&mut seen[id as usize], true) {
+                continue;
+            }
             // Out and back in, so the counts can change while it is read.
-            let node = std::mem::replace(&mut walk.arena.nodes[index], Node::Taken);
-            children(&node).for_each(|child| walk.count_use(child));
-            walk.arena.nodes[index] = node;
+            let node = std::mem::replace(&mut walk.arena.nodes[id as usize], Node::Taken);
+            for child in children(&node) {
+                walk.count_use(child);
+                if child & LEAF == 0 {
+                    todo.push(child);
+                }
+            }
+            walk.arena.nodes[id as usize] = node;
+        }
+        // An object array's items are its list's: a list used elsewhere
+        // too (a hand-made pickle) gives its items one more use each (once
+        // per list), so they are made once for all.
+        let mut bumped = std::collections::HashSet::new();
+        for index in (0..walk.arena.nodes.len()).filter(|&index| seen[index]) {
+            let Node::Array(array) = &walk.arena.nodes[index] else {
+                continue;
+            };
+            let ArrayData::Objects(list) = array.data else {
+                continue;
+            };
+            if list & LEAF != 0 || walk.uses(list) <= 1 || !bumped.insert(list) {
+                continue;
+            }
+            let node = std::mem::replace(&mut walk.arena.nodes[list as usize], Node::Taken);
+            if let Node::List(items) = &node {
+                items.iter().for_each(|&item| walk.count_use(item));
+            }
+            walk.arena.nodes[list as usize] = node;
         }
         walk
     }
@@ -415,7 +217,10 @@ impl<'b, B: Build> Walk<'b, B> {
         ))
     }
 
-    fn run(&mut self, root: Id, root_items: bool) -> Result<Built<B::Value>> {
+    pub(super) fn run(&mut self, root: Id, root_items: bool) -> Result<Built<B::Value>> {
+        // The text of every `str`, paid for once (each is the pickle's own
+        // bytes; a `str` used again pays its text at each other use).
+        self.spend(0, self.arena.strs.text_bytes())?;
         let mut frames: Vec<Frame<B::Value>> = Vec::new();
         let mut pending = Some(root);
         loop {
@@ -597,9 +402,18 @@ impl<'b, B: Build> Walk<'b, B> {
     /// [`keep_shared`](Self::keep_shared) of an object used `uses` times.
     #[cold]
     fn keep(&mut self, id: Id, uses: u32, value: &B::Value, budget: usize) {
+        // A `str`'s text was paid for once at the start: each other use
+        // pays it again.
+        let text = match id & (LEAF | STR) {
+            both if both == LEAF | STR => {
+                let index = (id & !(LEAF | STR)) as usize;
+                self.arena.strs.len(index, value, self.builder)
+            }
+            _ => 0,
+        };
         let shared = Shared {
             value: value.clone(),
-            cost: budget - self.budget,
+            cost: budget - self.budget + text,
             uses_left: if uses >= u32::from(u8::MAX) && id & LEAF != 0 {
                 u32::MAX
             } else {
@@ -613,15 +427,14 @@ impl<'b, B: Build> Walk<'b, B> {
     #[inline]
     fn leaf(&mut self, id: Id) -> Result<B::Value> {
         if id & STR != 0 {
-            let span = self.arena.str_span((id & !(LEAF | STR)) as usize);
-            self.spend(1, span.len())?;
-            return self.builder.str(self.arena.checked_str(span));
+            // Its text was paid for at the start.
+            self.spend(1, 0)?;
+            let index = (id & !(LEAF | STR)) as usize;
+            return self.arena.strs.value(index, self.builder);
         }
         let leaf = &self.arena.leaves[(id & !LEAF) as usize];
         let payload = match leaf {
-            Leaf::BigInt(span) | Leaf::Str(span) | Leaf::Bytes(span) | Leaf::ByteArray(span) => {
-                span.len()
-            }
+            Leaf::BigInt(span) | Leaf::Bytes(span) | Leaf::ByteArray(span) => span.len(),
             Leaf::Scalar(scalar) => scalar.bytes.len(),
             _ => 0,
         };
@@ -635,7 +448,6 @@ impl<'b, B: Build> Walk<'b, B> {
             Leaf::BigInt(span) => builder.big_int(arena.bytes_at(*span)),
             Leaf::Float(x) => builder.float(*x),
             Leaf::Complex(re, im) => builder.complex(*re, *im),
-            Leaf::Str(span) => builder.str(arena.checked_str(*span)),
             Leaf::Bytes(span) => builder.bytes(arena.bytes_at(*span)),
             Leaf::ByteArray(span) => builder.byte_array(arena.bytes_at(*span)),
             Leaf::Scalar(scalar) => builder.scalar(scalar),
@@ -677,10 +489,15 @@ impl<'b, B: Build> Walk<'b, B> {
                     Order::C => ids,
                     Order::Fortran => c_to_fortran(&ids, &header.shape),
                 };
+                // Strings made in a run, each used once: taken in one move.
+                let (values, children) = match self.take_run(&children)? {
+                    Some(values) => (values, Vec::new()),
+                    None => (Vec::with_capacity(children.len()), children),
+                };
                 Ok(Opened::Frame(Frame {
                     id,
                     kind: FrameKind::ObjectArray(header),
-                    values: Vec::with_capacity(children.len()),
+                    values,
                     children,
                     next: 0,
                     budget,
@@ -688,6 +505,33 @@ impl<'b, B: Build> Walk<'b, B> {
             }
             _ => Err(self.error("an array's data does not match its dtype")),
         }
+    }
+
+    /// The values of `children` in one move, if they are `str`s made one
+    /// after another, each used only here, and the `str`s are kept so
+    /// ([`StrValues::take_run`]).
+    fn take_run(&mut self, children: &[Id]) -> Result<Option<Vec<B::Value>>> {
+        let Some(&first) = children.first() else {
+            return Ok(None);
+        };
+        if first & (LEAF | STR) != LEAF | STR {
+            return Ok(None);
+        }
+        let run = children
+            .iter()
+            .zip(u64::from(first)..)
+            .all(|(&child, expected)| u64::from(child) == expected && self.uses(child) == 1);
+        if !run {
+            return Ok(None);
+        }
+        let start = (first & !(LEAF | STR)) as usize;
+        let Some(values) = self.arena.strs.take_run(start, children.len()) else {
+            return Ok(None);
+        };
+        // What making them one by one would have spent (their text was
+        // paid for at the start).
+        self.spend(values.len(), 0)?;
+        Ok(Some(values))
     }
 
     /// The value of a filled container, kept if it has other uses.
@@ -736,7 +580,7 @@ fn children(node: &Node) -> impl Iterator<Item = Id> + '_ {
 }
 
 /// The walk always finds the frame it pushed.
-fn internal() -> Error {
+pub(super) fn internal() -> Error {
     Error::Unpickling {
         position: 0,
         reason: "internal error: no open container".to_owned(),

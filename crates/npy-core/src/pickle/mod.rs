@@ -58,11 +58,14 @@
 
 mod arena;
 mod build;
+mod builder;
+mod decoded;
 mod globals;
 mod input;
 mod opcodes;
 mod options;
 mod reduce;
+mod strs;
 mod value;
 mod vm;
 mod write;
@@ -70,7 +73,9 @@ mod write;
 use std::io::Read;
 
 pub use crate::array::{NumpyScalar, PyValue};
-pub use build::{Build, Decoded, Tree};
+pub(crate) use build::Decoding;
+pub use builder::{Build, Tree};
+pub use decoded::Decoded;
 pub use options::{Encoding, PickleOptions};
 
 use crate::array::NpyArray;
@@ -95,7 +100,63 @@ pub fn unpickle<R: Read>(reader: R, options: &PickleOptions) -> Result<(PyValue,
 ///
 /// Errors: as [`unpickle`]'s, less those of making the values.
 pub fn decode<R: Read>(reader: R, options: &PickleOptions) -> Result<Decoded> {
-    vm::Unpickler::new(reader, options).run()
+    decode_texts(reader, options).map(Decoded::new)
+}
+
+/// [`decode`], its `str`s kept as text.
+pub(crate) fn decode_texts<R: Read>(
+    reader: R,
+    options: &PickleOptions,
+) -> Result<Decoding<strs::Texts>> {
+    vm::Unpickler::new(reader, options, strs::Texts::default()).run()
+}
+
+/// Decodes one pickle from `reader` up to its `STOP` and makes its value
+/// with `builder` in one pass: each `str` made as the unpickler reads it
+/// (no copy of its text, no second walk over the strings: what object
+/// arrays hold most), the containers at the end, as [`Decoded::build`]
+/// makes them. Returns the value and the number of bytes read. What
+/// `builder` needs (Python's GIL) is needed for the whole decode; the
+/// same pickles are refused as by [`decode`] then [`Decoded::build`].
+///
+/// ```
+/// use npy_core::pickle::{self, PickleOptions, PyValue, Tree};
+///
+/// let value = PyValue::List(vec!["a".into(), "bc".into(), 1.into()]);
+/// let bytes = pickle::dumps(&value)?;
+/// let (made, used) = pickle::build(bytes.as_slice(), &PickleOptions::default(), &mut Tree)?;
+/// assert_eq!((made, used), (value, bytes.len() as u64));
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+///
+/// Errors: as [`decode`]'s and [`Decoded::build`]'s.
+pub fn build<R: Read, B: Build>(
+    reader: R,
+    options: &PickleOptions,
+    builder: &mut B,
+) -> Result<(B::Value, u64)> {
+    let decoding = decode_made(reader, options, builder, 0)?;
+    let consumed = decoding.consumed();
+    Ok((decoding.build_made()?, consumed))
+}
+
+/// The one pass's decode: the `str`s made by `builder` as they are read,
+/// room made at once for `expected` of them (their memo entries, the items
+/// of the first list) rather than grown (and copied) as they come.
+pub(crate) fn decode_made<'b, R: Read, B: Build>(
+    reader: R,
+    options: &PickleOptions,
+    builder: &'b mut B,
+    expected: usize,
+) -> Result<Decoding<strs::Made<'b, B>>> {
+    let made = strs::Made {
+        builder,
+        text_bytes: 0,
+        values: Vec::with_capacity(expected),
+    };
+    let mut unpickler = vm::Unpickler::new(reader, options, made);
+    unpickler.reserve(expected);
+    unpickler.run()
 }
 
 /// Decodes a pickle that must fill `bytes` exactly.

@@ -6,13 +6,14 @@
 
 use super::arena::{Arena, ArrayData, ArrayNode, Elem, Id, Leaf, Node, View, latin1_bytes};
 use super::globals::Global;
+use super::strs::Strs;
 use crate::array::NumpyScalar;
 use crate::dtype::{ByteOrder, DType};
 use crate::error::{Error, Result};
 use crate::header::{Header, Order};
 
 /// REDUCE: a call, interpreted for the few callables allowed.
-pub(super) fn reduce(arena: &mut Arena, callable: Id, args: Id) -> Result<Node> {
+pub(super) fn reduce<S: Strs>(arena: &mut Arena<S>, callable: Id, args: Id) -> Result<Node> {
     let View::Node(&Node::Global(global)) = arena.node(callable) else {
         return Err(arena.error(format!(
             "REDUCE on a {}, which is not callable",
@@ -20,7 +21,7 @@ pub(super) fn reduce(arena: &mut Arena, callable: Id, args: Id) -> Result<Node> 
         )));
     };
     let args = arena.tuple(args, "REDUCE arguments")?.to_vec();
-    let bad_args = |arena: &Arena| arena.error(format!("unexpected arguments for {global:?}"));
+    let bad_args = |arena: &Arena<S>| arena.error(format!("unexpected arguments for {global:?}"));
     Ok(match (global, args.as_slice()) {
         (Global::Reconstruct, [class, _shape, _typecode]) => {
             if !matches!(
@@ -100,7 +101,7 @@ pub(super) fn reduce(arena: &mut Arena, callable: Id, args: Id) -> Result<Node> 
             let Some(text) = arena.str_of(*text)? else {
                 return Err(bad_args(arena));
             };
-            let bytes = latin1_bytes(text)
+            let bytes = latin1_bytes(&text)
                 .ok_or_else(|| arena.error("a latin-1 str holds characters above U+00FF"))?;
             let span = arena.add_bytes(&bytes);
             match global {
@@ -123,7 +124,7 @@ pub(super) fn reduce(arena: &mut Arena, callable: Id, args: Id) -> Result<Node> 
 
 /// BUILD: sets the state of an array or a dtype, as numpy's
 /// `__setstate__` would.
-pub(super) fn build(arena: &mut Arena, target: Id, state: Id) -> Result<()> {
+pub(super) fn build<S: Strs>(arena: &mut Arena<S>, target: Id, state: Id) -> Result<()> {
     let built = match arena.node(target) {
         View::Node(Node::NewArray) => Node::Array(Box::new(array_state(arena, state)?)),
         View::Node(Node::NewDType(type_str)) => Node::DType(dtype_state(arena, type_str, state)?),
@@ -141,7 +142,7 @@ pub(super) fn build(arena: &mut Arena, target: Id, state: Id) -> Result<()> {
 }
 
 /// `ndarray.__setstate__((version, shape, dtype, is_fortran, data))`.
-fn array_state(arena: &Arena, state: Id) -> Result<ArrayNode> {
+fn array_state<S: Strs>(arena: &Arena<S>, state: Id) -> Result<ArrayNode> {
     let items = arena.tuple(state, "an array's state")?;
     let [shape, dtype, fortran, data] = match items {
         [_, shape, dtype, fortran, data] | [shape, dtype, fortran, data] => {
@@ -204,7 +205,7 @@ fn array_state(arena: &Arena, state: Id) -> Result<ArrayNode> {
 
 /// `dtype.__setstate__`: (version, byteorder, subarray, names, fields,
 /// itemsize, alignment, flags[, metadata]) on a `dtype(type_str)`.
-fn dtype_state(arena: &Arena, type_str: &str, state: Id) -> Result<Elem> {
+fn dtype_state<S: Strs>(arena: &Arena<S>, type_str: &str, state: Id) -> Result<Elem> {
     let items = arena.tuple(state, "a dtype's state")?;
     if !(8..=9).contains(&items.len()) {
         return Err(arena.error(format!("a dtype's state has {} items", items.len())));
@@ -266,7 +267,7 @@ fn dtype_state(arena: &Arena, type_str: &str, state: Id) -> Result<Elem> {
 }
 
 /// `[10s]` from a datetime dtype's metadata `(dict, (unit, num, den, events))`.
-fn datetime_unit(arena: &Arena, metadata: Id) -> Result<String> {
+fn datetime_unit<S: Strs>(arena: &Arena<S>, metadata: Id) -> Result<String> {
     let [_, unit] = arena.tuple(metadata, "a datetime dtype's metadata")? else {
         return Err(arena.error("a datetime dtype's metadata must be a pair"));
     };
@@ -283,7 +284,12 @@ fn datetime_unit(arena: &Arena, metadata: Id) -> Result<String> {
     })
 }
 
-fn record_state(arena: &Arena, names: &[Id], fields: Id, itemsize: i64) -> Result<Elem> {
+fn record_state<S: Strs>(
+    arena: &Arena<S>,
+    names: &[Id],
+    fields: Id,
+    itemsize: i64,
+) -> Result<Elem> {
     let View::Node(Node::Dict(entries)) = arena.node(fields) else {
         return Err(arena.error("a structured dtype's fields must be a dict"));
     };

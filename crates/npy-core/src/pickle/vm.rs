@@ -15,37 +15,50 @@ use std::collections::HashMap;
 use std::io::Read;
 
 use super::arena::{Arena, Id, Leaf, Node};
-use super::build::Decoded;
+use super::build::Decoding;
 use super::globals::Global;
 use super::input::Input;
 use super::opcodes::*;
 use super::options::{Encoding, PickleOptions};
 use super::reduce::{build, reduce};
+use super::strs::Strs;
 use crate::error::{Error, Result};
 
-pub(super) struct Unpickler<'o, R> {
+pub(super) struct Unpickler<'o, R, S> {
     input: Input<R>,
     options: &'o PickleOptions,
-    arena: Arena,
+    arena: Arena<S>,
     stack: Vec<Id>,
     marks: Vec<usize>,
     /// Memo entries 0, 1, 2, ... as `MEMOIZE` and sequential puts fill them.
     memo: Vec<Id>,
     /// Memo entries at indices far beyond the dense part (hand-made pickles).
     sparse_memo: HashMap<u32, Id>,
+    /// Room for the items of the first list the pickle makes (an object
+    /// array's, in the order `np.save` writes).
+    list_room: usize,
 }
 
-impl<'o, R: Read> Unpickler<'o, R> {
-    pub(super) fn new(reader: R, options: &'o PickleOptions) -> Self {
+impl<'o, R: Read, S: Strs> Unpickler<'o, R, S> {
+    /// An unpickler keeping its `str`s in `strs`.
+    pub(super) fn new(reader: R, options: &'o PickleOptions, strs: S) -> Self {
         Unpickler {
             input: Input::new(reader),
             options,
-            arena: Arena::default(),
+            arena: Arena::new(strs),
             stack: Vec::new(),
             marks: Vec::new(),
             memo: Vec::new(),
             sparse_memo: HashMap::new(),
+            list_room: 0,
         }
+    }
+
+    /// Room for `items` memo entries and items of the first list at once
+    /// (an object array's, which `np.save` pickles before its items).
+    pub(super) fn reserve(&mut self, items: usize) {
+        self.memo.reserve_exact(items);
+        self.list_room = items;
     }
 
     #[inline]
@@ -116,25 +129,29 @@ impl<'o, R: Read> Unpickler<'o, R> {
         Ok(())
     }
 
-    /// A Python 2 `str` (BINSTRING), decoded as `encoding` says (np.load's `encoding`).
-    fn py2_str(encoding: Encoding, arena: &mut Arena, bytes: &[u8]) -> Result<Leaf> {
+    /// A Python 2 `str` (BINSTRING), decoded as `encoding` says (np.load's
+    /// `encoding`): its id.
+    fn py2_str(encoding: Encoding, arena: &mut Arena<S>, bytes: &[u8]) -> Result<Id> {
         match encoding {
-            Encoding::Bytes => Ok(Leaf::Bytes(arena.add_bytes(bytes))),
-            Encoding::Latin1 => Ok(Leaf::Str(arena.add_latin1(bytes))),
+            Encoding::Bytes => {
+                let leaf = Leaf::Bytes(arena.add_bytes(bytes));
+                arena.add(Node::Leaf(leaf))
+            }
+            Encoding::Latin1 => arena.add_latin1(bytes),
             Encoding::Ascii => match bytes.iter().position(|b| !b.is_ascii()) {
                 Some(index) => Err(Error::Python2Str {
                     position: arena.position,
                     byte: bytes[index],
                     index,
                 }),
-                None => Ok(Leaf::Str(arena.add_str(bytes))),
+                None => arena.add_str(bytes),
             },
         }
     }
 
     /// Runs the pickle to its STOP; returns the objects it made, whose
     /// result a [`Build`](super::Build) turns into values.
-    pub(super) fn run(mut self) -> Result<Decoded> {
+    pub(super) fn run(mut self) -> Result<Decoding<S>> {
         loop {
             self.arena.position = self.input.position;
             let op = self.input.byte()?;
@@ -152,9 +169,9 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 }
                 STOP => {
                     let root = self.pop()?;
-                    self.arena.finish_text()?;
+                    self.arena.strs.finish(self.arena.position)?;
                     let consumed = self.input.position;
-                    return Ok(Decoded::new(self.arena, root, self.options, consumed));
+                    return Ok(Decoding::new(self.arena, root, self.options, consumed));
                 }
                 NONE => self.push_leaf(Leaf::None)?,
                 NEWTRUE | NEWFALSE => self.push_leaf(Leaf::Bool(op == NEWTRUE))?,
@@ -176,15 +193,14 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 }
                 SHORT_BINUNICODE if !self.input.frame_rest().is_empty() => self.short_strs()?,
                 SHORT_BINUNICODE | BINUNICODE | BINUNICODE8 => {
-                    let leaf =
-                        self.payload(op, |arena, bytes| Ok(Leaf::Str(arena.add_str(bytes))))?;
-                    self.push_leaf(leaf)?;
+                    let id = self.payload(op, |arena, bytes| arena.add_str(bytes))?;
+                    self.stack.push(id);
                 }
                 SHORT_BINSTRING | BINSTRING => {
                     let encoding = self.options.encoding;
-                    let leaf =
+                    let id =
                         self.payload(op, |arena, bytes| Self::py2_str(encoding, arena, bytes))?;
-                    self.push_leaf(leaf)?;
+                    self.stack.push(id);
                 }
                 SHORT_BINBYTES | BINBYTES | BINBYTES8 => {
                     let leaf =
@@ -244,7 +260,6 @@ impl<'o, R: Read> Unpickler<'o, R> {
             let Some(text) = rest.get(..len) else {
                 return Err(self.input.error("pickle exhausted before end of frame"));
             };
-            let span = self.arena.add_str(text);
             // MEMOIZE of the dense memo's next entry, and the opcode after it.
             let dense = self.sparse_memo.is_empty() && self.memo.len() < u32::MAX as usize;
             // The next string's opcode and length byte must be in the frame
@@ -255,7 +270,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 [next, _, ..] => (false, Some(*next)),
                 _ => (false, None),
             };
-            let id = self.arena.add(Node::Leaf(Leaf::Str(span)))?;
+            let id = self.arena.add_str(text)?;
             self.stack.push(id);
             if memoize {
                 self.memo.push(id);
@@ -282,7 +297,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
     fn payload<T>(
         &mut self,
         op: u8,
-        keep: impl FnOnce(&mut Arena, &[u8]) -> Result<T>,
+        keep: impl FnOnce(&mut Arena<S>, &[u8]) -> Result<T>,
     ) -> Result<T> {
         let len = self.payload_len(op)?;
         match self.input.frame_slice(len)? {
@@ -347,7 +362,10 @@ impl<'o, R: Read> Unpickler<'o, R> {
                 let items = self.pop_mark()?;
                 self.push(Node::Tuple(items))
             }
-            EMPTY_LIST => self.push(Node::List(Vec::new())),
+            EMPTY_LIST => {
+                let room = std::mem::take(&mut self.list_room);
+                self.push(Node::List(Vec::with_capacity(room)))
+            }
             LIST => {
                 let items = self.pop_mark()?;
                 self.push(Node::List(items))
@@ -413,7 +431,7 @@ impl<'o, R: Read> Unpickler<'o, R> {
             else {
                 return Err(self.arena.error("STACK_GLOBAL requires str"));
             };
-            (module.to_owned(), name.to_owned())
+            (module.into_owned(), name.into_owned())
         };
         match Global::lookup(&module, &name) {
             Some(global) => self.push(Node::Global(global)),
