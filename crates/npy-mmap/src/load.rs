@@ -82,36 +82,30 @@ impl ObjectPickle {
     /// Errors: as [`load`](crate::load)'s for an object array, and the
     /// builder's own.
     pub fn build_items<B: Build>(self, builder: &mut B) -> Result<(Layout, Vec<B::Value>)> {
-        let ObjectPickle {
-            reader,
-            path,
-            header,
-            layout,
-            options,
-        } = self;
         // The file's bytes after the header bound the pickle.
-        let available = reader
+        let available = self
+            .reader
             .get_ref()
             .metadata()
             .ok()
-            .map(|meta| meta.len().saturating_sub(layout.data_offset as u64));
-        build_objects(reader, &header, layout, &options, available, builder)
-            .map_err(format_error("read", &path))
+            .map(|meta| meta.len().saturating_sub(self.layout.data_offset as u64));
+        build_objects(
+            self.reader,
+            &self.header,
+            self.layout,
+            &self.options,
+            available,
+            builder,
+        )
+        .map_err(format_error("read", &self.path))
     }
 
     /// The array, its items decoded as
     /// [`PyValue`](npy_core::pickle::PyValue)s.
     pub fn into_array(self) -> Result<NpyArray> {
-        let ObjectPickle {
-            reader,
-            path,
-            header,
-            layout,
-            options,
-        } = self;
-        decode_objects(reader, &header, layout, &options)
+        decode_objects(self.reader, &self.header, self.layout, &self.options)
             .and_then(|objects| objects.into_array())
-            .map_err(format_error("read", &path))
+            .map_err(format_error("read", &self.path))
     }
 }
 
