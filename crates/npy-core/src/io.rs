@@ -80,8 +80,9 @@ const FIRST_CHUNK: usize = 64 << 20;
 
 /// Bytes read at a time when converting byte order on the way: small enough
 /// that each piece is converted while it is still in the cache, instead of
-/// in a second pass over the whole array from memory.
-const CONVERT_STEP: usize = 256 << 10;
+/// in a second pass over the whole array from memory. ([`read_data`]'s
+/// step; npy-mmap's parallel load converts its pieces by the same.)
+pub const CONVERT_STEP: usize = 256 << 10;
 
 /// The byte-order conversion `to` asks for, and whether it changes bytes.
 /// (One that does not still relabels the dtype.)

@@ -4,7 +4,9 @@
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use npy_core::io::{AlignedBytes, NpyArray, ReadOptions, build_objects, decode_objects, read_data};
+use npy_core::io::{
+    AlignedBytes, CONVERT_STEP, NpyArray, ReadOptions, build_objects, decode_objects, read_data,
+};
 use npy_core::pickle::Build;
 use npy_core::swap::ByteOrderConverter;
 use npy_core::{ByteOrder, DType, Header, Layout};
@@ -220,10 +222,6 @@ fn read_file_in_parallel(
     NpyArray::from_parts(Header { dtype, ..header }, layout, memory.into_bytes())
         .map_err(format_error("read", path))
 }
-
-/// The bytes converted at once: small enough to stay in the processor's
-/// cache between the read and the conversion (npy-core's step).
-const CONVERT_STEP: usize = 256 << 10;
 
 /// The pickle after an object array's header, to be read through a
 /// buffer (its length is unknown until it is decoded).
